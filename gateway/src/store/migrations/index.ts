@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely/migration';
+import * as initial from './0001_initial.ts';
+
+/** Every migration, in the order it must run. Names are never changed once released. */
+export const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+};

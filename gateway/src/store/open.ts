@@ -1,0 +1,70 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.ts';
+import { PGliteDialect } from './dialects/pglite.ts';
+
+export type StoreKind = 'postgres' | 'pglite';
+
+export interface Store {
+  db: Kysely<Database>;
+  kind: StoreKind;
+  /** Throws when the database does not answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type StoreOptions = { databaseUrl: string; poolMax?: number } | { dataDir: string };
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+/** Quota and times fit comfortably in a double; Kysely types them as numbers. */
+const toNumber = (value: string) => Number(value);
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const store =
+    'databaseUrl' in options
+      ? openPostgres(options.databaseUrl, options.poolMax ?? 20)
+      : await openPGlite(options.dataDir);
+  return store;
+}
+
+function openPostgres(databaseUrl: string, poolMax: number): Store {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolMax,
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text'),
+    },
+  });
+  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return storeFor(db, 'postgres');
+}
+
+async function openPGlite(dataDir: string): Promise<Store> {
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  const pglite = new PGlite(dataDir, { parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber } });
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return storeFor(db, 'pglite');
+}
+
+function storeFor(db: Kysely<Database>, kind: StoreKind): Store {
+  let closed = false;
+  return {
+    db,
+    kind,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

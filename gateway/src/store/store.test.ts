@@ -1,0 +1,114 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, hasPostgres } from '../../../tests/support/database.ts';
+import { migrateToLatest, openStore } from './index.ts';
+import { migrations } from './migrations/index.ts';
+
+const TABLES = [
+  'abilities',
+  'channels',
+  'groups',
+  'logs',
+  'midjourneys',
+  'model_prices',
+  'options',
+  'quota_data',
+  'quota_leases',
+  'redemptions',
+  'sessions',
+  'setups',
+  'tasks',
+  'tokens',
+  'top_ups',
+  'users',
+];
+
+describe('embedded store (PGlite on disk)', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates every table, keeps data across reopen, and parses bigints as numbers', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-store-'));
+    dirs.push(dataDir);
+    const first = await openStore({ dataDir });
+    expect(first.kind).toBe('pglite');
+    const ran = await migrateToLatest(first.db);
+    expect(ran.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
+    const tables = await first.db.introspection.getTables();
+    expect(
+      tables
+        .map((t) => t.name)
+        .filter((n) => !n.startsWith('tollgate_'))
+        .sort(),
+    ).toEqual(TABLES);
+    await first.db
+      .insertInto('users')
+      .values({ username: 'alice', password: 'x', created_at: 1, quota: 2 ** 40 })
+      .execute();
+    await first.close();
+
+    const second = await openStore({ dataDir });
+    expect(await migrateToLatest(second.db)).toEqual([]);
+    const user = await second.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
+    expect(user.quota).toBe(2 ** 40);
+    expect(user.group).toBe('default');
+    await second.close();
+  });
+
+  it('serialises transactions on its single connection', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const results = await Promise.all(
+      [1, 2, 3].map((n) =>
+        store.db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('options')
+            .values({ key: `k${n}`, value: String(n), updated_at: n })
+            .execute();
+          return trx.selectFrom('options').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+        }),
+      ),
+    );
+    expect(results.map((r) => r.n).sort()).toEqual([1, 2, 3]);
+    const update = await store.db
+      .updateTable('options')
+      .set({ value: 'z' })
+      .where('key', 'like', 'k%')
+      .executeTakeFirst();
+    expect(update.numUpdatedRows).toBe(3n);
+    await store.close();
+  });
+});
+
+describe.skipIf(!hasPostgres())('Postgres store', () => {
+  it('migrates once when several processes race on an empty database', async () => {
+    const database = await createTestDatabase();
+    const stores = await Promise.all([1, 2, 3].map(() => openStore(database.options)));
+    try {
+      const runs = await Promise.all(stores.map((s) => migrateToLatest(s.db)));
+      const executed = runs.flat().filter((r) => r.status === 'Success');
+      expect(executed.map((r) => r.migrationName)).toEqual(Object.keys(migrations));
+      const first = stores[0]!;
+      expect(first.kind).toBe('postgres');
+      const rows = await first.db
+        .selectFrom('tollgate_migrations' as never)
+        .selectAll()
+        .execute();
+      expect(rows).toHaveLength(Object.keys(migrations).length);
+      await first.db
+        .insertInto('users')
+        .values({ username: 'bob', password: 'x', created_at: 1, quota: 2 ** 40 })
+        .execute();
+      const user = await first.db.selectFrom('users').select(['quota', 'id']).executeTakeFirstOrThrow();
+      expect(user).toEqual({ quota: 2 ** 40, id: 1 });
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await database.drop();
+    }
+  });
+});

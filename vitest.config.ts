@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['gateway/src/**/*.test.ts', 'operator/src/**/*.test.ts', 'tests/**/*.test.ts'],
+    globalSetup: ['tests/support/global-setup.ts'],
+    pool: 'forks',
+    // Two cores: more workers only fight over them, and every test file opens its own database.
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
