@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['gateway/src/**/*.test.ts', 'operator/src/**/*.test.ts', 'tests/**/*.test.ts'],
     globalSetup: ['tests/support/global-setup.ts'],
+    reporters: ['default', './tests/support/summary-reporter.ts'],
     pool: 'forks',
     // Two cores: more workers only fight over them, and every test file opens its own database.
     maxWorkers: 2,

@@ -1,0 +1,58 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { failure } from './api/envelope.ts';
+import { apiPlugin } from './api/index.ts';
+import type { Config } from './config.ts';
+import type { SetupService } from './domain/setup.ts';
+import type { StatusService } from './domain/status.ts';
+import { notFoundError, toAppError } from './http/errors.ts';
+import { type ReadinessCheck, registerObservability } from './http/observability.ts';
+import { requestId } from './http/request-id.ts';
+import { validatorCompiler } from './http/validation.ts';
+import type { Metrics } from './metrics.ts';
+import { openAIError } from './relay/openai-error.ts';
+
+export interface AppDeps {
+  config: Pick<Config, 'apiBodyLimitBytes'>;
+  logger: FastifyBaseLogger;
+  metrics: Metrics;
+  readiness: ReadinessCheck[];
+  isDraining(): boolean;
+  setup: SetupService;
+  status: StatusService;
+}
+
+/** Assembles the HTTP server from its plugins. No business logic lives here. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    genReqId: requestId,
+    requestIdLogLabel: 'request_id',
+    bodyLimit: deps.config.apiBodyLimitBytes,
+    // While draining, requests on kept-alive connections get 503 and idle connections are closed.
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // Handlers first: child plugins inherit them when they are registered.
+  // Unknown relay paths answer like OpenAI does, so SDKs show a useful error; anything else in the envelope.
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1beta')) {
+      return reply.code(404).send(openAIError(`Invalid URL (${request.method} ${path})`, 'invalid_request_error'));
+    }
+    return reply.code(404).send(failure(request, notFoundError(request)));
+  });
+  app.setErrorHandler(async (error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return reply.code(appError.status).send(failure(request, appError));
+  });
+  registerObservability(app, { metrics: deps.metrics, checks: deps.readiness, isDraining: deps.isDraining });
+  await app.register(apiPlugin, { prefix: '/api', setup: deps.setup, status: deps.status });
+
+  return app;
+}

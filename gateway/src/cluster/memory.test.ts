@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createMemoryClusterState } from './memory.ts';
+import { sleep } from './testing.ts';
+
+describe('in-process cluster state: what only it promises', () => {
+  it('drops expired hits as a key is written and sweeps idle keys and leases', async () => {
+    const state = createMemoryClusterState({ sweepIntervalMs: 50 });
+    for (let i = 0; i < 20; i++) await state.counters.add('busy', 50);
+    for (let i = 0; i < 100; i++) await state.counters.take(`idle:${i}`, 50, 5);
+    await state.locks.acquire('short', 50);
+    expect(state.stats()).toMatchObject({ counterKeys: 101, hits: 120, locks: 1 });
+    await sleep(80);
+    // One write prunes its own key; the sweep it triggers drops the idle keys and the lapsed lease.
+    expect(await state.counters.add('busy', 50)).toBe(1);
+    expect(state.stats()).toMatchObject({ counterKeys: 1, hits: 1, locks: 0 });
+    await state.close();
+  });
+
+  it('keeps a hot key bounded: the log holds only the hits inside the window', async () => {
+    const state = createMemoryClusterState({ sweepIntervalMs: 60_000 });
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 200; i++) await state.counters.add('hot', 30);
+      await sleep(40);
+    }
+    expect(await state.counters.add('hot', 30)).toBe(1);
+    expect(state.stats().hits).toBe(1);
+    await state.close();
+  });
+
+  it('forgets a channel once its last subscriber leaves or its instance closes', async () => {
+    const namespace = randomUUID();
+    const a = createMemoryClusterState({ namespace });
+    const b = createMemoryClusterState({ namespace });
+    const off = await a.bus.subscribe('x', () => {});
+    await b.bus.subscribe('y', () => {});
+    expect(a.stats().channels).toBe(2);
+    await off();
+    expect(a.stats().channels).toBe(1);
+    await b.close();
+    expect(a.stats().channels).toBe(0);
+    await a.close();
+  });
+
+  it('shares state by namespace only, and forgets it when the last instance closes', async () => {
+    const namespace = randomUUID();
+    const a = createMemoryClusterState({ namespace });
+    const b = createMemoryClusterState({ namespace });
+    const loner = createMemoryClusterState();
+    await a.counters.add('k', 60_000);
+    expect(await b.counters.count('k', 60_000)).toBe(1);
+    expect(await loner.counters.count('k', 60_000)).toBe(0);
+    await a.close();
+    expect(await b.counters.count('k', 60_000)).toBe(1);
+    await b.close();
+    const later = createMemoryClusterState({ namespace });
+    expect(await later.counters.count('k', 60_000)).toBe(0);
+    await later.close();
+    await loner.close();
+  });
+
+  it('refuses calls after close', async () => {
+    const state = createMemoryClusterState();
+    await state.close();
+    await expect(state.ping()).rejects.toThrow('closed');
+    await expect(state.bus.publish('x', 'y')).rejects.toThrow('closed');
+    await expect(state.counters.take('k', 1000, 1)).rejects.toThrow('closed');
+  });
+});

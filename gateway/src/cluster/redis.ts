@@ -1,0 +1,285 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { checkDuration, checkLimit, deliver } from './shared.ts';
+import type { Bus, ClusterState, Lease, Locks, SlidingWindowCounters } from './types.ts';
+
+export interface RedisClusterStateOptions {
+  /** `redis://` or `rediss://` connection string. */
+  url: string;
+  /** Prefix of every key and channel (`<namespace>:…`), so several installs can share one Redis. */
+  namespace: string;
+  /** Connection errors after startup (Redis reconnects on its own); startup errors reject instead. */
+  onError?: (err: Error) => void;
+}
+
+const CONNECT_TIMEOUT_MS = 5000;
+const COMMAND_TIMEOUT_MS = 5000;
+const QUIT_TIMEOUT_MS = 1000;
+
+// Every script reads the clock with TIME, so pods with skewed clocks agree. Scores are
+// microseconds; a hit counts while its score is above now - window.
+const CLOCK = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local window = tonumber(ARGV[1]) * 1000
+`;
+
+const SCRIPTS = {
+  /** KEYS: log. ARGV: windowMs, limit, member. Returns {allowed 0|1, count}. */
+  tollgateTake: {
+    numberOfKeys: 1,
+    lua: `${CLOCK}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+if count >= tonumber(ARGV[2]) then return {0, count} end
+redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return {1, count + 1}`,
+  },
+  /** KEYS: log. ARGV: windowMs, member. Returns the count, this hit included. */
+  tollgateAdd: {
+    numberOfKeys: 1,
+    lua: `${CLOCK}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return redis.call('ZCARD', KEYS[1])`,
+  },
+  /** KEYS: log. ARGV: windowMs. Scores are whole microseconds, so "above cutoff" is ">= cutoff + 1". */
+  tollgateCount: {
+    numberOfKeys: 1,
+    readOnly: true,
+    lua: `${CLOCK}
+return redis.call('ZCOUNT', KEYS[1], now - window + 1, '+inf')`,
+  },
+  /** KEYS: lease. ARGV: token, ttlMs. Extends the lease only for its holder. */
+  tollgateRenew: {
+    numberOfKeys: 1,
+    lua: `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`,
+  },
+  /** KEYS: lease. ARGV: token. Deletes the lease only for its holder. */
+  tollgateRelease: {
+    numberOfKeys: 1,
+    lua: `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`,
+  },
+};
+
+/** The commands `SCRIPTS` defines on the command connection. */
+interface ScriptCommands {
+  tollgateTake(key: string, windowMs: number, limit: number, member: string): Promise<[number, number]>;
+  tollgateAdd(key: string, windowMs: number, member: string): Promise<number>;
+  tollgateCount(key: string, windowMs: number): Promise<number>;
+  tollgateRenew(key: string, token: string, ttlMs: number): Promise<number>;
+  tollgateRelease(key: string, token: string): Promise<number>;
+}
+
+type Commands = Redis & ScriptCommands;
+
+/** Connects both connections (commands, and the bus subscriber); rejects if Redis does not answer. */
+export async function createRedisClusterState(options: RedisClusterStateOptions): Promise<ClusterState> {
+  const client = connection(options, 'tollgate', true) as Commands;
+  const subscriber = connection(options, 'tollgate-bus', false);
+  try {
+    await Promise.all([connect(client, options.url), connect(subscriber, options.url)]);
+  } catch (err) {
+    client.disconnect();
+    subscriber.disconnect();
+    throw err;
+  }
+  const prefix = `${options.namespace}:`;
+  const bus = redisBus(client, subscriber, prefix);
+  let closed = false;
+  return {
+    kind: 'redis',
+    bus,
+    counters: redisCounters(client, `${prefix}counter:`),
+    locks: redisLocks(client, `${prefix}lock:`),
+    async ping() {
+      await Promise.all([client.ping(), subscriber.ping()]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      bus.stop();
+      await Promise.all([quit(client), quit(subscriber)]);
+    },
+  };
+}
+
+function connection(options: RedisClusterStateOptions, name: string, withScripts: boolean): Redis {
+  let connected = false;
+  const redis = new Redis(options.url, {
+    lazyConnect: true,
+    connectionName: name,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    // A command fails after a few reconnect attempts instead of waiting forever for Redis.
+    maxRetriesPerRequest: 2,
+    ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: SCRIPTS } : {}),
+    // The first connect fails at once (the gateway then refuses to start); later drops reconnect with backoff.
+    retryStrategy: (times) => (connected ? Math.min(50 * 2 ** times, 2000) : null),
+  });
+  redis.once('ready', () => {
+    connected = true;
+  });
+  redis.on('error', (err: Error) => {
+    if (connected) options.onError?.(err);
+  });
+  return redis;
+}
+
+async function connect(redis: Redis, url: string): Promise<void> {
+  let cause: Error | undefined;
+  const remember = (err: Error) => {
+    cause ??= err;
+  };
+  redis.on('error', remember);
+  try {
+    await redis.connect();
+  } catch (err) {
+    const reason = cause ?? (err as Error);
+    throw new Error(`Redis at ${redact(url)} does not answer: ${explain(reason)}`, { cause: reason });
+  } finally {
+    redis.off('error', remember);
+  }
+}
+
+/** Connection errors can be AggregateErrors with an empty message (one per address tried). */
+function explain(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  const message = err.message || (err instanceof AggregateError ? err.errors.map(String).join('; ') : '');
+  return [code, message].filter(Boolean).join(' ') || String(err);
+}
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+/** QUIT lets pending replies arrive; a Redis that is gone gets a hard disconnect instead of a hang. */
+async function quit(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  const timer = setTimeout(() => redis.disconnect(), QUIT_TIMEOUT_MS);
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Subscription {
+  handler: (message: string) => void;
+  active: boolean;
+}
+
+interface Channel {
+  subs: Set<Subscription>;
+  /** The SUBSCRIBE command; later subscribers to the channel wait for it too. */
+  ready: Promise<unknown>;
+}
+
+function redisBus(client: Redis, subscriber: Redis, prefix: string): Bus & { stop(): void } {
+  const channels = new Map<string, Channel>();
+  subscriber.on('message', (name: string, message: string) => {
+    const channel = channels.get(name);
+    if (!channel) return;
+    const local = name.slice(prefix.length);
+    for (const sub of [...channel.subs]) if (sub.active) deliver(local, sub.handler, message);
+  });
+
+  /** Drops a subscription; the last one on a channel unsubscribes the connection. */
+  const drop = async (name: string, channel: Channel, sub: Subscription) => {
+    sub.active = false;
+    channel.subs.delete(sub);
+    if (channel.subs.size > 0 || channels.get(name) !== channel) return;
+    channels.delete(name);
+    // Commands on one connection run in order, so a later SUBSCRIBE to the same channel wins.
+    await subscriber.unsubscribe(name);
+  };
+
+  return {
+    async publish(channel, message) {
+      await client.publish(prefix + channel, message);
+    },
+    async subscribe(local, handler) {
+      const name = prefix + local;
+      let channel = channels.get(name);
+      if (!channel) {
+        channel = { subs: new Set(), ready: subscriber.subscribe(name) };
+        channels.set(name, channel);
+      }
+      const sub: Subscription = { handler, active: true };
+      channel.subs.add(sub);
+      try {
+        await channel.ready;
+      } catch (err) {
+        await drop(name, channel, sub).catch(() => {});
+        throw err;
+      }
+      const joined = channel;
+      return () => (sub.active ? drop(name, joined, sub) : Promise.resolve());
+    },
+    stop() {
+      for (const channel of channels.values()) for (const sub of channel.subs) sub.active = false;
+      channels.clear();
+    },
+  };
+}
+
+function redisCounters(client: Commands, prefix: string): SlidingWindowCounters {
+  // Members only need to be unique: a random id per instance and a sequence number.
+  const instance = randomUUID();
+  let seq = 0;
+  const member = () => `${instance}:${++seq}`;
+  // PEXPIRE takes whole milliseconds.
+  const window = (windowMs: number) => {
+    checkDuration('windowMs', windowMs);
+    return Math.ceil(windowMs);
+  };
+  return {
+    async take(key, windowMs, limit) {
+      checkLimit(limit);
+      const [allowed, count] = await client.tollgateTake(prefix + key, window(windowMs), limit, member());
+      return { allowed: allowed === 1, count };
+    },
+    async add(key, windowMs) {
+      return client.tollgateAdd(prefix + key, window(windowMs), member());
+    },
+    async count(key, windowMs) {
+      return client.tollgateCount(prefix + key, window(windowMs));
+    },
+  };
+}
+
+function redisLocks(client: Commands, prefix: string): Locks {
+  return {
+    async acquire(name, ttlMs) {
+      checkDuration('ttlMs', ttlMs);
+      const token = randomUUID();
+      const key = prefix + name;
+      const taken = await client.set(key, token, 'PX', Math.ceil(ttlMs), 'NX');
+      return taken === 'OK' ? redisLease(client, name, key, token) : null;
+    },
+  };
+}
+
+function redisLease(client: Commands, name: string, key: string, token: string): Lease {
+  return {
+    name,
+    async renew(ttlMs) {
+      checkDuration('ttlMs', ttlMs);
+      return (await client.tollgateRenew(key, token, Math.ceil(ttlMs))) === 1;
+    },
+    async release() {
+      await client.tollgateRelease(key, token);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * State shared by every gateway pod: Redis when REDIS_URL is set, in-process otherwise
+ * (then "every pod" is this one process).
+ */
+export interface ClusterState {
+  readonly kind: 'redis' | 'memory';
+  readonly bus: Bus;
+  readonly counters: SlidingWindowCounters;
+  readonly locks: Locks;
+  /** Throws when the backing service does not answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Fire-and-forget messages to every subscriber on every pod, the publisher's own included.
+ * Handlers run later, never inside `publish`; a handler that throws is reported as a process
+ * warning and does not affect other handlers. Nothing is delivered after unsubscribing.
+ */
+export interface Bus {
+  publish(channel: string, message: string): Promise<void>;
+  /** Resolves once the subscription is active; the returned function unsubscribes. */
+  subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
+}
+
+/**
+ * Exact sliding-window counters (a log of hit times per key), atomic across pods. A hit counts
+ * while it is younger than `windowMs`. Use one window per key: writes drop hits older than
+ * their own window, and a key vanishes once its newest hit is that old.
+ */
+export interface SlidingWindowCounters {
+  /**
+   * Records a hit only if fewer than `limit` hits are in the last `windowMs`, atomically.
+   * `count` is the number of hits in the window afterwards (this one included when allowed).
+   */
+  take(key: string, windowMs: number, limit: number): Promise<{ allowed: boolean; count: number }>;
+  /** Records a hit unconditionally and returns the number of hits in the window, this one included. */
+  add(key: string, windowMs: number): Promise<number>;
+  /** Hits in the last `windowMs`, recording nothing. */
+  count(key: string, windowMs: number): Promise<number>;
+}
+
+/** Named leases with a time to live: at most one holder per name at a time, across pods. */
+export interface Locks {
+  /** Takes the lease if nobody holds it; null if somebody does. */
+  acquire(name: string, ttlMs: number): Promise<Lease | null>;
+}
+
+export interface Lease {
+  readonly name: string;
+  /** Extends the lease to `ttlMs` from now; false if it was lost (it expired, taken by another holder or not). */
+  renew(ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if still held; never releases another holder's lease. */
+  release(): Promise<void>;
+}

@@ -1,0 +1,495 @@
+import {
+  DEFAULT_AUDIO_COMPLETION_RATIO,
+  DEFAULT_AUDIO_RATIO,
+  DEFAULT_CACHE_RATIO,
+  DEFAULT_COMPLETION_RATIO,
+  DEFAULT_CREATE_CACHE_RATIO,
+  DEFAULT_IMAGE_RATIO,
+  DEFAULT_MODEL_PRICE,
+  DEFAULT_MODEL_RATIO,
+} from './default-prices.ts';
+import { type Shape, shape } from './shapes.ts';
+
+/**
+ * THE table of options (DESIGN.md §2): every key the gateway knows, its type, its default as
+ * stored, and how a new value is checked. Keys, defaults and meanings follow new-api
+ * (reference §7.1 flat keys, §7.2 `<group>.<field>` keys) so that its users find them where
+ * they expect; Tollgate's own additions are marked. Nothing else may define an option.
+ */
+export type OptionType = 'boolean' | 'integer' | 'number' | 'string' | 'json';
+
+export interface OptionDefinition<K extends string = string, T extends OptionType = OptionType> {
+  readonly key: K;
+  readonly type: T;
+  /** The default as stored: "true"/"false", a decimal number, plain text, or JSON text. */
+  readonly default: string;
+  /** Inclusive bounds for integer and number options. */
+  readonly min?: number;
+  readonly max?: number;
+  /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
+  readonly above?: number;
+  /** Extra syntax for string options. */
+  readonly format?: 'url' | 'status-code-ranges';
+  /** The only values a string option may take. */
+  readonly choices?: readonly string[];
+  /** The structure a JSON option must have. */
+  readonly shape?: Shape;
+  /** Never returned by GET /api/option/ (credentials). */
+  readonly secret?: boolean;
+}
+
+interface Bounds {
+  min?: number;
+  max?: number;
+  above?: number;
+}
+
+const bool = <K extends string>(key: K, value: boolean): OptionDefinition<K, 'boolean'> => ({
+  key,
+  type: 'boolean',
+  default: String(value),
+});
+const int = <K extends string>(key: K, value: number, bounds: Bounds = {}): OptionDefinition<K, 'integer'> => ({
+  key,
+  type: 'integer',
+  default: String(value),
+  ...bounds,
+});
+const num = <K extends string>(key: K, value: number, bounds: Bounds = {}): OptionDefinition<K, 'number'> => ({
+  key,
+  type: 'number',
+  default: String(value),
+  ...bounds,
+});
+const text = <K extends string>(key: K, value = '', choices?: readonly string[]): OptionDefinition<K, 'string'> =>
+  choices ? { key, type: 'string', default: value, choices } : { key, type: 'string', default: value };
+/** An http(s) URL, or empty for "not set". */
+const url = <K extends string>(key: K, value = ''): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: value,
+  format: 'url',
+});
+const secret = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: '',
+  secret: true,
+});
+const codeRanges = <K extends string>(key: K, value: string): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: value,
+  format: 'status-code-ranges',
+});
+const json = <K extends string>(key: K, value: unknown, expected: Shape): OptionDefinition<K, 'json'> => ({
+  key,
+  type: 'json',
+  default: JSON.stringify(value),
+  shape: expected,
+});
+
+const ratioMap = shape.record(shape.number(0));
+const stringList = shape.array(shape.string());
+const objectList = shape.array(shape.object());
+
+const GEMINI_SAFETY_THRESHOLDS = [
+  'OFF',
+  'BLOCK_NONE',
+  'BLOCK_ONLY_HIGH',
+  'BLOCK_MEDIUM_AND_ABOVE',
+  'BLOCK_LOW_AND_ABOVE',
+  'HARM_BLOCK_THRESHOLD_UNSPECIFIED',
+];
+
+/** Upstream error texts that mean "this key is dead", matched case-insensitively (reference §4.4). */
+const DEFAULT_DISABLE_KEYWORDS = [
+  'Your credit balance is too low',
+  'This organization has been disabled.',
+  'You exceeded your current quota',
+  'Permission denied',
+  'The security token included in the request is invalid',
+  'Operation not allowed',
+  'Your account is not authorized',
+];
+
+const percentage = { min: 0.1, max: 1 };
+const nonNegative = { min: 0 };
+
+export const OPTION_DEFINITIONS = [
+  // Sign-in and registration
+  bool('PasswordLoginEnabled', true),
+  bool('PasswordRegisterEnabled', true),
+  bool('RegisterEnabled', true),
+  bool('EmailVerificationEnabled', false),
+  bool('EmailDomainRestrictionEnabled', false),
+  bool('EmailAliasRestrictionEnabled', false),
+  text(
+    'EmailDomainWhitelist',
+    'gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com',
+  ),
+  bool('GitHubOAuthEnabled', false),
+  text('GitHubClientId'),
+  secret('GitHubClientSecret'),
+  bool('LinuxDOOAuthEnabled', false),
+  text('LinuxDOClientId'),
+  secret('LinuxDOClientSecret'),
+  int('LinuxDOMinimumTrustLevel', 0, { min: 0, max: 4 }),
+  bool('WeChatAuthEnabled', false),
+  url('WeChatServerAddress'),
+  secret('WeChatServerToken'),
+  url('WeChatAccountQRCodeImageURL'),
+  bool('TelegramOAuthEnabled', false),
+  secret('TelegramBotToken'),
+  text('TelegramBotName'),
+  bool('TurnstileCheckEnabled', false),
+  // Public by design: the browser needs it and GET /api/status hands it out.
+  text('TurnstileSiteKey'),
+  secret('TurnstileSecretKey'),
+  bool('discord.enabled', false),
+  text('discord.client_id'),
+  secret('discord.client_secret'),
+  bool('oidc.enabled', false),
+  text('oidc.client_id'),
+  secret('oidc.client_secret'),
+  url('oidc.well_known'),
+  url('oidc.authorization_endpoint'),
+  url('oidc.token_endpoint'),
+  url('oidc.user_info_endpoint'),
+  bool('passkey.enabled', false),
+  text('passkey.rp_display_name'),
+  text('passkey.rp_id'),
+  /** Comma-separated allowed origins; empty means the server address. */
+  text('passkey.origins'),
+  bool('passkey.allow_insecure_origin', false),
+  text('passkey.user_verification', 'preferred', ['required', 'preferred', 'discouraged']),
+  text('passkey.attachment_preference', '', ['', 'platform', 'cross-platform']),
+
+  // Mail
+  text('SMTPServer'),
+  int('SMTPPort', 587, { min: 1, max: 65535 }),
+  text('SMTPAccount'),
+  text('SMTPFrom'),
+  secret('SMTPToken'),
+  bool('SMTPSSLEnabled', false),
+  bool('SMTPForceAuthLogin', false),
+
+  // Site content and shell
+  text('SystemName', 'Tollgate'),
+  url('Logo'),
+  text('Footer'),
+  text('Notice'),
+  text('About'),
+  text('HomePageContent'),
+  url('ServerAddress', 'http://localhost:3000'),
+  url('TopUpLink'),
+  // Empty: the top bar hides "Docs" until an admin sets a link.
+  url('general_setting.docs_link'),
+  text('ChatLink'),
+  text('ChatLink2'),
+  /** Chat clients: a list of {name: link template} maps. */
+  json('Chats', [], shape.array(shape.record(shape.string()))),
+  bool('DefaultCollapseSidebar', false),
+  json('HeaderNavModules', {}, shape.record()),
+  json('SidebarModulesAdmin', {}, shape.record()),
+  text('legal.user_agreement'),
+  text('legal.privacy_policy'),
+  json('console_setting.api_info', [], objectList),
+  json('console_setting.uptime_kuma_groups', [], objectList),
+  json('console_setting.announcements', [], objectList),
+  json('console_setting.faq', [], objectList),
+  bool('console_setting.api_info_enabled', true),
+  bool('console_setting.uptime_kuma_enabled', true),
+  bool('console_setting.announcements_enabled', true),
+  bool('console_setting.faq_enabled', true),
+
+  // Display
+  bool('DisplayInCurrencyEnabled', true),
+  bool('DisplayTokenStatEnabled', true),
+  text('general_setting.quota_display_type', 'USD', ['USD', 'CNY', 'TOKENS', 'CUSTOM']),
+  text('general_setting.custom_currency_symbol', '¤'),
+  num('general_setting.custom_currency_exchange_rate', 1, { above: 0 }),
+  bool('DrawingEnabled', true),
+  bool('TaskEnabled', true),
+  bool('DataExportEnabled', true),
+  /** Minutes between usage-dashboard aggregations. */
+  int('DataExportInterval', 5, { min: 1 }),
+  text('DataExportDefaultTime', 'hour', ['hour', 'day', 'week']),
+
+  // Quota
+  num('QuotaPerUnit', 500000, { above: 0 }),
+  int('QuotaForNewUser', 0, nonNegative),
+  int('QuotaForInviter', 0, nonNegative),
+  int('QuotaForInvitee', 0, nonNegative),
+  int('QuotaRemindThreshold', 1000, nonNegative),
+  int('PreConsumedQuota', 500, nonNegative),
+  bool('quota_setting.enable_free_model_pre_consume', true),
+  int('token_setting.max_user_tokens', 1000, { min: 1 }),
+
+  // Pricing
+  json('ModelRatio', DEFAULT_MODEL_RATIO, ratioMap),
+  json('ModelPrice', DEFAULT_MODEL_PRICE, ratioMap),
+  json('CompletionRatio', DEFAULT_COMPLETION_RATIO, ratioMap),
+  json('CacheRatio', DEFAULT_CACHE_RATIO, ratioMap),
+  json('CreateCacheRatio', DEFAULT_CREATE_CACHE_RATIO, ratioMap),
+  json('ImageRatio', DEFAULT_IMAGE_RATIO, ratioMap),
+  json('AudioRatio', DEFAULT_AUDIO_RATIO, ratioMap),
+  json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),
+  bool('ExposeRatioEnabled', false),
+  json('billing_setting.billing_mode', {}, shape.record(shape.string())),
+  json('billing_setting.billing_expr', {}, shape.record(shape.string())),
+  /** USD per 1,000 tool calls; `tool:model-prefix*` entries override the tool's price for those models. */
+  json(
+    'tool_price_setting.prices',
+    {
+      web_search: 10,
+      web_search_preview: 10,
+      'web_search_preview:gpt-4o*': 25,
+      'web_search_preview:gpt-4.1*': 25,
+      file_search: 2.5,
+      google_search: 14,
+    },
+    ratioMap,
+  ),
+
+  // Groups
+  json('GroupRatio', { default: 1, vip: 1, svip: 1 }, ratioMap),
+  /** user group -> using group -> ratio. */
+  json('GroupGroupRatio', { vip: { edit_this: 0.9 } }, shape.record(ratioMap)),
+  json('UserUsableGroups', { default: '默认分组', vip: 'vip分组' }, shape.record(shape.string())),
+  json('AutoGroups', ['default'], stringList),
+  bool('DefaultUseAutoGroup', false),
+  /** user group -> {"+:g" | "-:g" | "g": description}: groups added to or removed from UserUsableGroups. */
+  json('group_ratio_setting.group_special_usable_group', {}, shape.record(shape.record(shape.string()))),
+  json('TopupGroupRatio', { default: 1, vip: 1, svip: 1 }, ratioMap),
+
+  // Relay: retries and channel health
+  int('RetryTimes', 0, nonNegative),
+  /** Seconds: a channel test slower than this counts as a failure. */
+  num('ChannelDisableThreshold', 5, nonNegative),
+  bool('AutomaticDisableChannelEnabled', false),
+  bool('AutomaticEnableChannelEnabled', false),
+  text('AutomaticDisableKeywords', DEFAULT_DISABLE_KEYWORDS.join('\n')),
+  codeRanges('AutomaticDisableStatusCodes', '401'),
+  codeRanges('AutomaticRetryStatusCodes', '100-199,300-399,401-407,409-499,500-503,505-523,525-599'),
+  bool('monitor_setting.auto_test_channel_enabled', false),
+  int('monitor_setting.auto_test_channel_minutes', 10, { min: 1 }),
+  bool('channel_affinity_setting.enabled', true),
+  bool('channel_affinity_setting.switch_on_success', true),
+  int('channel_affinity_setting.max_entries', 100000, nonNegative),
+  int('channel_affinity_setting.default_ttl_seconds', 3600, { min: 1 }),
+  json(
+    'channel_affinity_setting.rules',
+    [
+      {
+        name: 'codex cli trace',
+        path: '/v1/responses',
+        model_pattern: 'gpt-*',
+        key_source: 'body:prompt_cache_key',
+        skip_retry_on_failure: true,
+      },
+      {
+        name: 'claude cli trace',
+        path: '/v1/messages',
+        model_pattern: 'claude-*',
+        key_source: 'body:metadata.user_id',
+        skip_retry_on_failure: true,
+      },
+    ],
+    shape.array(shape.object({ name: shape.string() })),
+  ),
+  bool('global.pass_through_request_enabled', false),
+  json('global.thinking_model_blacklist', ['moonshotai/kimi-k2-thinking', 'kimi-k2-thinking'], stringList),
+  json(
+    'global.chat_completions_to_responses_policy',
+    { enabled: false, all_channels: true, channel_ids: [], channel_types: [], model_patterns: [] },
+    shape.object({ enabled: shape.boolean(), all_channels: shape.boolean() }),
+  ),
+  int('StreamCacheQueueLength', 0, nonNegative),
+  bool('general_setting.ping_interval_enabled', false),
+  int('general_setting.ping_interval_seconds', 60, { min: 1 }),
+
+  // Logs. Tollgate: consume logs older than this many days are deleted; 0 keeps them forever.
+  bool('LogConsumeEnabled', true),
+  int('LogRetentionDays', 0, nonNegative),
+
+  // Sensitive words
+  bool('CheckSensitiveEnabled', true),
+  bool('CheckSensitiveOnPromptEnabled', true),
+  bool('StopOnSensitiveEnabled', true),
+  text('SensitiveWords', 'test_sensitive'),
+
+  // Per-user request rate limit on the relay
+  bool('ModelRequestRateLimitEnabled', false),
+  /** Requests per window, failures included; 0 means unlimited. */
+  int('ModelRequestRateLimitCount', 0, nonNegative),
+  int('ModelRequestRateLimitSuccessCount', 1000, { min: 1 }),
+  int('ModelRequestRateLimitDurationMinutes', 1, nonNegative),
+  /** group -> [total, success] overriding the two counts above. */
+  json('ModelRequestRateLimitGroup', {}, shape.record(shape.tuple(shape.integer(0), shape.integer(1)))),
+
+  // Midjourney
+  bool('MjNotifyEnabled', false),
+  bool('MjAccountFilterEnabled', false),
+  bool('MjModeClearEnabled', false),
+  bool('MjForwardUrlEnabled', true),
+  bool('MjActionCheckSuccessEnabled', true),
+
+  // Usage modes
+  bool('DemoSiteEnabled', false),
+  bool('SelfUseModeEnabled', false),
+
+  // Claude
+  json('claude.model_headers_settings', {}, shape.record(shape.record(stringList))),
+  json('claude.default_max_tokens', { default: 8192 }, shape.record(shape.integer(0))),
+  bool('claude.thinking_adapter_enabled', true),
+  num('claude.thinking_adapter_budget_tokens_percentage', 0.8, percentage),
+
+  // Gemini
+  json(
+    'gemini.safety_settings',
+    { default: 'OFF', HARM_CATEGORY_CIVIC_INTEGRITY: 'BLOCK_NONE' },
+    shape.record(shape.string(GEMINI_SAFETY_THRESHOLDS)),
+  ),
+  json('gemini.version_settings', { default: 'v1beta', 'gemini-1.0-pro': 'v1' }, shape.record(shape.string())),
+  json(
+    'gemini.supported_imagine_models',
+    [
+      'gemini-2.0-flash-exp-image-generation',
+      'gemini-2.0-flash-exp',
+      'gemini-2.5-flash-image',
+      'gemini-2.5-flash-image-preview',
+      'gemini-3-pro-image-preview',
+    ],
+    stringList,
+  ),
+  bool('gemini.thinking_adapter_enabled', false),
+  num('gemini.thinking_adapter_budget_tokens_percentage', 0.6, percentage),
+  bool('gemini.function_call_thought_signature_enabled', true),
+  bool('gemini.remove_function_response_id_enabled', true),
+
+  // Other providers
+  bool('grok.violation_deduction_enabled', true),
+  /** USD charged when xAI rejects a request for a policy violation. */
+  num('grok.violation_deduction_amount', 0.05, nonNegative),
+  json(
+    'qwen.sync_image_models',
+    ['z-image', 'qwen-image', 'wan2.6', 'qwen-image-edit', 'qwen-image-edit-plus', 'qwen-image-edit-max'],
+    stringList,
+  ),
+
+  // Request bodies and system load
+  bool('performance_setting.disk_cache_enabled', false),
+  int('performance_setting.disk_cache_threshold_mb', 10, nonNegative),
+  int('performance_setting.disk_cache_max_size_mb', 1024, nonNegative),
+  /** Empty means the system temporary directory. */
+  text('performance_setting.disk_cache_path'),
+  bool('performance_setting.monitor_enabled', true),
+  num('performance_setting.monitor_cpu_threshold', 90, { min: 0, max: 100 }),
+  num('performance_setting.monitor_memory_threshold', 90, { min: 0, max: 100 }),
+  num('performance_setting.monitor_disk_threshold', 95, { min: 0, max: 100 }),
+
+  // Outgoing fetches of user-supplied URLs (images, webhooks)
+  bool('fetch_setting.enable_ssrf_protection', true),
+  bool('fetch_setting.allow_private_ip', false),
+  /** false: the lists are deny lists; true: allow lists. */
+  bool('fetch_setting.domain_filter_mode', false),
+  bool('fetch_setting.ip_filter_mode', false),
+  json('fetch_setting.domain_list', [], stringList),
+  json('fetch_setting.ip_list', [], stringList),
+  json('fetch_setting.allowed_ports', ['80', '443', '8080', '8443'], stringList),
+  bool('fetch_setting.apply_ip_filter_for_domain', true),
+  url('WorkerUrl'),
+  secret('WorkerValidKey'),
+  bool('WorkerAllowHttpImageRequestEnabled', false),
+
+  // Legacy permission levels, kept so that new-api option dumps load
+  int('FileUploadPermission', 0, nonNegative),
+  int('FileDownloadPermission', 0, nonNegative),
+  int('ImageUploadPermission', 0, nonNegative),
+  int('ImageDownloadPermission', 0, nonNegative),
+
+  // Top-up: epay
+  url('PayAddress'),
+  url('CustomCallbackAddress'),
+  text('EpayId'),
+  secret('EpayKey'),
+  /** Local currency per USD charged for top-ups. */
+  num('Price', 7.3, nonNegative),
+  num('USDExchangeRate', 7.3, { above: 0 }),
+  int('MinTopUp', 1, nonNegative),
+  json(
+    'PayMethods',
+    [
+      { name: '支付宝', type: 'alipay', color: '#1677ff' },
+      { name: '微信', type: 'wxpay', color: '#07c160' },
+    ],
+    shape.array(shape.object({ name: shape.string(), type: shape.string() })),
+  ),
+  json('payment_setting.amount_options', [10, 20, 50, 100, 200, 500], shape.array(shape.number(0))),
+  /** amount -> discount factor. */
+  json('payment_setting.amount_discount', {}, ratioMap),
+
+  // Top-up: Stripe
+  secret('StripeApiSecret'),
+  secret('StripeWebhookSecret'),
+  text('StripePriceId'),
+  num('StripeUnitPrice', 8, nonNegative),
+  int('StripeMinTopUp', 1, nonNegative),
+  bool('StripePromotionCodesEnabled', false),
+
+  // Top-up: Creem
+  secret('CreemApiKey'),
+  json('CreemProducts', [], objectList),
+  bool('CreemTestMode', false),
+  secret('CreemWebhookSecret'),
+
+  // Top-up: Waffo
+  bool('WaffoEnabled', false),
+  secret('WaffoApiKey'),
+  secret('WaffoPrivateKey'),
+  text('WaffoPublicCert'),
+  text('WaffoSandboxPublicCert'),
+  secret('WaffoSandboxApiKey'),
+  secret('WaffoSandboxPrivateKey'),
+  bool('WaffoSandbox', false),
+  text('WaffoMerchantId'),
+  url('WaffoNotifyUrl'),
+  url('WaffoReturnUrl'),
+  text('WaffoCurrency', 'USD'),
+  num('WaffoUnitPrice', 1, nonNegative),
+  int('WaffoMinTopUp', 1, nonNegative),
+  json('WaffoPayMethods', [], objectList),
+
+  // Daily check-in
+  bool('checkin_setting.enabled', false),
+  int('checkin_setting.min_quota', 1000, nonNegative),
+  int('checkin_setting.max_quota', 10000, nonNegative),
+] as const;
+
+type Definitions = (typeof OPTION_DEFINITIONS)[number];
+
+/** Every option key, as a type: getters take these so that a typo fails to compile. */
+export type OptionKey = Definitions['key'];
+export type OptionKeyOfType<T extends OptionType> = Extract<Definitions, { type: T }>['key'];
+export type BooleanOptionKey = OptionKeyOfType<'boolean'>;
+export type NumericOptionKey = OptionKeyOfType<'integer' | 'number'>;
+export type JsonOptionKey = OptionKeyOfType<'json'>;
+
+const byKey: ReadonlyMap<string, OptionDefinition> = new Map(OPTION_DEFINITIONS.map((d) => [d.key, d]));
+
+export function findOptionDefinition(key: string): OptionDefinition | undefined {
+  return byKey.get(key);
+}
+
+export function isOptionKey(key: string): key is OptionKey {
+  return byKey.has(key);
+}
+
+/** The name rule new-api uses to hide credentials from GET /api/option/ (reference §7). */
+export function looksSecret(key: string): boolean {
+  return ['Token', 'Secret', 'Key', 'secret', 'api_key'].some((suffix) => key.endsWith(suffix));
+}
+
+/** Keys whose names look secret but whose values are public by design. */
+export const PUBLIC_DESPITE_NAME: readonly string[] = ['TurnstileSiteKey'];

@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import { type ClusterState, createClusterState } from './cluster/index.ts';
+import type { Config } from './config.ts';
+import { OptionsService } from './domain/options/index.ts';
+import { SetupService } from './domain/setup.ts';
+import { StatusService } from './domain/status.ts';
+import { createMetrics } from './metrics.ts';
+import { type ShutdownStep, shutdownOnce } from './shutdown.ts';
+import { migrateToLatest, openStore, type Store } from './store/index.ts';
+
+export interface Gateway {
+  app: FastifyInstance;
+  /** Where it listens, e.g. http://127.0.0.1:3000. */
+  url: string;
+  store: Store;
+  cluster: ClusterState;
+  options: OptionsService;
+  /** Graceful stop: drain, flush, close. Safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+/** Opens every dependency, builds the app and starts listening. Used by main.ts and by tests. */
+export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
+  const opened: ShutdownStep[] = [];
+  const closeOpened = async () => {
+    for (const step of opened.reverse()) await step.run().catch(() => {});
+  };
+  try {
+    const store = await openStore(
+      config.databaseUrl
+        ? { databaseUrl: config.databaseUrl, poolMax: config.databasePoolMax }
+        : { dataDir: config.dataDir },
+    );
+    opened.push({ name: 'database', run: () => store.close() });
+    logger.info({ database: store.kind }, 'database opened');
+    const migrated = await migrateToLatest(store.db);
+    if (migrated.length > 0) logger.info({ migrations: migrated.map((m) => m.migrationName) }, 'migrations applied');
+
+    const cluster = await createClusterState({ redisUrl: config.redisUrl, namespace: config.redisNamespace });
+    opened.push({ name: 'cluster state', run: () => cluster.close() });
+    logger.info({ cluster: cluster.kind }, 'cluster state ready');
+
+    const options = await OptionsService.start({
+      db: store.db,
+      bus: cluster.bus,
+      syncIntervalMs: config.syncIntervalMs,
+      logger,
+    });
+    opened.push({ name: 'options', run: () => options.close() });
+
+    const setup = new SetupService({
+      db: store.db,
+      databaseType: store.kind,
+      version: config.version,
+      saveOptions: (entries) => options.setMany(entries),
+    });
+    await setup.adoptExistingRoot();
+    const status = new StatusService({
+      options,
+      setup,
+      version: config.version,
+      startTime: Math.floor(Date.now() / 1000),
+    });
+
+    let draining = false;
+    const app = await buildApp({
+      config,
+      logger,
+      metrics: createMetrics({ version: config.version, node: config.nodeName }),
+      readiness: [
+        { name: 'database', check: () => store.ping() },
+        { name: cluster.kind === 'redis' ? 'redis' : 'cluster', check: () => cluster.ping() },
+      ],
+      isDraining: () => draining,
+      setup,
+      status,
+    });
+    const url = await app.listen({ port: config.port, host: config.host });
+    logger.info({ url, version: config.version }, 'gateway listening');
+
+    const stop = shutdownOnce({
+      app,
+      logger,
+      drainTimeoutMs: config.shutdownTimeoutMs,
+      onDrainStart: () => {
+        draining = true;
+      },
+      // Pools close last, after everything that may still write to them.
+      steps: [...opened].reverse(),
+    });
+    return { app, url, store, cluster, options, stop };
+  } catch (error) {
+    await closeOpened();
+    throw error;
+  }
+}

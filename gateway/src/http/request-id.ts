@@ -1,0 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+const SAFE_ID = /^[\w.:-]{1,128}$/;
+
+/** Keeps a caller's (or ingress's) X-Request-Id when it is safe to log, else makes one. */
+export function requestId(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id'];
+  if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
+  return randomBytes(12).toString('hex');
+}

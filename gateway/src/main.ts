@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.ts';
+import { startGateway } from './gateway.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig(process.env, version);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`tollgate: configuration error: ${error.message}`);
+  process.exit(2);
+}
+
+const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
+
+try {
+  const gateway = await startGateway(config, logger);
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    signalled = true;
+    logger.info({ signal }, 'stop requested');
+    gateway.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+} catch (error) {
+  logger.fatal({ err: error }, 'gateway failed to start');
+  process.exit(1);
+}

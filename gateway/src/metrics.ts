@@ -1,0 +1,21 @@
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** The Prometheus registry and every metric the gateway exports. One per app, so tests can build several. */
+export interface Metrics {
+  registry: Registry;
+  httpDuration: Histogram<'route' | 'method' | 'status'>;
+}
+
+export function createMetrics(labels: { version: string; node: string }): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ node: labels.node });
+  collectDefaultMetrics({ register: registry });
+  const httpDuration = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP requests served by the gateway, by route template, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  return { registry, httpDuration };
+}

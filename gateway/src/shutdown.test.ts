@@ -1,0 +1,70 @@
+import Fastify from 'fastify';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { shutdownOnce } from './shutdown.ts';
+
+async function slowApp(delayMs: number) {
+  const app = Fastify();
+  app.get('/slow', async () => {
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return { done: true };
+  });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url };
+}
+
+const silent = pino({ level: 'silent' });
+
+describe('graceful shutdown', () => {
+  it('lets in-flight requests finish, refuses new connections, then runs the steps in order', async () => {
+    const { app, url } = await slowApp(400);
+    const events: string[] = [];
+    const stop = shutdownOnce({
+      app,
+      logger: silent,
+      drainTimeoutMs: 5000,
+      onDrainStart: () => events.push('drain'),
+      steps: [
+        { name: 'flush', run: async () => void events.push('flush') },
+        { name: 'close', run: async () => void events.push('close') },
+      ],
+    });
+    const inFlight = fetch(`${url}/slow`).then(async (r) => {
+      events.push('response');
+      return { status: r.status, body: await r.json() };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stopped = stop();
+    expect(stop()).toBe(stopped);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(fetch(`${url}/slow`, { headers: { connection: 'close' } })).rejects.toThrow();
+    expect(await inFlight).toEqual({ status: 200, body: { done: true } });
+    await stopped;
+    expect(events).toEqual(['drain', 'response', 'flush', 'close']);
+  });
+
+  it('closes connections still busy at the drain timeout and still runs every step', async () => {
+    const { app, url } = await slowApp(10_000);
+    const ran: string[] = [];
+    const stop = shutdownOnce({
+      app,
+      logger: silent,
+      drainTimeoutMs: 200,
+      onDrainStart: () => {},
+      steps: [
+        { name: 'broken', run: async () => Promise.reject(new Error('flush failed')) },
+        { name: 'close', run: async () => void ran.push('close') },
+      ],
+    });
+    const inFlight = fetch(`${url}/slow`).then(
+      () => 'answered',
+      () => 'cut off',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await stop();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await inFlight).toBe('cut off');
+    expect(ran).toEqual(['close']);
+  });
+});

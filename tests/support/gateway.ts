@@ -1,0 +1,90 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { loadConfig } from '../../gateway/src/config.ts';
+import { type Gateway, startGateway } from '../../gateway/src/gateway.ts';
+import type { StoreOptions } from '../../gateway/src/store/index.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A random Redis namespace, so test files sharing one Redis never see each other's keys or messages. */
+export const testNamespace = () => `tollgate-test-${randomBytes(4).toString('hex')}`;
+
+/** Environment for a gateway on the given store and (if the tests have one) the test Redis. */
+export function gatewayEnv(store: StoreOptions, namespace: string, extra: Record<string, string> = {}) {
+  const redisUrl = inject('redisUrl');
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    REDIS_NAMESPACE: namespace,
+    ...('databaseUrl' in store ? { DATABASE_URL: store.databaseUrl } : { DATA_DIR: store.dataDir }),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    ...extra,
+  };
+}
+
+/** The gateway in this test process, listening on a free loopback port. */
+export function startTestGateway(env: Record<string, string>): Promise<Gateway> {
+  return startGateway(loadConfig(env, 'test'), pino({ level: 'silent' }));
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  /** Every JSON log line so far. */
+  logs: Array<Record<string, unknown>>;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs `node gateway/src/main.ts` as a real process, as `npm start` does, and waits until it listens. */
+export function spawnGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, [path.join(root, 'gateway/src/main.ts')], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`gateway did not start within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    let buffered = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.msg === 'gateway listening') {
+          clearTimeout(timer);
+          resolve({
+            child,
+            url: String(entry.url),
+            logs,
+            stop: (signal = 'SIGTERM') => {
+              child.kill(signal);
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+}
