@@ -38,7 +38,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     const migrated = await migrateToLatest(store.db);
     if (migrated.length > 0) logger.info({ migrations: migrated.map((m) => m.migrationName) }, 'migrations applied');
 
-    const cluster = await createClusterState({ redisUrl: config.redisUrl, namespace: config.redisNamespace });
+    const cluster = await createClusterState({
+      redisUrl: config.redisUrl,
+      namespace: config.redisNamespace,
+      onError: (err) => logger.warn({ err }, 'redis connection error'),
+    });
     opened.push({ name: 'cluster state', run: () => cluster.close() });
     logger.info({ cluster: cluster.kind }, 'cluster state ready');
 

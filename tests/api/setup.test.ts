@@ -60,6 +60,67 @@ describe('before setup', () => {
     });
   });
 
+  it('carries every field of the public status object and no secret', async () => {
+    // spec doc 1 §3 "Public status object" and the fields the status call also carries.
+    const fields = [
+      'system_name',
+      'logo',
+      'footer_html',
+      'quota_per_unit',
+      'display_in_currency',
+      'enable_drawing',
+      'enable_task',
+      'enable_data_export',
+      'chats',
+      'pay_methods',
+      'data_export_default_time',
+      'default_collapse_sidebar',
+      'mj_notify_enabled',
+      'chat_link',
+      'chat_link2',
+      'docs_link',
+      'version',
+      'start_time',
+      'turnstile_check',
+      'turnstile_site_key',
+      'email_verification',
+      'github_oauth',
+      'github_client_id',
+      'oidc_enabled',
+      'oidc_client_id',
+      'oidc_authorization_endpoint',
+      'wechat_login',
+      'wechat_qrcode',
+      'telegram_oauth',
+      'telegram_bot_name',
+      'linuxdo_oauth',
+      'linuxdo_client_id',
+      'server_address',
+      'price',
+      'usd_exchange_rate',
+      'enable_online_topup',
+      'self_use_mode_enabled',
+      'demo_site_enabled',
+      'setup',
+      'default_use_auto_group',
+    ];
+    await gateway.options.setMany({
+      GitHubClientId: 'public-client-id',
+      GitHubClientSecret: 'very-secret-value',
+      GitHubOAuthEnabled: 'true',
+    });
+    const status = (await read(await fetch(`${gateway.url}/api/status`))).data;
+    expect(Object.keys(status)).toEqual(expect.arrayContaining(fields));
+    expect(status).toMatchObject({
+      github_oauth: true,
+      github_client_id: 'public-client-id',
+      display_in_currency: true,
+    });
+    expect(Math.abs(status.start_time - Date.now() / 1000)).toBeLessThan(120);
+    expect(JSON.stringify(status)).not.toContain('very-secret-value');
+    await gateway.options.setMany({ GitHubClientId: '', GitHubClientSecret: '', GitHubOAuthEnabled: 'false' });
+  });
+
   it.each([
     ['malformed JSON', '{"username": "admin",', 400, 'INVALID_JSON'],
     ['an empty body', '', 400, 'EMPTY_BODY'],

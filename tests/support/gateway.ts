@@ -10,6 +10,9 @@ import type { StoreOptions } from '../../gateway/src/store/index.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** Whether tests run against a real Redis (as opposed to in-process cluster state). */
+export const hasRedis = (): boolean => inject('redisUrl') !== undefined;
+
 /** A random Redis namespace, so test files sharing one Redis never see each other's keys or messages. */
 export const testNamespace = () => `tollgate-test-${randomBytes(4).toString('hex')}`;
 

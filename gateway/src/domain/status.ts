@@ -23,7 +23,6 @@ export class StatusService {
     const flag = (key: string) => o.getBoolean(key);
     const text = (key: string) => o.get(key);
     const num = (key: string) => o.getNumber(key);
-    const oidcEnabled = flag('oidc.enabled');
     return {
       version: this.#version,
       start_time: this.#startTime,
@@ -68,7 +67,7 @@ export class StatusService {
       turnstile_site_key: text('TurnstileSiteKey'),
       github_oauth: flag('GitHubOAuthEnabled'),
       github_client_id: text('GitHubClientId'),
-      oidc_enabled: oidcEnabled,
+      oidc_enabled: flag('oidc.enabled'),
       oidc_client_id: text('oidc.client_id'),
       oidc_authorization_endpoint: text('oidc.authorization_endpoint'),
       linuxdo_oauth: flag('LinuxDOOAuthEnabled'),
@@ -78,7 +77,27 @@ export class StatusService {
       wechat_qrcode: text('WeChatAccountQRCodeImageURL'),
       telegram_oauth: flag('TelegramOAuthEnabled'),
       telegram_bot_name: text('TelegramBotName'),
+      discord_oauth: flag('discord.enabled'),
+      discord_client_id: text('discord.client_id'),
+      passkey_login: flag('passkey.enabled'),
+
+      user_agreement_enabled: text('legal.user_agreement') !== '',
+      privacy_policy_enabled: text('legal.privacy_policy') !== '',
+      HeaderNavModules: o.getJson('HeaderNavModules'),
+      SidebarModulesAdmin: o.getJson('SidebarModulesAdmin'),
+      ...this.#consoleSections(),
     };
+  }
+
+  /** Console home sections: a flag each, and the content only when the section is on. */
+  #consoleSections(): Record<string, unknown> {
+    const sections: Record<string, unknown> = {};
+    for (const name of ['api_info', 'announcements', 'faq', 'uptime_kuma']) {
+      const enabled = this.#options.getBoolean(`console_setting.${name}_enabled`);
+      sections[`${name}_enabled`] = enabled;
+      if (enabled && name !== 'uptime_kuma') sections[name] = this.#options.getJson(`console_setting.${name}`);
+    }
+    return sections;
   }
 
   /** Online top-up works only when a payment provider is fully configured. */
