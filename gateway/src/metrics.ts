@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The Prometheus registry and every metric the gateway exports. One per app, so tests can build several. */
 export interface Metrics {
@@ -17,5 +17,12 @@ export function createMetrics(labels: { version: string; node: string }): Metric
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
+  // Constant 1, labelled with the version: dashboards join on it to show which pods run what.
+  new Gauge({
+    name: 'tollgate_build_info',
+    help: 'Build information of the running gateway; always 1.',
+    labelNames: ['version'] as const,
+    registers: [registry],
+  }).set({ version: labels.version }, 1);
   return { registry, httpDuration };
 }

@@ -2,20 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { gatewayEnv, hasRedis, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { eventually } from '../support/wait.ts';
 
 const status = async (gateway: Gateway): Promise<any> => {
   const answer = (await (await fetch(`${gateway.url}/api/status`)).json()) as { data: unknown };
   return answer.data;
 };
-
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe.skipIf(!hasPostgres() || !hasRedis())('two gateways on one Postgres and Redis', () => {
   let a: Gateway;

@@ -68,6 +68,7 @@ describe('gateway process', () => {
       /http_server_request_duration_seconds_count\{[^}]*route="\/api\/status"[^}]*method="GET"[^}]*status="200"[^}]*\} 2/,
     );
     expect(metrics).toContain('process_resident_memory_bytes');
+    expect(metrics).toMatch(/tollgate_build_info\{[^}]*version="0\.1\.0"[^}]*\} 1/);
     const logged = gateway.logs.find((l) => l.request_id === 'trace-123');
     expect(logged).toBeDefined();
     expect(await gateway.stop()).toBe(0);

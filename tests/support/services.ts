@@ -44,58 +44,76 @@ async function container(image: string, port: number, env: Record<string, string
   return { host: started.getHost(), port: started.getMappedPort(port), stop: async () => void (await started.stop()) };
 }
 
+interface ServiceKind {
+  label: string;
+  envVar: 'TEST_DATABASE_URL' | 'TEST_REDIS_URL';
+  localUrl: string;
+  container: {
+    image: string;
+    port: number;
+    env: Record<string, string>;
+    ready: RegExp;
+    url(host: string, port: number): string;
+  };
+  fallback: string;
+}
+
+const POSTGRES: ServiceKind = {
+  label: 'Postgres',
+  envVar: 'TEST_DATABASE_URL',
+  localUrl: LOCAL_POSTGRES,
+  container: {
+    image: 'postgres:16-alpine',
+    port: 5432,
+    env: { POSTGRES_HOST_AUTH_METHOD: 'trust' },
+    ready: /ready to accept connections/,
+    url: (host, port) => `postgres://postgres@${host}:${port}/postgres`,
+  },
+  fallback: 'embedded PGlite (no Postgres found)',
+};
+
+const REDIS: ServiceKind = {
+  label: 'Redis',
+  envVar: 'TEST_REDIS_URL',
+  localUrl: LOCAL_REDIS,
+  container: {
+    image: 'redis:7-alpine',
+    port: 6379,
+    env: {},
+    ready: /Ready to accept connections/,
+    url: (h, p) => `redis://${h}:${p}`,
+  },
+  fallback: 'in-process (no Redis found)',
+};
+
+async function resolveOne(kind: ServiceKind, env: NodeJS.ProcessEnv, stops: Stop[]) {
+  const configured = env[kind.envVar];
+  if (configured) {
+    if (!(await answers(configured))) throw new Error(`${kind.envVar} is set but nothing answers there`);
+    return { url: configured, source: kind.envVar };
+  }
+  if (await answers(kind.localUrl)) {
+    return { url: kind.localUrl, source: `local server on ${new URL(kind.localUrl).host}` };
+  }
+  try {
+    const { image, port, env: containerEnv, ready, url } = kind.container;
+    const started = await container(image, port, containerEnv, ready);
+    stops.push(started.stop);
+    return { url: url(started.host, started.port), source: 'testcontainers' };
+  } catch {
+    return { url: undefined, source: kind.fallback };
+  }
+}
+
 export async function resolveServices(env = process.env): Promise<TestServices & { stop: Stop }> {
   const stops: Stop[] = [];
-  let databaseUrl: string | undefined;
-  let databaseSource: string;
-  if (env.TEST_DATABASE_URL) {
-    if (!(await answers(env.TEST_DATABASE_URL))) throw new Error('TEST_DATABASE_URL is set but nothing answers there');
-    databaseUrl = env.TEST_DATABASE_URL;
-    databaseSource = 'TEST_DATABASE_URL';
-  } else if (await answers(LOCAL_POSTGRES)) {
-    databaseUrl = LOCAL_POSTGRES;
-    databaseSource = 'local server on 127.0.0.1:5432';
-  } else {
-    try {
-      const pg = await container(
-        'postgres:16-alpine',
-        5432,
-        { POSTGRES_HOST_AUTH_METHOD: 'trust' },
-        /ready to accept connections/,
-      );
-      stops.push(pg.stop);
-      databaseUrl = `postgres://postgres@${pg.host}:${pg.port}/postgres`;
-      databaseSource = 'testcontainers';
-    } catch {
-      databaseSource = 'embedded PGlite (no Postgres found)';
-    }
-  }
-
-  let redisUrl: string | undefined;
-  let redisSource: string;
-  if (env.TEST_REDIS_URL) {
-    if (!(await answers(env.TEST_REDIS_URL))) throw new Error('TEST_REDIS_URL is set but nothing answers there');
-    redisUrl = env.TEST_REDIS_URL;
-    redisSource = 'TEST_REDIS_URL';
-  } else if (await answers(LOCAL_REDIS)) {
-    redisUrl = LOCAL_REDIS;
-    redisSource = 'local server on 127.0.0.1:6379';
-  } else {
-    try {
-      const redis = await container('redis:7-alpine', 6379, {}, /Ready to accept connections/);
-      stops.push(redis.stop);
-      redisUrl = `redis://${redis.host}:${redis.port}`;
-      redisSource = 'testcontainers';
-    } catch {
-      redisSource = 'in-process (no Redis found)';
-    }
-  }
-
+  const database = await resolveOne(POSTGRES, env, stops);
+  const redis = await resolveOne(REDIS, env, stops);
   return {
-    databaseUrl,
-    databaseSource,
-    redisUrl,
-    redisSource,
+    databaseUrl: database.url,
+    databaseSource: database.source,
+    redisUrl: redis.url,
+    redisSource: redis.source,
     stop: async () => {
       for (const stop of stops) await stop();
     },

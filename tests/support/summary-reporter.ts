@@ -1,11 +1,11 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestRunEndReason } from 'vitest/node';
 
 /**
  * Ends the run with one plain line, "N passed, N failed, N skipped", that any CI log reader understands.
  * Files that failed to load count as failures, so a broken import can't pass as "0 failed".
  */
 export default class SummaryReporter implements Reporter {
-  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>) {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>, reason: TestRunEndReason) {
     let passed = 0;
     let failed = unhandledErrors.length;
     let skipped = 0;
@@ -18,6 +18,8 @@ export default class SummaryReporter implements Reporter {
         else skipped++;
       }
     }
+    // A run that failed outside any test (global setup, say) still reports a failure.
+    if (reason === 'failed' && failed === 0) failed = 1;
     console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { sleep, waitFor } from '../../../tests/support/wait.ts';
 import { type ClusterState, createClusterState, runOnOnePod } from './index.ts';
-import { sleep, waitFor } from './testing.ts';
 
 // One behavioural suite, run against the in-process state and against a real Redis: two
 // ClusterState instances on one namespace stand for two gateway pods.

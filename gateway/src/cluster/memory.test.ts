@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { sleep } from '../../../tests/support/wait.ts';
 import { createMemoryClusterState } from './memory.ts';
-import { sleep } from './testing.ts';
 
 describe('in-process cluster state: what only it promises', () => {
   it('drops expired hits as a key is written and sweeps idle keys and leases', async () => {

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sleep, waitFor } from '../../../tests/support/wait.ts';
 import { createClusterState } from './index.ts';
 import { createRedisClusterState } from './redis.ts';
-import { sleep, waitFor } from './testing.ts';
 
 const redisUrl = inject('redisUrl');
 const namespace = `tollgate-test-${randomUUID()}`;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createTestStore } from '../../../../tests/support/database.ts';
+import { waitFor } from '../../../../tests/support/wait.ts';
 import { type ClusterState, createClusterState } from '../../cluster/index.ts';
-import { waitFor } from '../../cluster/testing.ts';
 import { AppError } from '../../errors.ts';
 import type { Store } from '../../store/index.ts';
 import { type OptionChange, type OptionsLogger, OptionsService } from './service.ts';

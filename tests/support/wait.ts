@@ -9,4 +9,18 @@ export async function waitFor(done: () => boolean, timeoutMs = 2000): Promise<vo
   }
 }
 
+/** Reads until `accept` holds or `withinMs` passes, and returns the last value read for the assertion. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  withinMs: number,
+): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value) || Date.now() > deadline) return value;
+    await sleep(20);
+  }
+}
+
 export { sleep };
