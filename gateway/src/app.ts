@@ -1,24 +1,23 @@
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
-import type { SetupService } from './domain/setup.ts';
-import type { StatusService } from './domain/status.ts';
 import { notFoundError, toAppError } from './http/errors.ts';
 import { type ReadinessCheck, registerObservability } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
 import { openAIError } from './relay/openai-error.ts';
+import type { Services } from './services.ts';
 
 export interface AppDeps {
-  config: Pick<Config, 'apiBodyLimitBytes'>;
+  config: Pick<Config, 'apiBodyLimitBytes' | 'trustProxy' | 'rateLimits'>;
   logger: FastifyBaseLogger;
   metrics: Metrics;
   readiness: ReadinessCheck[];
   isDraining(): boolean;
-  setup: SetupService;
-  status: StatusService;
+  services: Services;
 }
 
 /** Assembles the HTTP server from its plugins. No business logic lives here. */
@@ -31,6 +30,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // While draining, requests on kept-alive connections get 503 and idle connections are closed.
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    trustProxy: deps.config.trustProxy,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onRequest', async (request, reply) => {
@@ -52,7 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(appError.status).send(failure(request, appError));
   });
   registerObservability(app, { metrics: deps.metrics, checks: deps.readiness, isDraining: deps.isDraining });
-  await app.register(apiPlugin, { prefix: '/api', setup: deps.setup, status: deps.status });
+  await app.register(cookie);
+  await app.register(apiPlugin, { prefix: '/api', services: deps.services, rateLimits: deps.config.rateLimits });
 
   return app;
 }

@@ -20,8 +20,27 @@ export interface Config {
   syncIntervalMs: number;
   /** Largest JSON body accepted on /api. */
   apiBodyLimitBytes: number;
+  /** Base secret for HMAC lookups and encryption at rest; unset means one generated and kept in the database. */
+  secretKey: string | undefined;
+  /** Fastify's trustProxy: whether (or which hops) to trust X-Forwarded-* for client IP and protocol. */
+  trustProxy: boolean | string[];
+  sessionTtlMs: number;
+  /** Where Turnstile tokens are verified (Cloudflare's siteverify; a local fake in tests). */
+  turnstileVerifyUrl: string;
+  rateLimits: {
+    /** Every /api call, per client IP. */
+    globalApi: RateLimit;
+    /** Sign-in, registration, password reset, verification mail, OAuth, per client IP. */
+    critical: RateLimit;
+  };
   nodeName: string;
   version: string;
+}
+
+export interface RateLimit {
+  enabled: boolean;
+  count: number;
+  windowMs: number;
 }
 
 export class ConfigError extends Error {
@@ -55,6 +74,38 @@ function url(env: Env, key: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+function boolean(env: Env, key: string, fallback: boolean): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+/** "true" trusts every proxy, "false" none; otherwise a comma-separated list of proxy addresses or CIDRs. */
+function trustProxy(raw: string | undefined): boolean | string[] {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+function rateLimit(env: Env, name: string, count: number, windowSeconds: number): RateLimit {
+  return {
+    enabled: boolean(env, `${name}_ENABLE`, true),
+    count: integer(env, name, count, 1, 1_000_000),
+    windowMs: integer(env, `${name}_DURATION`, windowSeconds, 1, 86_400) * 1000,
+  };
+}
+
+function secret(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16) throw new ConfigError('SECRET_KEY must be at least 16 characters long');
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
@@ -74,6 +125,16 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
     syncIntervalMs: integer(env, 'SYNC_INTERVAL_SECONDS', 60, 1, 86_400) * 1000,
     apiBodyLimitBytes: integer(env, 'API_BODY_LIMIT_KB', 1024, 1, 1_048_576) * 1024,
+    secretKey: secret(env.SECRET_KEY),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    sessionTtlMs: integer(env, 'SESSION_TTL_DAYS', 30, 1, 3650) * 86_400_000,
+    turnstileVerifyUrl:
+      url(env, 'TURNSTILE_VERIFY_URL', ['https:', 'http:']) ??
+      'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    rateLimits: {
+      globalApi: rateLimit(env, 'GLOBAL_API_RATE_LIMIT', 180, 180),
+      critical: rateLimit(env, 'CRITICAL_RATE_LIMIT', 20, 1200),
+    },
     nodeName: env.NODE_NAME || os.hostname(),
     version,
   };

@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { type ClusterState, createClusterState } from './cluster/index.ts';
 import type { Config } from './config.ts';
+import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
-import { SetupService } from './domain/setup.ts';
-import { StatusService } from './domain/status.ts';
 import { createMetrics } from './metrics.ts';
+import { createServices } from './services.ts';
 import { type ShutdownStep, shutdownOnce } from './shutdown.ts';
 import { migrateToLatest, openStore, type Store } from './store/index.ts';
 
@@ -54,19 +54,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     });
     opened.push({ name: 'options', run: () => options.close() });
 
-    const setup = new SetupService({
-      db: store.db,
-      databaseType: store.kind,
-      version: config.version,
-      saveOptions: (entries) => options.setMany(entries),
-    });
-    await setup.adoptExistingRoot();
-    const status = new StatusService({
-      options,
-      setup,
-      version: config.version,
-      startTime: Math.floor(Date.now() / 1000),
-    });
+    const { keyring, generated } = await Keyring.load(store.db, config.secretKey);
+    if (generated) {
+      logger.warn(
+        'SECRET_KEY is not set: using a key generated once and kept in the database (set SECRET_KEY in production)',
+      );
+    }
+    const services = createServices(config, { store, cluster, options, keyring });
+    await services.setup.adoptExistingRoot();
 
     let draining = false;
     const app = await buildApp({
@@ -78,8 +73,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
         { name: cluster.kind === 'redis' ? 'redis' : 'cluster', check: () => cluster.ping() },
       ],
       isDraining: () => draining,
-      setup,
-      status,
+      services,
     });
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: config.version }, 'gateway listening');

@@ -1,20 +1,39 @@
 import type { FastifyInstance } from 'fastify';
-import type { SetupService } from '../domain/setup.ts';
-import type { StatusService } from '../domain/status.ts';
+import type { Config } from '../config.ts';
+import type { Services } from '../services.ts';
+import { authGuards } from './auth.ts';
+import { ipRateLimit } from './rate-limit.ts';
 import { setupRoutes } from './setup.ts';
 import { statusRoutes } from './status.ts';
+import { userRoutes } from './user.ts';
 
 export interface ApiDeps {
-  setup: SetupService;
-  status: StatusService;
+  services: Services;
+  rateLimits: Config['rateLimits'];
 }
 
 /** The /api/* routes in new-api's shapes; registered under the /api prefix. */
-export async function apiPlugin(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: ApiDeps): Promise<void> {
+  const counters = services.cluster.counters;
+  app.decorateRequest('auth', null);
+  app.addHook('onRequest', ipRateLimit(counters, 'api', rateLimits.globalApi));
   // The console and scripts must always see fresh answers (spec doc 1 §1: every call asks for no caching).
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
-  statusRoutes(app, deps.status);
-  setupRoutes(app, deps.setup);
+  const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
+  statusRoutes(app, services.status);
+  setupRoutes(app, services.setup);
+  userRoutes(app, {
+    guards,
+    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    turnstile: services.turnstile,
+    sessions: services.sessions,
+    login: services.login,
+    registration: services.registration,
+    admin: services.userAdmin,
+    self: services.self,
+    options: services.options,
+    keyring: services.keyring,
+  });
 }

@@ -214,6 +214,159 @@ function behavesAsClusterState(url: string | undefined) {
     });
   });
 
+  describe('key-value store', () => {
+    it('stores a value every pod reads, and set replaces it', async () => {
+      const [a, b] = await pods();
+      expect(await b!.kv.get('code')).toBeUndefined();
+      await a!.kv.set('code', 'first', 10_000);
+      expect(await b!.kv.get('code')).toBe('first');
+      await b!.kv.set('code', 'second', 10_000);
+      expect(await a!.kv.get('code')).toBe('second');
+      expect(await a!.kv.get('other')).toBeUndefined();
+      // An empty string is a value, not an absence.
+      await a!.kv.set('empty', '', 10_000);
+      expect(await b!.kv.get('empty')).toBe('');
+      expect(await b!.kv.take('empty')).toBe('');
+      expect(await a!.kv.get('empty')).toBeUndefined();
+      const odd = `ünï:cødé 🔑 ${'x'.repeat(10_000)}`;
+      await a!.kv.set('oauth:state/with spaces', odd, 10_000);
+      expect(await b!.kv.get('oauth:state/with spaces')).toBe(odd);
+    });
+
+    it('forgets a value on every pod once its ttl has passed', async () => {
+      const [a, b] = await pods();
+      await a!.kv.set('short', 'x', 150);
+      await a!.kv.set('long', 'y', 10_000);
+      expect(await b!.kv.get('short')).toBe('x');
+      await sleep(250);
+      expect(await b!.kv.get('short')).toBeUndefined();
+      expect(await a!.kv.get('short')).toBeUndefined();
+      expect(await a!.kv.take('short')).toBeUndefined();
+      expect(await b!.kv.ttl('short')).toBeUndefined();
+      expect(await b!.kv.get('long')).toBe('y');
+    });
+
+    it('set replaces the ttl along with the value', async () => {
+      const [a, b] = await pods();
+      await a!.kv.set('lengthened', 'old', 150);
+      await b!.kv.set('lengthened', 'new', 10_000);
+      await a!.kv.set('shortened', 'old', 10_000);
+      await b!.kv.set('shortened', 'new', 150);
+      await sleep(250);
+      expect(await a!.kv.get('lengthened')).toBe('new');
+      expect(await a!.kv.get('shortened')).toBeUndefined();
+    });
+
+    it('setIfAbsent stores only while the key is absent, and again once it expired', async () => {
+      const [a, b] = await pods();
+      expect(await a!.kv.setIfAbsent('resend', 'a', 150)).toBe(true);
+      expect(await b!.kv.setIfAbsent('resend', 'b', 10_000)).toBe(false);
+      // The refused call changed neither the value nor the ttl.
+      expect(await b!.kv.get('resend')).toBe('a');
+      expect(await b!.kv.ttl('resend')).toBeLessThanOrEqual(150);
+      await sleep(250);
+      expect(await b!.kv.setIfAbsent('resend', 'b', 10_000)).toBe(true);
+      expect(await a!.kv.get('resend')).toBe('b');
+
+      await a!.kv.set('plain', 'v', 10_000);
+      expect(await b!.kv.setIfAbsent('plain', 'w', 10_000)).toBe(false);
+      expect(await b!.kv.get('plain')).toBe('v');
+    });
+
+    it('setIfAbsent lets exactly one of 20 racing calls from two pods store', async () => {
+      const [a, b] = await pods();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? a! : b!).kv.setIfAbsent('once', `v${i}`, 10_000)),
+      );
+      const winners = results.flatMap((stored, i) => (stored ? [i] : []));
+      expect(winners).toHaveLength(1);
+      expect(await a!.kv.get('once')).toBe(`v${winners[0]}`);
+    });
+
+    it('take hands a value to exactly one of 20 racing takes from two pods, and then it is gone', async () => {
+      const [a, b] = await pods();
+      await a!.kv.set('code', '123456', 10_000);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a! : b!).kv.take('code')));
+      expect(results.filter((r) => r !== undefined)).toEqual(['123456']);
+      expect(await a!.kv.get('code')).toBeUndefined();
+      expect(await b!.kv.ttl('code')).toBeUndefined();
+      expect(await b!.kv.take('code')).toBeUndefined();
+      expect(await a!.kv.take('never-set')).toBeUndefined();
+      await b!.kv.set('code', '654321', 10_000);
+      expect(await a!.kv.take('code')).toBe('654321');
+      expect(await b!.kv.take('code')).toBeUndefined();
+    });
+
+    it('delete removes a value for every pod; deleting an absent key is fine', async () => {
+      const [a, b] = await pods();
+      await a!.kv.set('k', 'v', 10_000);
+      await a!.kv.set('keep', 'v', 10_000);
+      await b!.kv.delete('k');
+      expect(await a!.kv.get('k')).toBeUndefined();
+      expect(await a!.kv.ttl('k')).toBeUndefined();
+      expect(await a!.kv.get('keep')).toBe('v');
+      await expect(b!.kv.delete('k')).resolves.toBeUndefined();
+      await expect(b!.kv.delete('never-set')).resolves.toBeUndefined();
+      expect(await a!.kv.setIfAbsent('k', 'again', 10_000)).toBe(true);
+      expect(await b!.kv.get('k')).toBe('again');
+    });
+
+    it('ttl counts down whole milliseconds, and is undefined for an absent key', async () => {
+      const [a, b] = await pods();
+      expect(await a!.kv.ttl('k')).toBeUndefined();
+      await a!.kv.set('k', 'v', 10_000);
+      const first = await b!.kv.ttl('k');
+      expect(first).toBeGreaterThan(9000);
+      expect(first).toBeLessThanOrEqual(10_000);
+      expect(Number.isInteger(first)).toBe(true);
+      await sleep(150);
+      const later = await b!.kv.ttl('k');
+      expect(first! - later!).toBeGreaterThanOrEqual(100);
+      expect(later).toBeGreaterThan(0);
+      await b!.kv.set('k', 'v', 60_000);
+      expect(await a!.kv.ttl('k')).toBeGreaterThan(50_000);
+      await a!.kv.set('fraction', 'v', 1000.5);
+      const rounded = await b!.kv.ttl('fraction');
+      expect(Number.isInteger(rounded)).toBe(true);
+      expect(rounded).toBeLessThanOrEqual(1001);
+    });
+
+    it('isolates namespaces, and keeps its keys apart from counters and locks of the same name', async () => {
+      const [a] = await pods(1);
+      const [c] = await pods(1);
+      await a!.kv.set('k', 'a', 10_000);
+      expect(await c!.kv.get('k')).toBeUndefined();
+      expect(await c!.kv.ttl('k')).toBeUndefined();
+      expect(await c!.kv.take('k')).toBeUndefined();
+      expect(await c!.kv.setIfAbsent('k', 'c', 10_000)).toBe(true);
+      expect(await c!.kv.get('k')).toBe('c');
+      await c!.kv.delete('k');
+      expect(await a!.kv.get('k')).toBe('a');
+
+      await a!.counters.add('shared', 10_000);
+      const lease = await a!.locks.acquire('held', 10_000);
+      expect(await a!.kv.get('shared')).toBeUndefined();
+      expect(await a!.kv.setIfAbsent('held', 'v', 10_000)).toBe(true);
+      await a!.kv.set('shared', 'v', 10_000);
+      expect(await a!.counters.count('shared', 10_000)).toBe(1);
+      expect(await lease!.renew(10_000)).toBe(true);
+      await lease!.release();
+      expect(await a!.kv.get('held')).toBe('v');
+    });
+
+    it('rejects a ttl that is not a positive, finite number of milliseconds, storing nothing', async () => {
+      const [a] = await pods(1);
+      for (const ttl of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+        await expect(a!.kv.set('k', 'v', ttl)).rejects.toThrow(RangeError);
+        await expect(a!.kv.setIfAbsent('k', 'v', ttl)).rejects.toThrow(RangeError);
+      }
+      expect(await a!.kv.get('k')).toBeUndefined();
+      await a!.kv.set('k', 'v', 10_000);
+      await expect(a!.kv.set('k', 'w', 0)).rejects.toThrow(RangeError);
+      expect(await a!.kv.get('k')).toBe('v');
+    });
+  });
+
   describe('runOnOnePod', () => {
     it('runs the job on one pod at a time and fails over when the holder stops', async () => {
       const [a, b] = await pods();

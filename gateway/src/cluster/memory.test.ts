@@ -17,6 +17,30 @@ describe('in-process cluster state: what only it promises', () => {
     await state.close();
   });
 
+  it('sweeps expired values that nobody reads again', async () => {
+    const state = createMemoryClusterState({ sweepIntervalMs: 50 });
+    for (let i = 0; i < 100; i++) await state.kv.set(`code:${i}`, 'x', 50);
+    await state.kv.setIfAbsent('kept', 'y', 60_000);
+    expect(state.stats().kvKeys).toBe(101);
+    await sleep(80);
+    // Any call past the sweep interval sweeps, a lock acquisition as well as a read of another key.
+    await state.locks.acquire('other', 1000);
+    expect(state.stats().kvKeys).toBe(1);
+    expect(await state.kv.take('kept')).toBe('y');
+    expect(state.stats().kvKeys).toBe(0);
+    await state.close();
+  });
+
+  it('hides an expired value before any sweep, and drops it when read', async () => {
+    const state = createMemoryClusterState({ sweepIntervalMs: 60_000 });
+    await state.kv.set('k', 'v', 30);
+    await sleep(50);
+    expect(state.stats().kvKeys).toBe(1);
+    expect(await state.kv.get('k')).toBeUndefined();
+    expect(state.stats().kvKeys).toBe(0);
+    await state.close();
+  });
+
   it('keeps a hot key bounded: the log holds only the hits inside the window', async () => {
     const state = createMemoryClusterState({ sweepIntervalMs: 60_000 });
     for (let round = 0; round < 5; round++) {
@@ -48,13 +72,18 @@ describe('in-process cluster state: what only it promises', () => {
     const b = createMemoryClusterState({ namespace });
     const loner = createMemoryClusterState();
     await a.counters.add('k', 60_000);
+    await a.kv.set('k', 'v', 60_000);
     expect(await b.counters.count('k', 60_000)).toBe(1);
+    expect(await b.kv.get('k')).toBe('v');
     expect(await loner.counters.count('k', 60_000)).toBe(0);
+    expect(await loner.kv.get('k')).toBeUndefined();
     await a.close();
     expect(await b.counters.count('k', 60_000)).toBe(1);
+    expect(await b.kv.get('k')).toBe('v');
     await b.close();
     const later = createMemoryClusterState({ namespace });
     expect(await later.counters.count('k', 60_000)).toBe(0);
+    expect(await later.kv.get('k')).toBeUndefined();
     await later.close();
     await loner.close();
   });
@@ -65,5 +94,7 @@ describe('in-process cluster state: what only it promises', () => {
     await expect(state.ping()).rejects.toThrow('closed');
     await expect(state.bus.publish('x', 'y')).rejects.toThrow('closed');
     await expect(state.counters.take('k', 1000, 1)).rejects.toThrow('closed');
+    await expect(state.kv.set('k', 'v', 1000)).rejects.toThrow('closed');
+    await expect(state.kv.take('k')).rejects.toThrow('closed');
   });
 });

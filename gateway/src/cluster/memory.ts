@@ -1,5 +1,5 @@
 import { checkDuration, checkLimit, deliver } from './shared.ts';
-import type { Bus, ClusterState, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 /**
  * In-process cluster state, for a single pod without Redis. Instances created with the same
@@ -8,14 +8,14 @@ import type { Bus, ClusterState, Lease, Locks, SlidingWindowCounters } from './t
  */
 export interface MemoryClusterStateOptions {
   namespace?: string;
-  /** How often, at most, idle counter keys and expired leases are swept; set by whoever creates the state first. */
+  /** How often, at most, idle counter keys, expired leases and expired values are swept; set by whoever creates the state first. */
   sweepIntervalMs?: number;
 }
 
 export interface MemoryClusterState extends ClusterState {
   readonly kind: 'memory';
   /** Sizes of the shared state, so tests can check that nothing grows without bound. */
-  stats(): { channels: number; counterKeys: number; hits: number; locks: number };
+  stats(): { channels: number; counterKeys: number; hits: number; locks: number; kvKeys: number };
 }
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -31,10 +31,16 @@ interface Held {
   expiresAt: number;
 }
 
+interface Stored {
+  value: string;
+  expiresAt: number;
+}
+
 interface World {
   channels: Map<string, Set<Subscription>>;
   logs: Map<string, HitLog>;
   leases: Map<string, Held>;
+  values: Map<string, Stored>;
   sweepIntervalMs: number;
   nextSweepAt: number;
   users: number;
@@ -58,6 +64,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
     bus: memoryBus(world, mine, ensureOpen),
     counters: memoryCounters(world, ensureOpen),
     locks: memoryLocks(world, ensureOpen),
+    kv: memoryKeyValueStore(world, ensureOpen),
     async ping() {
       ensureOpen();
     },
@@ -72,12 +79,21 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
       counterKeys: world.logs.size,
       hits: [...world.logs.values()].reduce((sum, log) => sum + log.size, 0),
       locks: world.leases.size,
+      kvKeys: world.values.size,
     }),
   };
 }
 
 function newWorld(sweepIntervalMs: number): World {
-  return { channels: new Map(), logs: new Map(), leases: new Map(), sweepIntervalMs, nextSweepAt: 0, users: 0 };
+  return {
+    channels: new Map(),
+    logs: new Map(),
+    leases: new Map(),
+    values: new Map(),
+    sweepIntervalMs,
+    nextSweepAt: 0,
+    users: 0,
+  };
 }
 
 function joinWorld(namespace: string | undefined, sweepIntervalMs: number): World {
@@ -91,7 +107,7 @@ function joinWorld(namespace: string | undefined, sweepIntervalMs: number): Worl
   return world;
 }
 
-/** The registry forgets a namespace once its last instance closes, leases and counters included. */
+/** The registry forgets a namespace once its last instance closes, leases, counters and values included. */
 function leaveWorld(namespace: string | undefined, world: World): void {
   if (namespace === undefined) return;
   world.users--;
@@ -172,7 +188,7 @@ class HitLog {
   }
 }
 
-/** Removes counter keys and leases nobody touched since they expired; amortised over calls, no timer. */
+/** Removes counter keys, leases and values nobody touched since they expired; amortised over calls, no timer. */
 function sweep(world: World, at: number): void {
   if (at < world.nextSweepAt) return;
   world.nextSweepAt = at + world.sweepIntervalMs;
@@ -181,6 +197,7 @@ function sweep(world: World, at: number): void {
     if (log.size === 0) world.logs.delete(key);
   }
   for (const [name, held] of world.leases) if (held.expiresAt <= at) world.leases.delete(name);
+  for (const [key, stored] of world.values) if (stored.expiresAt <= at) world.values.delete(key);
 }
 
 function memoryCounters(world: World, ensureOpen: () => void): SlidingWindowCounters {
@@ -254,6 +271,58 @@ function memoryLease(world: World, name: string, token: number): Lease {
     },
     async release() {
       if (world.leases.get(name)?.token === token) world.leases.delete(name);
+    },
+  };
+}
+
+function memoryKeyValueStore(world: World, ensureOpen: () => void): KeyValueStore {
+  /** The key's entry if it has not expired; an expired one is dropped on the spot. Every call starts here. */
+  const live = (key: string, at: number): Stored | undefined => {
+    sweep(world, at);
+    const stored = world.values.get(key);
+    if (!stored) return undefined;
+    if (stored.expiresAt > at) return stored;
+    world.values.delete(key);
+    return undefined;
+  };
+  // Each method runs without awaiting in between, so it is one atomic step across instances.
+  return {
+    async set(key, value, ttlMs) {
+      ensureOpen();
+      checkDuration('ttlMs', ttlMs);
+      const at = now();
+      sweep(world, at);
+      world.values.set(key, { value, expiresAt: at + ttlMs });
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      ensureOpen();
+      checkDuration('ttlMs', ttlMs);
+      const at = now();
+      if (live(key, at)) return false;
+      world.values.set(key, { value, expiresAt: at + ttlMs });
+      return true;
+    },
+    async get(key) {
+      ensureOpen();
+      return live(key, now())?.value;
+    },
+    async take(key) {
+      ensureOpen();
+      const stored = live(key, now());
+      if (stored) world.values.delete(key);
+      return stored?.value;
+    },
+    async delete(key) {
+      ensureOpen();
+      sweep(world, now());
+      world.values.delete(key);
+    },
+    async ttl(key) {
+      ensureOpen();
+      const at = now();
+      const stored = live(key, at);
+      // Whole milliseconds, like Redis; rounded up so that a live key never reports 0.
+      return stored && Math.ceil(stored.expiresAt - at);
     },
   };
 }

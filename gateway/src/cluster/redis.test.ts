@@ -64,6 +64,23 @@ describe.skipIf(redisUrl === undefined)('Redis cluster state: what only it promi
     await state.close();
   });
 
+  it('stores values as plain strings under <namespace>:kv: with a Redis expiry', async () => {
+    const state = await createRedisClusterState({ url: redisUrl!, namespace });
+    await state.kv.set('verify:a@b.c', '123456', 2000);
+    const key = `${namespace}:kv:verify:a@b.c`;
+    expect(await raw.get(key)).toBe('123456');
+    const ttl = await raw.pttl(key);
+    expect(ttl).toBeGreaterThan(1000);
+    expect(ttl).toBeLessThanOrEqual(2000);
+    expect(await state.kv.setIfAbsent('verify:a@b.c', 'other', 2000)).toBe(false);
+    expect(await state.kv.take('verify:a@b.c')).toBe('123456');
+    expect(await raw.exists(key)).toBe(0);
+    // Only a write from outside the store can leave a key without expiry.
+    await raw.set(`${namespace}:kv:forever`, 'v');
+    expect(await state.kv.ttl('forever')).toBe(Number.POSITIVE_INFINITY);
+    await state.close();
+  });
+
   it('stamps hits with the Redis clock, not the pod clock', async () => {
     const state = await createRedisClusterState({ url: redisUrl!, namespace });
     await state.counters.add('clock', 10_000);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
-import type { Bus, ClusterState, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 export interface RedisClusterStateOptions {
   /** `redis://` or `rediss://` connection string. */
@@ -96,6 +96,7 @@ export async function createRedisClusterState(options: RedisClusterStateOptions)
     bus,
     counters: redisCounters(client, `${prefix}counter:`),
     locks: redisLocks(client, `${prefix}lock:`),
+    kv: redisKeyValueStore(client, `${prefix}kv:`),
     async ping() {
       await Promise.all([client.ping(), subscriber.ping()]);
     },
@@ -280,6 +281,38 @@ function redisLease(client: Commands, name: string, key: string, token: string):
     },
     async release() {
       await client.tollgateRelease(key, token);
+    },
+  };
+}
+
+/** Plain string keys with PX expiry; GETDEL (Redis 6.2+) makes `take` one atomic command. */
+function redisKeyValueStore(client: Redis, prefix: string): KeyValueStore {
+  // PX takes whole milliseconds.
+  const ttl = (ttlMs: number) => {
+    checkDuration('ttlMs', ttlMs);
+    return Math.ceil(ttlMs);
+  };
+  return {
+    async set(key, value, ttlMs) {
+      await client.set(prefix + key, value, 'PX', ttl(ttlMs));
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      return (await client.set(prefix + key, value, 'PX', ttl(ttlMs))) === 'OK';
+    },
+    async get(key) {
+      return (await client.get(prefix + key)) ?? undefined;
+    },
+    async take(key) {
+      return (await client.getdel(prefix + key)) ?? undefined;
+    },
+    async delete(key) {
+      await client.del(prefix + key);
+    },
+    async ttl(key) {
+      // -2: no such key. -1: a key without expiry, which only a write from outside this store can make.
+      const left = await client.pttl(prefix + key);
+      if (left === -2) return undefined;
+      return left === -1 ? Number.POSITIVE_INFINITY : left;
     },
   };
 }

@@ -7,6 +7,7 @@ export interface ClusterState {
   readonly bus: Bus;
   readonly counters: SlidingWindowCounters;
   readonly locks: Locks;
+  readonly kv: KeyValueStore;
   /** Throws when the backing service does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -52,4 +53,27 @@ export interface Lease {
   renew(ttlMs: number): Promise<boolean>;
   /** Gives the lease up if still held; never releases another holder's lease. */
   release(): Promise<void>;
+}
+
+/**
+ * Short-lived strings that one pod writes and another reads: verification codes, reset tokens,
+ * OAuth `state` values, login codes. Every key has a time to live (`ttlMs`, positive and finite,
+ * else a RangeError); an expired key reads as absent everywhere. Keys live apart from counter
+ * and lock names, so the same name can be used in each.
+ */
+export interface KeyValueStore {
+  /** Stores `value` under `key` for `ttlMs`, replacing any previous value (and its time to live). */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Stores only if the key is absent; false if it already exists (e.g. a resend lock), and then
+   * neither the value nor its time to live changes. Atomic: of racing callers, one gets true.
+   */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  get(key: string): Promise<string | undefined>;
+  /** Reads and deletes in one atomic step: a one-time code can be consumed once, even by two pods at once. */
+  take(key: string): Promise<string | undefined>;
+  /** Removes the key; a key that is absent already is fine. */
+  delete(key: string): Promise<void>;
+  /** Whole milliseconds left before the key expires, or undefined if absent. */
+  ttl(key: string): Promise<number | undefined>;
 }

@@ -2,8 +2,9 @@ import type { Kysely } from 'kysely';
 import { AppError, defineErrors } from '../errors.ts';
 import type { Database } from '../store/database.ts';
 import { isSetupDone, markSetupDone } from '../store/repositories/setups.ts';
-import { findRootUser, insertUser, ROLE } from '../store/repositories/users.ts';
+import { findUserWithRoleAtLeast, insertUser } from '../store/repositories/users.ts';
 import { hashPassword, PASSWORD_MAX_BYTES } from './accounts/password.ts';
+import { PASSWORD_MIN_LENGTH, ROLE, USERNAME_MAX_LENGTH } from './accounts/rules.ts';
 
 export const SETUP_ERRORS = defineErrors({
   SETUP_ALREADY_DONE: {
@@ -39,8 +40,6 @@ export const SETUP_ERRORS = defineErrors({
   },
 });
 
-export const USERNAME_MAX_LENGTH = 12;
-export const PASSWORD_MIN_LENGTH = 8;
 export const ROOT_INITIAL_QUOTA = 100_000_000;
 
 export interface SetupInput {
@@ -61,6 +60,8 @@ export interface SetupStatus {
 export type SaveOptions = (entries: Record<string, string>) => Promise<void>;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+type Db = Parameters<typeof findUserWithRoleAtLeast>[0];
+const findRootUser = (db: Db) => findUserWithRoleAtLeast(db, ROLE.root);
 
 /**
  * First-run setup (spec doc 1 §2, §5): creates the root administrator unless one exists,

@@ -22,6 +22,7 @@ export interface Database {
   tasks: TasksTable;
   top_ups: TopUpsTable;
   quota_leases: QuotaLeasesTable;
+  instance_secrets: InstanceSecretsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -313,6 +314,12 @@ export interface QuotaLeasesTable {
   amount: number;
   created_at: number;
   expires_at: number;
+}
+
+export interface InstanceSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -11,6 +11,7 @@ const TABLES = [
   'abilities',
   'channels',
   'groups',
+  'instance_secrets',
   'logs',
   'midjourneys',
   'model_prices',

@@ -1,16 +1,14 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, NewUser, UserRow } from '../database.ts';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database, NewUser, UserRow, UserUpdate } from '../database.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export const ROLE = { user: 1, admin: 10, root: 100 } as const;
-export const USER_STATUS = { enabled: 1, disabled: 2 } as const;
-
-export function findRootUser(db: Db): Promise<UserRow | undefined> {
+/** The live (not deregistered) user with the highest role at or above `role`, oldest first. */
+export function findUserWithRoleAtLeast(db: Db, role: number): Promise<UserRow | undefined> {
   return db
     .selectFrom('users')
     .selectAll()
-    .where('role', '>=', ROLE.root)
+    .where('role', '>=', role)
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .executeTakeFirst();
@@ -18,4 +16,91 @@ export function findRootUser(db: Db): Promise<UserRow | undefined> {
 
 export function insertUser(db: Db, user: NewUser): Promise<UserRow> {
   return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Any user by id, deregistered ones included (they are listed as such). */
+export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findLiveUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** A live user by username, or by email when the text contains an @. */
+export function findLiveUserByLogin(db: Db, login: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('deleted_at', 'is', null)
+    .where((eb) =>
+      login.includes('@') ? eb.or([eb('username', '=', login), eb('email', '=', login)]) : eb('username', '=', login),
+    )
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+export function findLiveUserBy(
+  db: Db,
+  column:
+    | 'username'
+    | 'email'
+    | 'aff_code'
+    | 'access_token_hmac'
+    | 'github_id'
+    | 'oidc_id'
+    | 'wechat_id'
+    | 'telegram_id'
+    | 'linux_do_id',
+  value: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(column, '=', value)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function updateUser(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
+  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/** Adds (or with a negative amount, takes) quota atomically. */
+export async function addQuota(db: Db, id: number, amount: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ quota: eb('quota', '+', amount) }))
+    .where('id', '=', id)
+    .execute();
+}
+
+export interface UserSearch {
+  keyword?: string | undefined;
+  group?: string | undefined;
+  offset: number;
+  limit: number;
+}
+
+/** A page of users, newest first, deregistered ones included; keyword matches id, names and email. */
+export async function searchUsers(db: Db, search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
+  let query = db.selectFrom('users');
+  const keyword = search.keyword?.trim();
+  if (keyword) {
+    const pattern = `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([
+        ...(/^\d{1,9}$/.test(keyword) ? [eb('id', '=', Number(keyword))] : []),
+        eb('username', 'ilike', pattern),
+        eb('display_name', 'ilike', pattern),
+        eb('email', 'ilike', pattern),
+      ]),
+    );
+  }
+  if (search.group) query = query.where('group', '=', search.group);
+  const [items, count] = await Promise.all([
+    query.selectAll().orderBy('id', 'desc').offset(search.offset).limit(search.limit).execute(),
+    query.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: count.n };
 }

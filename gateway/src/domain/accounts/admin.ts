@@ -1,0 +1,143 @@
+import type { Kysely } from 'kysely';
+import { AppError } from '../../errors.ts';
+import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
+import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
+import {
+  findLiveUserBy,
+  findUserById,
+  searchUsers,
+  type UserSearch,
+  updateUser,
+} from '../../store/repositories/users.ts';
+import { ACCOUNT_ERRORS } from './errors.ts';
+import { hashPassword } from './password.ts';
+import { assertMayCreateRole, assertMayManage, assertOutranks, type ManageAction } from './permissions.ts';
+import type { RegistrationService } from './registration.ts';
+import { checkDisplayName, checkPassword, checkUsername, ROLE, USER_STATUS } from './rules.ts';
+import type { SessionService } from './sessions.ts';
+
+export interface AdminUserUpdate {
+  id: number;
+  username?: string | undefined;
+  display_name?: string | undefined;
+  password?: string | undefined;
+  group?: string | undefined;
+  quota?: number | undefined;
+  remark?: string | undefined;
+}
+
+export interface AdminUserCreate {
+  username?: string | undefined;
+  display_name?: string | undefined;
+  password?: string | undefined;
+  role?: number | undefined;
+}
+
+type Actor = Pick<UserRow, 'id' | 'role' | 'username'>;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** User management for administrators (spec doc 1 §4, §6): every rule is checked here, not in routes. */
+export class UserAdminService {
+  readonly #db: Kysely<Database>;
+  readonly #sessions: SessionService;
+  readonly #registration: RegistrationService;
+
+  constructor(deps: { db: Kysely<Database>; sessions: SessionService; registration: RegistrationService }) {
+    this.#db = deps.db;
+    this.#sessions = deps.sessions;
+    this.#registration = deps.registration;
+  }
+
+  search(search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
+    return searchUsers(this.#db, search);
+  }
+
+  async get(actor: Actor, id: number): Promise<UserRow> {
+    const user = await this.#target(id);
+    assertOutranks(actor, user);
+    return user;
+  }
+
+  async create(actor: Actor, input: AdminUserCreate): Promise<UserRow> {
+    if (!input.username?.trim() || !input.password) throw new AppError(ACCOUNT_ERRORS.USERNAME_AND_PASSWORD_REQUIRED);
+    const username = checkUsername(input.username);
+    const password = checkPassword(input.password);
+    const role = input.role ?? ROLE.user;
+    assertMayCreateRole(actor, role);
+    const user = await this.#registration.createAccount({
+      username,
+      passwordHash: await hashPassword(password),
+      displayName: checkDisplayName(input.display_name ?? '', username),
+    });
+    return role === user.role ? user : ((await updateUser(this.#db, user.id, { role })) ?? user);
+  }
+
+  async update(actor: Actor, input: AdminUserUpdate): Promise<UserRow> {
+    const user = await this.#target(input.id);
+    assertOutranks(actor, user);
+    const changes: UserUpdate = {};
+    if (input.username !== undefined) {
+      const username = checkUsername(input.username);
+      if (username !== user.username) {
+        const holder = await findLiveUserBy(this.#db, 'username', username);
+        if (holder && holder.id !== user.id) throw new AppError(ACCOUNT_ERRORS.USERNAME_TAKEN);
+        changes.username = username;
+      }
+    }
+    if (input.display_name !== undefined) changes.display_name = checkDisplayName(input.display_name, user.username);
+    if (input.group !== undefined && input.group.trim() !== '') changes.group = input.group.trim();
+    if (input.remark !== undefined) changes.remark = input.remark;
+    if (input.quota !== undefined) {
+      if (!Number.isSafeInteger(input.quota)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
+      changes.quota = input.quota;
+    }
+    const passwordChanged = input.password !== undefined && input.password !== '';
+    if (passwordChanged) changes.password = await hashPassword(checkPassword(input.password ?? ''));
+    const updated = Object.keys(changes).length > 0 ? await updateUser(this.#db, user.id, changes) : user;
+    if (passwordChanged) await this.#sessions.revokeAll(user.id);
+    if (changes.quota !== undefined && changes.quota !== user.quota) {
+      await insertLog(this.#db, {
+        user_id: user.id,
+        username: user.username,
+        created_at: now(),
+        type: LOG_TYPE.manage,
+        content: `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`,
+      });
+    }
+    return updated ?? user;
+  }
+
+  /** Promote, demote, disable, enable or delete; answers the user's new status and role. */
+  async manage(actor: Actor, id: number, action: ManageAction): Promise<UserRow> {
+    const user = await this.#target(id);
+    assertMayManage(actor, user, action);
+    let changes: UserUpdate;
+    switch (action) {
+      case 'promote':
+        changes = { role: ROLE.admin };
+        break;
+      case 'demote':
+        changes = { role: ROLE.user };
+        break;
+      case 'disable':
+        changes = { status: USER_STATUS.disabled };
+        break;
+      case 'enable':
+        changes = { status: USER_STATUS.enabled };
+        break;
+      case 'delete':
+        changes = { deleted_at: now(), access_token_hmac: null };
+        break;
+    }
+    const updated = (await updateUser(this.#db, user.id, changes)) ?? user;
+    if (action === 'disable' || action === 'delete') await this.#sessions.revokeAll(user.id);
+    return updated;
+  }
+
+  async #target(id: number): Promise<UserRow> {
+    const user = await findUserById(this.#db, id);
+    if (!user || user.deleted_at !== null) throw new AppError(ACCOUNT_ERRORS.USER_NOT_FOUND);
+    return user;
+  }
+}

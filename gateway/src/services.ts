@@ -1,0 +1,66 @@
+import type { ClusterState } from './cluster/index.ts';
+import type { Config } from './config.ts';
+import { UserAdminService } from './domain/accounts/admin.ts';
+import { LoginService } from './domain/accounts/login.ts';
+import { RegistrationService } from './domain/accounts/registration.ts';
+import { SelfService } from './domain/accounts/self.ts';
+import { SessionService } from './domain/accounts/sessions.ts';
+import { Turnstile } from './domain/accounts/turnstile.ts';
+import { VerificationCodes } from './domain/accounts/verification.ts';
+import type { Keyring } from './domain/keyring.ts';
+import type { OptionsService } from './domain/options/index.ts';
+import { SetupService } from './domain/setup.ts';
+import { StatusService } from './domain/status.ts';
+import type { Store } from './store/index.ts';
+
+export interface Services {
+  store: Store;
+  cluster: ClusterState;
+  options: OptionsService;
+  keyring: Keyring;
+  setup: SetupService;
+  status: StatusService;
+  sessions: SessionService;
+  verification: VerificationCodes;
+  registration: RegistrationService;
+  login: LoginService;
+  userAdmin: UserAdminService;
+  self: SelfService;
+  turnstile: Turnstile;
+}
+
+type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl'>;
+
+/** The composition root of the domain: every service, wired to its dependencies once. */
+export function createServices(
+  config: ServiceConfig,
+  deps: { store: Store; cluster: ClusterState; options: OptionsService; keyring: Keyring },
+): Services {
+  const { store, cluster, options, keyring } = deps;
+  const db = store.db;
+  const setup = new SetupService({
+    db,
+    databaseType: store.kind,
+    version: config.version,
+    saveOptions: (entries) => options.setMany(entries),
+  });
+  const sessions = new SessionService(db, config.sessionTtlMs);
+  const verification = new VerificationCodes(cluster);
+  const registration = new RegistrationService({
+    db,
+    options,
+    consumeEmailCode: (purpose, email, code) => verification.consume(purpose, email, code),
+  });
+  return {
+    ...deps,
+    setup,
+    status: new StatusService({ options, setup, version: config.version, startTime: Math.floor(Date.now() / 1000) }),
+    sessions,
+    verification,
+    registration,
+    login: new LoginService({ db, options, sessions }),
+    userAdmin: new UserAdminService({ db, sessions, registration }),
+    self: new SelfService({ db, options, sessions, keyring }),
+    turnstile: new Turnstile(options, config.turnstileVerifyUrl),
+  };
+}
