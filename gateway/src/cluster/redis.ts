@@ -297,7 +297,7 @@ function redisKeyValueStore(client: Redis, prefix: string): KeyValueStore {
       await client.set(prefix + key, value, 'PX', ttl(ttlMs));
     },
     async setIfAbsent(key, value, ttlMs) {
-      return (await client.set(prefix + key, value, 'PX', ttl(ttlMs))) === 'OK';
+      return (await client.set(prefix + key, value, 'PX', ttl(ttlMs), 'NX')) === 'OK';
     },
     async get(key) {
       return (await client.get(prefix + key)) ?? undefined;
