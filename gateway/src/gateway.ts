@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
-import { type ClusterState, createClusterState } from './cluster/index.ts';
+import { type ClusterState, createClusterState, runOnOnePod } from './cluster/index.ts';
 import type { Config } from './config.ts';
 import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
@@ -62,6 +62,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     }
     const services = createServices(config, { store, cluster, options, keyring });
     await services.setup.adoptExistingRoot();
+    const purge = runOnOnePod(cluster, { name: 'purge-expired-sessions', intervalMs: 3_600_000, ttlMs: 7_200_000 }, async () => {
+      const purged = await services.sessions.purgeExpired();
+      if (purged > 0) logger.info({ purged }, 'expired sessions purged');
+    });
+    opened.push({ name: 'background jobs', run: () => purge.stop() });
 
     let draining = false;
     const app = await buildApp({
