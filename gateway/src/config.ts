@@ -25,8 +25,12 @@ export interface Config {
   /** Fastify's trustProxy: whether (or which hops) to trust X-Forwarded-* for client IP and protocol. */
   trustProxy: boolean | string[];
   sessionTtlMs: number;
+  /** At most `count` notifications of one kind per user per window. */
+  notifyLimit: { count: number; windowMs: number };
   /** Where Turnstile tokens are verified (Cloudflare's siteverify; a local fake in tests). */
   turnstileVerifyUrl: string;
+  /** Third-party sign-in: provider addresses (local fakes in tests) and the limit on each outbound call. */
+  oauth: OAuthEndpoints;
   rateLimits: {
     /** Every /api call, per client IP. */
     globalApi: RateLimit;
@@ -35,6 +39,17 @@ export interface Config {
   };
   nodeName: string;
   version: string;
+}
+
+export interface OAuthEndpoints {
+  /** Where GitHub's OAuth pages live (code exchange: {base}/login/oauth/access_token). */
+  githubOAuthUrl: string;
+  /** GitHub's REST API ({base}/user); for GitHub Enterprise e.g. https://ghe.example.com/api/v3. */
+  githubApiUrl: string;
+  /** LinuxDO Connect ({base}/oauth2/token and {base}/api/user). */
+  linuxdoUrl: string;
+  /** Most time one call to a provider may take, so a slow provider never hangs a sign-in. */
+  timeoutMs: number;
 }
 
 export interface RateLimit {
@@ -73,6 +88,9 @@ function url(env: Env, key: string, protocols: string[]): string | undefined {
   }
   return raw;
 }
+
+/** A base address without a trailing slash, so paths can be appended as `${base}/path`. */
+const base = (address: string): string => address.replace(/\/+$/, '');
 
 function boolean(env: Env, key: string, fallback: boolean): boolean {
   const raw = env[key];
@@ -128,9 +146,19 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     secretKey: secret(env.SECRET_KEY),
     trustProxy: trustProxy(env.TRUST_PROXY),
     sessionTtlMs: integer(env, 'SESSION_TTL_DAYS', 30, 1, 3650) * 86_400_000,
+    notifyLimit: {
+      count: integer(env, 'NOTIFY_LIMIT_COUNT', 2, 1, 1000),
+      windowMs: integer(env, 'NOTIFICATION_LIMIT_DURATION_MINUTE', 10, 1, 10_080) * 60_000,
+    },
     turnstileVerifyUrl:
       url(env, 'TURNSTILE_VERIFY_URL', ['https:', 'http:']) ??
       'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    oauth: {
+      githubOAuthUrl: base(url(env, 'GITHUB_OAUTH_URL', ['https:', 'http:']) ?? 'https://github.com'),
+      githubApiUrl: base(url(env, 'GITHUB_API_URL', ['https:', 'http:']) ?? 'https://api.github.com'),
+      linuxdoUrl: base(url(env, 'LINUXDO_OAUTH_URL', ['https:', 'http:']) ?? 'https://connect.linux.do'),
+      timeoutMs: integer(env, 'OAUTH_TIMEOUT_MS', 10_000, 100, 120_000),
+    },
     rateLimits: {
       globalApi: rateLimit(env, 'GLOBAL_API_RATE_LIMIT', 180, 180),
       critical: rateLimit(env, 'CRITICAL_RATE_LIMIT', 20, 1200),

@@ -62,10 +62,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     }
     const services = createServices(config, { store, cluster, options, keyring });
     await services.setup.adoptExistingRoot();
-    const purge = runOnOnePod(cluster, { name: 'purge-expired-sessions', intervalMs: 3_600_000, ttlMs: 7_200_000 }, async () => {
-      const purged = await services.sessions.purgeExpired();
-      if (purged > 0) logger.info({ purged }, 'expired sessions purged');
-    });
+    const purge = runOnOnePod(
+      cluster,
+      { name: 'purge-expired-sessions', intervalMs: 3_600_000, ttlMs: 7_200_000 },
+      async () => {
+        const purged = await services.sessions.purgeExpired();
+        if (purged > 0) logger.info({ purged }, 'expired sessions purged');
+      },
+    );
     opened.push({ name: 'background jobs', run: () => purge.stop() });
 
     let draining = false;

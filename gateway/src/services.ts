@@ -1,13 +1,17 @@
 import type { ClusterState } from './cluster/index.ts';
 import type { Config } from './config.ts';
 import { UserAdminService } from './domain/accounts/admin.ts';
+import { EmailService } from './domain/accounts/email.ts';
 import { LoginService } from './domain/accounts/login.ts';
+import { type Mailer, SmtpMailer } from './domain/accounts/mailer.ts';
+import { OAuthService } from './domain/accounts/oauth/service.ts';
 import { RegistrationService } from './domain/accounts/registration.ts';
 import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import type { Keyring } from './domain/keyring.ts';
+import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
 import { SetupService } from './domain/setup.ts';
 import { StatusService } from './domain/status.ts';
@@ -27,9 +31,13 @@ export interface Services {
   userAdmin: UserAdminService;
   self: SelfService;
   turnstile: Turnstile;
+  mailer: Mailer;
+  email: EmailService;
+  oauth: OAuthService;
+  notifier: Notifier;
 }
 
-type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl'>;
+type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl' | 'oauth' | 'notifyLimit'>;
 
 /** The composition root of the domain: every service, wired to its dependencies once. */
 export function createServices(
@@ -51,6 +59,8 @@ export function createServices(
     options,
     consumeEmailCode: (purpose, email, code) => verification.consume(purpose, email, code),
   });
+  const mailer = new SmtpMailer(options);
+  const login = new LoginService({ db, options, sessions });
   return {
     ...deps,
     setup,
@@ -58,9 +68,13 @@ export function createServices(
     sessions,
     verification,
     registration,
-    login: new LoginService({ db, options, sessions }),
+    login,
     userAdmin: new UserAdminService({ db, sessions, registration }),
     self: new SelfService({ db, options, sessions, keyring }),
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
+    mailer,
+    email: new EmailService({ db, options, verification, mailer, sessions }),
+    oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth }),
+    notifier: new Notifier({ mailer, keyring, counters: cluster.counters, limit: config.notifyLimit }),
   };
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
+import { emailRoutes } from './email.ts';
+import { oauthRoutes } from './oauth.ts';
 import { ipRateLimit } from './rate-limit.ts';
 import { setupRoutes } from './setup.ts';
 import { statusRoutes } from './status.ts';
@@ -24,6 +26,18 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: 
   const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
   statusRoutes(app, services.status);
   setupRoutes(app, services.setup);
+  emailRoutes(app, {
+    guards,
+    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    turnstile: services.turnstile,
+    email: services.email,
+  });
+  oauthRoutes(app, {
+    guards,
+    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    sessions: services.sessions,
+    oauth: services.oauth,
+  });
   userRoutes(app, {
     guards,
     critical: ipRateLimit(counters, 'critical', rateLimits.critical),

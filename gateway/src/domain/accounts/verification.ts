@@ -42,6 +42,13 @@ export class VerificationCodes {
     return code;
   }
 
+  /** Takes back an issued code and its resend lock, e.g. when the mail carrying it could not be sent. */
+  async withdraw(purpose: VerificationPurpose, email: string): Promise<void> {
+    const address = normalize(email);
+    await this.#cluster.kv.delete(codeKey(purpose, address));
+    await this.#cluster.kv.delete(`verify-lock:${purpose}:${address}`);
+  }
+
   /** True once for the right code; the code is used up, and too many wrong guesses discard it. */
   async consume(purpose: VerificationPurpose, email: string, code: string): Promise<boolean> {
     const address = normalize(email);
