@@ -1,4 +1,6 @@
 import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
@@ -12,7 +14,7 @@ import { openAIError } from './relay/openai-error.ts';
 import type { Services } from './services.ts';
 
 export interface AppDeps {
-  config: Pick<Config, 'apiBodyLimitBytes' | 'trustProxy' | 'rateLimits'>;
+  config: Pick<Config, 'apiBodyLimitBytes' | 'trustProxy' | 'rateLimits' | 'version'>;
   logger: FastifyBaseLogger;
   metrics: Metrics;
   readiness: ReadinessCheck[];
@@ -52,6 +54,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.code(appError.status).send(failure(request, appError));
   });
   registerObservability(app, { metrics: deps.metrics, checks: deps.readiness, isDraining: deps.isDraining });
+  // The route schemas that validate input are also the API's documentation.
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Tollgate API',
+        version: deps.config.version,
+        description:
+          'The /api routes (new-api compatible, {success, message, data}) and the /rest dialect for the console.',
+      },
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: 'session' },
+          accessToken: { type: 'apiKey', in: 'header', name: 'Authorization' },
+          userHeader: { type: 'apiKey', in: 'header', name: 'New-Api-User' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(cookie);
   await app.register(apiPlugin, { prefix: '/api', services: deps.services, rateLimits: deps.config.rateLimits });
 

@@ -5,6 +5,7 @@ import { type ClusterState, createClusterState, runOnOnePod } from './cluster/in
 import type { Config } from './config.ts';
 import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
+import { PricingService } from './domain/pricing/service.ts';
 import { createMetrics } from './metrics.ts';
 import { createServices } from './services.ts';
 import { type ShutdownStep, shutdownOnce } from './shutdown.ts';
@@ -60,7 +61,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
         'SECRET_KEY is not set: using a key generated once and kept in the database (set SECRET_KEY in production)',
       );
     }
-    const services = createServices(config, { store, cluster, options, keyring });
+    const pricing = await PricingService.start({ db: store.db, options, bus: cluster.bus });
+    opened.push({ name: 'pricing', run: () => pricing.close() });
+    const services = createServices(config, { store, cluster, options, keyring, pricing });
     await services.setup.adoptExistingRoot();
     const purge = runOnOnePod(
       cluster,

@@ -13,6 +13,7 @@ import { VerificationCodes } from './domain/accounts/verification.ts';
 import type { Keyring } from './domain/keyring.ts';
 import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
+import type { PricingService } from './domain/pricing/service.ts';
 import { SetupService } from './domain/setup.ts';
 import { StatusService } from './domain/status.ts';
 import type { Store } from './store/index.ts';
@@ -22,6 +23,7 @@ export interface Services {
   cluster: ClusterState;
   options: OptionsService;
   keyring: Keyring;
+  pricing: PricingService;
   setup: SetupService;
   status: StatusService;
   sessions: SessionService;
@@ -42,7 +44,7 @@ type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyU
 /** The composition root of the domain: every service, wired to its dependencies once. */
 export function createServices(
   config: ServiceConfig,
-  deps: { store: Store; cluster: ClusterState; options: OptionsService; keyring: Keyring },
+  deps: { store: Store; cluster: ClusterState; options: OptionsService; keyring: Keyring; pricing: PricingService },
 ): Services {
   const { store, cluster, options, keyring } = deps;
   const db = store.db;

@@ -41,7 +41,17 @@ export function authGuards(deps: AuthDeps) {
     if (auth.user.role < minimumRole) throw new AppError(ACCOUNT_ERRORS.FORBIDDEN);
     request.auth = auth;
   };
-  return { user: guard(1), admin: guard(10), root: guard(100) };
+  /** For public routes that answer more to a signed-in caller: no valid sign-in just means a visitor. */
+  const optional = async (request: FastifyRequest) => {
+    if (!request.cookies[SESSION_COOKIE] && !request.headers.authorization) return;
+    try {
+      await guard(1)(request);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      request.auth = null;
+    }
+  };
+  return { user: guard(1), admin: guard(10), root: guard(100), optional };
 }
 
 async function authenticate(request: FastifyRequest, deps: AuthDeps): Promise<Auth> {

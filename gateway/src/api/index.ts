@@ -4,6 +4,8 @@ import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
 import { emailRoutes } from './email.ts';
 import { oauthRoutes } from './oauth.ts';
+import { optionRoutes } from './option.ts';
+import { pricingRoutes } from './pricing.ts';
 import { ipRateLimit } from './rate-limit.ts';
 import { setupRoutes } from './setup.ts';
 import { statusRoutes } from './status.ts';
@@ -24,23 +26,26 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: 
     reply.header('cache-control', 'no-store');
   });
   const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
+  const critical = ipRateLimit(counters, 'critical', rateLimits.critical);
   statusRoutes(app, services.status);
   setupRoutes(app, services.setup);
+  optionRoutes(app, { guards, options: services.options, pricing: services.pricing });
+  pricingRoutes(app, { guards, options: services.options, pricing: services.pricing });
   emailRoutes(app, {
     guards,
-    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    critical,
     turnstile: services.turnstile,
     email: services.email,
   });
   oauthRoutes(app, {
     guards,
-    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    critical,
     sessions: services.sessions,
     oauth: services.oauth,
   });
   userRoutes(app, {
     guards,
-    critical: ipRateLimit(counters, 'critical', rateLimits.critical),
+    critical,
     turnstile: services.turnstile,
     sessions: services.sessions,
     login: services.login,

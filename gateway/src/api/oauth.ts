@@ -9,9 +9,8 @@ import { STATE_TTL_MS } from '../domain/accounts/oauth/state.ts';
 import type { TelegramWidgetFields } from '../domain/accounts/oauth/telegram.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
 import { sessionUserView } from '../domain/accounts/view.ts';
-import { AppError } from '../errors.ts';
 import type { UserRow } from '../store/database.ts';
-import { type authGuards, SESSION_COOKIE, setSessionCookie, signedIn } from './auth.ts';
+import { type authGuards, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 
 export interface OAuthRouteDeps {
@@ -47,14 +46,8 @@ export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
 
   /** The signed-in caller (session or access token, with a matching New-Api-User), if any. */
   const caller = async (request: FastifyRequest): Promise<UserRow | undefined> => {
-    if (!request.cookies[SESSION_COOKIE] && !request.headers.authorization) return undefined;
-    try {
-      await guards.user(request);
-    } catch (error) {
-      if (error instanceof AppError) return undefined;
-      throw error;
-    }
-    return signedIn(request).user;
+    await guards.optional(request);
+    return request.auth?.user;
   };
 
   app.get<{ Querystring: { aff?: string } }>(

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { groupRatio, usableGroups } from '../domain/groups.ts';
+import type { OptionsService } from '../domain/options/index.ts';
+import type { PricingService } from '../domain/pricing/service.ts';
+import type { authGuards } from './auth.ts';
+
+export interface PricingRouteDeps {
+  guards: ReturnType<typeof authGuards>;
+  options: OptionsService;
+  pricing: PricingService;
+}
+
+/**
+ * GET /api/pricing (spec doc 3 §2 Pricing page): public; a signed-in user sees the groups they can
+ * use, a visitor those of the default group.
+ */
+export function pricingRoutes(app: FastifyInstance, { guards, options, pricing }: PricingRouteDeps): void {
+  app.get('/pricing', { preHandler: guards.optional, schema: { tags: ['pricing'] } }, async (request) => {
+    const usable = usableGroups(options, request.auth?.user.group ?? 'default');
+    const groups = Object.keys(usable);
+    const group_ratio = Object.fromEntries(groups.map((g) => [g, groupRatio(options, g)]));
+    const usable_group = Object.fromEntries(groups.map((g) => [g, usable[g]?.desc ?? g]));
+    return {
+      success: true,
+      message: '',
+      data: await pricing.catalogue(new Set(groups)),
+      group_ratio,
+      usable_group,
+    };
+  });
+}

@@ -1,0 +1,116 @@
+import type { Kysely } from 'kysely';
+import type { Bus } from '../../cluster/index.ts';
+import type { Database } from '../../store/database.ts';
+import { enabledModelGroups, listModelPrices, type ModelPriceRow } from '../../store/repositories/model-prices.ts';
+import { assertUnmanaged } from '../managed.ts';
+import type { OptionsService } from '../options/index.ts';
+
+export const PRICES_CHANNEL = 'model-prices';
+
+/** The option maps that price models, and the model_prices column each one corresponds to. */
+export const PRICE_OPTIONS = {
+  ModelRatio: 'model_ratio',
+  CompletionRatio: 'completion_ratio',
+  ModelPrice: 'model_price',
+  CacheRatio: 'cache_ratio',
+  CreateCacheRatio: 'cache_creation_ratio',
+} as const satisfies Record<string, keyof ModelPriceRow>;
+
+export type PriceOption = keyof typeof PRICE_OPTIONS;
+export type PriceMaps = Record<PriceOption, Record<string, number>>;
+
+export interface PricingItem {
+  model_name: string;
+  /** 0 pay per usage (ratios), 1 pay per call (model_price). */
+  quota_type: 0 | 1;
+  model_ratio: number;
+  completion_ratio: number;
+  model_price: number;
+  enable_groups: string[];
+  /** False when the model has neither a ratio nor a price: external usage mode refuses it. */
+  configured: boolean;
+}
+
+/**
+ * Model prices. Administrators edit the option maps (ModelRatio, CompletionRatio, ModelPrice, …) as
+ * in new-api; ModelPrice custom resources, reconciled into model_prices, lay their values over them
+ * and own those models: an option edit that changes a managed model is refused, naming the resource.
+ */
+export class PricingService {
+  readonly #db: Kysely<Database>;
+  readonly #options: OptionsService;
+  #managed: ModelPriceRow[] = [];
+  #unsubscribe: (() => Promise<void>) | undefined;
+
+  private constructor(db: Kysely<Database>, options: OptionsService) {
+    this.#db = db;
+    this.#options = options;
+  }
+
+  static async start(deps: { db: Kysely<Database>; options: OptionsService; bus: Bus }): Promise<PricingService> {
+    const service = new PricingService(deps.db, deps.options);
+    service.#unsubscribe = await deps.bus.subscribe(PRICES_CHANNEL, () => {
+      service.reload().catch(() => {});
+    });
+    await service.reload();
+    return service;
+  }
+
+  /** Re-reads the model_prices rows (another pod or the operator changed them). */
+  async reload(): Promise<void> {
+    this.#managed = await listModelPrices(this.#db);
+  }
+
+  async close(): Promise<void> {
+    await this.#unsubscribe?.();
+  }
+
+  /** The effective maps: the options, with every model_prices row laid over them. */
+  maps(): PriceMaps {
+    const maps = {} as PriceMaps;
+    for (const key of Object.keys(PRICE_OPTIONS) as PriceOption[]) {
+      maps[key] = { ...this.#options.getJson<Record<string, number>>(key) };
+    }
+    for (const row of this.#managed) {
+      for (const [key, column] of Object.entries(PRICE_OPTIONS) as Array<[PriceOption, keyof ModelPriceRow]>) {
+        const value = row[column];
+        if (typeof value === 'number') maps[key][row.model] = value;
+        else delete maps[key][row.model];
+      }
+    }
+    return maps;
+  }
+
+  /** Refuses an option write that would change the price of a model a custom resource owns. */
+  assertOptionEditAllowed(key: string, value: string): void {
+    if (!(key in PRICE_OPTIONS) || this.#managed.length === 0) return;
+    const column = PRICE_OPTIONS[key as PriceOption];
+    const next = JSON.parse(value) as Record<string, number>;
+    for (const row of this.#managed) {
+      const owned = row[column];
+      if ((next[row.model] ?? null) !== owned) assertUnmanaged(row, 'ModelPrice', [`${key}.${row.model}`]);
+    }
+  }
+
+  /** GET /api/pricing's items: every model some enabled channel serves, priced as billing will price it. */
+  async catalogue(visibleGroups?: ReadonlySet<string>): Promise<PricingItem[]> {
+    const maps = this.maps();
+    const items: PricingItem[] = [];
+    for (const [model, groups] of await enabledModelGroups(this.#db)) {
+      const enableGroups = visibleGroups ? groups.filter((g) => visibleGroups.has(g)) : groups;
+      if (enableGroups.length === 0) continue;
+      const price = maps.ModelPrice[model];
+      const ratio = maps.ModelRatio[model];
+      items.push({
+        model_name: model,
+        quota_type: price === undefined ? 0 : 1,
+        model_ratio: ratio ?? 0,
+        completion_ratio: maps.CompletionRatio[model] ?? 1,
+        model_price: price ?? 0,
+        enable_groups: enableGroups,
+        configured: price !== undefined || ratio !== undefined,
+      });
+    }
+    return items;
+  }
+}
