@@ -11,6 +11,7 @@ import { requestId } from './http/request-id.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
 import { openAIError } from './relay/openai-error.ts';
+import { restPlugin } from './rest/index.ts';
 import type { Services } from './services.ts';
 
 export interface AppDeps {
@@ -76,6 +77,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(cookie);
   await app.register(apiPlugin, { prefix: '/api', services: deps.services, rateLimits: deps.config.rateLimits });
+  await app.register(restPlugin, {
+    prefix: '/rest',
+    services: deps.services,
+    rateLimit: deps.config.rateLimits.globalApi,
+  });
 
   return app;
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, NewUser, UserRow, UserUpdate } from '../database.ts';
+import { containsPattern } from './like.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -78,16 +79,34 @@ export async function addQuota(db: Db, id: number, amount: number): Promise<void
 export interface UserSearch {
   keyword?: string | undefined;
   group?: string | undefined;
+  ids?: number[] | undefined;
+  role?: number | undefined;
+  status?: number | undefined;
+  sort?: { field: UserSortField; order: 'asc' | 'desc' } | undefined;
   offset: number;
   limit: number;
 }
+
+export const USER_SORT_FIELDS = [
+  'id',
+  'username',
+  'display_name',
+  'role',
+  'status',
+  'quota',
+  'used_quota',
+  'request_count',
+  'group',
+  'created_at',
+] as const;
+export type UserSortField = (typeof USER_SORT_FIELDS)[number];
 
 /** A page of users, newest first, deregistered ones included; keyword matches id, names and email. */
 export async function searchUsers(db: Db, search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
   let query = db.selectFrom('users');
   const keyword = search.keyword?.trim();
   if (keyword) {
-    const pattern = `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = containsPattern(keyword);
     query = query.where((eb) =>
       eb.or([
         ...(/^\d{1,9}$/.test(keyword) ? [eb('id', '=', Number(keyword))] : []),
@@ -98,8 +117,19 @@ export async function searchUsers(db: Db, search: UserSearch): Promise<{ items: 
     );
   }
   if (search.group) query = query.where('group', '=', search.group);
+  if (search.ids)
+    query = search.ids.length > 0 ? query.where('id', 'in', search.ids) : query.where(sql<boolean>`false`);
+  if (search.role !== undefined) query = query.where('role', '=', search.role);
+  if (search.status !== undefined) query = query.where('status', '=', search.status);
+  const sort = search.sort ?? { field: 'id', order: 'desc' };
   const [items, count] = await Promise.all([
-    query.selectAll().orderBy('id', 'desc').offset(search.offset).limit(search.limit).execute(),
+    query
+      .selectAll()
+      .orderBy(sort.field, sort.order)
+      .orderBy('id', sort.order)
+      .offset(search.offset)
+      .limit(search.limit)
+      .execute(),
     query.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
   ]);
   return { items, total: count.n };
