@@ -124,6 +124,11 @@ function secret(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** A folder for the embedded database, or `memory://` for one that lives and dies with the process. */
+function dataDir(raw: string): string {
+  return raw.startsWith('memory://') ? raw : path.resolve(raw);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
@@ -135,7 +140,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '0.0.0.0',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir: dataDir(env.DATA_DIR || './data'),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 1000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisNamespace: env.REDIS_NAMESPACE || 'tollgate',

@@ -74,6 +74,16 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
       },
     );
     opened.push({ name: 'background jobs', run: () => purge.stop() });
+    // Log retention (option LogRetentionDays) and, on the embedded database, the logs table's statistics.
+    const logJob = runOnOnePod(
+      cluster,
+      { name: 'log-maintenance', intervalMs: 3_600_000, ttlMs: 7_200_000 },
+      async (signal) => {
+        const { deleted } = await services.logMaintenance.run(signal);
+        if (deleted > 0) logger.info({ deleted }, 'logs past retention deleted');
+      },
+    );
+    opened.push({ name: 'log maintenance', run: () => logJob.stop() });
 
     let draining = false;
     const app = await buildApp({

@@ -10,12 +10,17 @@ import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
+import { ChannelService } from './domain/channels/index.ts';
 import type { Keyring } from './domain/keyring.ts';
+import { LogMaintenance, LogService } from './domain/logs/index.ts';
 import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
 import type { PricingService } from './domain/pricing/service.ts';
+import { RedemptionService } from './domain/redemptions/index.ts';
 import { SetupService } from './domain/setup.ts';
 import { StatusService } from './domain/status.ts';
+import { TaskService } from './domain/tasks/index.ts';
+import { TokenService } from './domain/tokens/index.ts';
 import type { Store } from './store/index.ts';
 
 export interface Services {
@@ -37,6 +42,12 @@ export interface Services {
   email: EmailService;
   oauth: OAuthService;
   notifier: Notifier;
+  channels: ChannelService;
+  tokens: TokenService;
+  redemptions: RedemptionService;
+  logs: LogService;
+  logMaintenance: LogMaintenance;
+  tasks: TaskService;
 }
 
 type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl' | 'oauth' | 'notifyLimit'>;
@@ -63,6 +74,7 @@ export function createServices(
   });
   const mailer = new SmtpMailer(options);
   const login = new LoginService({ db, options, sessions });
+  const logs = new LogService({ db, options });
   return {
     ...deps,
     setup,
@@ -78,5 +90,11 @@ export function createServices(
     email: new EmailService({ db, options, verification, mailer, sessions }),
     oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth }),
     notifier: new Notifier({ mailer, keyring, counters: cluster.counters, limit: config.notifyLimit }),
+    channels: new ChannelService({ db, keyring, bus: cluster.bus }),
+    tokens: new TokenService({ db, options, keyring }),
+    redemptions: new RedemptionService({ db, options }),
+    logs,
+    logMaintenance: new LogMaintenance({ db, logs, options, vacuum: store.kind === 'pglite' }),
+    tasks: new TaskService({ db }),
   };
 }

@@ -205,6 +205,15 @@ describe('pricing', () => {
   });
 });
 
+describe('models by channel type', () => {
+  it('answers the known models of each channel type to signed-in users', async () => {
+    const models = (await normal.get('/api/models')).body.data;
+    expect(models['1']).toEqual(expect.arrayContaining(['gpt-4o']));
+    expect(models['14']).toEqual(expect.arrayContaining([expect.stringMatching(/^claude-/)]));
+    expect((await new DashboardClient(gateway.url).get('/api/models')).status).toBe(401);
+  });
+});
+
 describe('OpenAPI', () => {
   it('publishes the route schemas as an OpenAPI document with a browsable page', async () => {
     const document = (await root.get('/api/openapi.json')).body;

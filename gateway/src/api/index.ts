@@ -2,13 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
+import { channelRoutes } from './channel.ts';
 import { emailRoutes } from './email.ts';
+import { logRoutes } from './log.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
 import { pricingRoutes } from './pricing.ts';
 import { ipRateLimit } from './rate-limit.ts';
+import { redemptionRoutes } from './redemption.ts';
 import { setupRoutes } from './setup.ts';
 import { statusRoutes } from './status.ts';
+import { taskRoutes } from './task.ts';
+import { tokenRoutes } from './token.ts';
 import { userRoutes } from './user.ts';
 
 export interface ApiDeps {
@@ -55,4 +60,9 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: 
     options: services.options,
     keyring: services.keyring,
   });
+  tokenRoutes(app, { guards, critical, tokens: services.tokens });
+  redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
+  channelRoutes(app, { guards, channels: services.channels });
+  logRoutes(app, { guards, logs: services.logs });
+  taskRoutes(app, { guards, tasks: services.tasks });
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { modelsByChannelType } from '../domain/channels/index.ts';
 import { groupRatio, usableGroups } from '../domain/groups.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import type { PricingService } from '../domain/pricing/service.ts';
 import type { authGuards } from './auth.ts';
+import { ok } from './envelope.ts';
 
 export interface PricingRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -15,6 +17,9 @@ export interface PricingRouteDeps {
  * use, a visitor those of the default group.
  */
 export function pricingRoutes(app: FastifyInstance, { guards, options, pricing }: PricingRouteDeps): void {
+  // Spec doc 1 §7: the console's dashboard keeps this map (channel type -> model names) locally.
+  app.get('/models', { preHandler: guards.user, schema: { tags: ['pricing'] } }, async () => ok(modelsByChannelType()));
+
   app.get('/pricing', { preHandler: guards.optional, schema: { tags: ['pricing'] } }, async (request) => {
     const usable = usableGroups(options, request.auth?.user.group ?? 'default');
     const groups = Object.keys(usable);

@@ -1,5 +1,6 @@
 import { AppError } from '../errors.ts';
 import { HTTP_ERRORS } from '../http/errors.ts';
+import { checkProperties } from '../http/validation.ts';
 
 /**
  * Reads typed fields out of a react-admin record. react-admin sends the whole record back on update,
@@ -16,4 +17,11 @@ export function field<T extends 'string' | 'number' | 'boolean'>(
     throw new AppError(HTTP_ERRORS.INVALID_REQUEST, { detail: `${name} must be a ${type}` });
   }
   return value as never;
+}
+
+/** The record, checked against a route's field schemas (the same ones /api validates with). */
+export function typed<T>(data: Record<string, unknown>, properties: object): T {
+  const problem = checkProperties(data, properties);
+  if (problem) throw new AppError(HTTP_ERRORS.INVALID_REQUEST, { detail: problem });
+  return data as T;
 }

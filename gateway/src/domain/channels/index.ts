@@ -1,0 +1,28 @@
+export {
+  CHANNEL_SORT_FIELDS,
+  type ChannelFilters,
+  type ChannelSortField,
+} from '../../store/repositories/channels.ts';
+export { abilitiesOf, rebuildAbilities, syncAbilities } from './abilities.ts';
+export { CHANNEL_ERRORS } from './errors.ts';
+export {
+  CHANNEL_DEFAULTS,
+  CHANNEL_STATUS,
+  type ChannelConfig,
+  type ChannelInput,
+  type ChannelWarning,
+} from './input.ts';
+export { type ChannelInfo, channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
+export {
+  CHANNELS_CHANNEL,
+  type ChannelCreateInput,
+  type ChannelListQuery,
+  type ChannelPageQuery,
+  ChannelService,
+  type ChannelServiceDeps,
+  type ChannelUpdateInput,
+  type CreateMode,
+  type TagEdit,
+} from './service.ts';
+export { CHANNEL_TYPES, type ChannelType, channelType, knownModels, modelsByChannelType } from './types.ts';
+export { type ChannelRow, type ChannelView, channelView } from './view.ts';

@@ -1,0 +1,220 @@
+import { AppError, type ErrorSpec } from '../../errors.ts';
+import { CHANNEL_ERRORS } from './errors.ts';
+import { channelType, XUNFEI_TYPE } from './types.ts';
+
+/** Channel fields as the API takes them (spec doc 2 §3); every field is optional on update. */
+export interface ChannelInput {
+  type?: number | undefined;
+  name?: string | undefined;
+  key?: string | undefined;
+  openai_organization?: string | null | undefined;
+  test_model?: string | null | undefined;
+  status?: number | undefined;
+  weight?: number | undefined;
+  priority?: number | undefined;
+  base_url?: string | null | undefined;
+  other?: string | undefined;
+  /** Comma string in the API; a list is accepted too. */
+  models?: string | string[] | undefined;
+  /** Comma string in the API. */
+  group?: string | undefined;
+  /** The form's list of groups; wins over `group` when both are sent. */
+  groups?: string[] | undefined;
+  model_mapping?: string | null | undefined;
+  status_code_mapping?: string | null | undefined;
+  auto_ban?: number | undefined;
+  tag?: string | null | undefined;
+  setting?: string | null | undefined;
+  settings?: string | null | undefined;
+  param_override?: string | null | undefined;
+  header_override?: string | null | undefined;
+  max_input_tokens?: number | undefined;
+  remark?: string | undefined;
+}
+
+/** The configuration columns a channel's input sets (never the key, never runtime state). */
+export interface ChannelConfig {
+  type: number;
+  name: string;
+  openai_organization: string | null;
+  test_model: string | null;
+  status: number;
+  weight: number;
+  priority: number;
+  base_url: string | null;
+  other: string;
+  models: string;
+  group: string;
+  model_mapping: string | null;
+  status_code_mapping: string | null;
+  auto_ban: number;
+  tag: string | null;
+  setting: string | null;
+  settings: string | null;
+  param_override: string | null;
+  header_override: string | null;
+  max_input_tokens: number;
+  remark: string;
+}
+
+export type ChannelConfigField = keyof ChannelConfig;
+
+export const CHANNEL_STATUS = { enabled: 1, disabled: 2, autoDisabled: 3 } as const;
+
+/** Spec doc 2 §9: type 1, auto_ban 1, groups [default], priority 0, weight 0. */
+export const CHANNEL_DEFAULTS: ChannelConfig = {
+  type: 1,
+  name: '',
+  openai_organization: null,
+  test_model: null,
+  status: CHANNEL_STATUS.enabled,
+  weight: 0,
+  priority: 0,
+  base_url: null,
+  other: '',
+  models: '',
+  group: 'default',
+  model_mapping: null,
+  status_code_mapping: null,
+  auto_ban: 1,
+  tag: null,
+  setting: null,
+  settings: null,
+  param_override: null,
+  header_override: null,
+  max_input_tokens: 0,
+  remark: '',
+};
+
+/** A hint the answer carries when the input is accepted but probably not what was meant. */
+export type ChannelWarning = 'base_url_ends_with_v1';
+
+/** Comma string or list -> trimmed, distinct, non-empty names, in the order given. */
+export function cleanList(value: string | readonly string[] | null | undefined): string[] {
+  if (value === null || value === undefined) return [];
+  const parts = typeof value === 'string' ? value.split(',') : value;
+  return [...new Set(parts.map((p) => p.trim()).filter((p) => p !== ''))];
+}
+
+/** An optional JSON object held as text: empty means none; anything but an object is refused. */
+export function jsonObjectText(
+  text: string | null | undefined,
+  error: ErrorSpec,
+  params: Record<string, string> = {},
+  values?: (value: unknown) => boolean,
+): string | null {
+  if (text === null || text === undefined || text.trim() === '') return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AppError(error, params);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError(error, params);
+  if (values && !Object.values(parsed).every(values)) throw new AppError(error, params);
+  return text.trim();
+}
+
+export function checkModelMapping(text: string | null | undefined): string | null {
+  // new-api reads the mapping as {requested: upstream} strings; anything else would break requests later.
+  return jsonObjectText(text, CHANNEL_ERRORS.CHANNEL_MODEL_MAPPING_INVALID, {}, (v) => typeof v === 'string');
+}
+
+export function checkPriority(value: number): number {
+  if (!Number.isSafeInteger(value)) throw new AppError(CHANNEL_ERRORS.CHANNEL_PRIORITY_NOT_INTEGER);
+  return value;
+}
+
+export function checkWeight(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new AppError(CHANNEL_ERRORS.CHANNEL_WEIGHT_INVALID);
+  return value;
+}
+
+export function checkStatus(value: number): number {
+  if (value !== 1 && value !== 2 && value !== 3) throw new AppError(CHANNEL_ERRORS.CHANNEL_STATUS_INVALID);
+  return value;
+}
+
+/** Trailing slashes stripped (spec doc 2 §5); empty means the type's default. */
+export function cleanBaseUrl(value: string | null | undefined): string | null {
+  const trimmed = (value ?? '').trim().replace(/\/+$/, '');
+  if (trimmed === '') return null;
+  let url: URL;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_BASE_URL_INVALID, { base_url: trimmed });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_BASE_URL_INVALID, { base_url: trimmed });
+  }
+  return trimmed;
+}
+
+const emptyToNull = (value: string | null | undefined): string | null => {
+  const trimmed = value?.trim() ?? '';
+  return trimmed === '' ? null : trimmed;
+};
+
+/**
+ * Validates the fields present in `input` and turns them into columns, in the order of the spec's
+ * checks (name and key, models, model mapping, then the rest). On create, `base` is the defaults;
+ * on update, the stored channel, so checks that depend on other fields (type 18's `other`) see the result.
+ */
+export function applyChannelInput(
+  input: ChannelInput,
+  base: ChannelConfig,
+): { config: ChannelConfig; changed: ChannelConfigField[]; warnings: ChannelWarning[] } {
+  const next: ChannelConfig = { ...base };
+  const warnings: ChannelWarning[] = [];
+  if (input.name !== undefined) {
+    next.name = input.name.trim();
+    if (next.name === '') throw new AppError(CHANNEL_ERRORS.CHANNEL_NAME_EMPTY);
+  }
+  if (input.models !== undefined) {
+    const models = cleanList(input.models);
+    if (models.length === 0) throw new AppError(CHANNEL_ERRORS.CHANNEL_MODELS_REQUIRED);
+    next.models = models.join(',');
+  }
+  if (input.model_mapping !== undefined) next.model_mapping = checkModelMapping(input.model_mapping);
+  const jsonField = (field: 'status_code_mapping' | 'setting' | 'settings' | 'param_override' | 'header_override') => {
+    const value = input[field];
+    if (value !== undefined) next[field] = jsonObjectText(value, CHANNEL_ERRORS.CHANNEL_JSON_FIELD_INVALID, { field });
+  };
+  jsonField('status_code_mapping');
+  jsonField('setting');
+  jsonField('settings');
+  jsonField('param_override');
+  jsonField('header_override');
+  if (input.type !== undefined) {
+    if (!channelType(input.type)) throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNKNOWN, { type: input.type });
+    next.type = input.type;
+  }
+  if (input.priority !== undefined) next.priority = checkPriority(input.priority);
+  if (input.weight !== undefined) next.weight = checkWeight(input.weight);
+  if (input.status !== undefined) next.status = checkStatus(input.status);
+  if (input.auto_ban !== undefined) next.auto_ban = input.auto_ban === 0 ? 0 : 1;
+  if (input.base_url !== undefined) next.base_url = cleanBaseUrl(input.base_url);
+  if (input.groups !== undefined || input.group !== undefined) {
+    const groups = cleanList(input.groups ?? input.group);
+    next.group = groups.length > 0 ? groups.join(',') : CHANNEL_DEFAULTS.group;
+  }
+  if (input.other !== undefined) next.other = input.other.trim();
+  if (next.type === XUNFEI_TYPE && next.other === '') next.other = 'v2.1';
+  if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);
+  if (input.test_model !== undefined) next.test_model = emptyToNull(input.test_model);
+  if (input.tag !== undefined) next.tag = emptyToNull(input.tag);
+  if (input.max_input_tokens !== undefined) next.max_input_tokens = input.max_input_tokens;
+  if (input.remark !== undefined) next.remark = input.remark;
+
+  if (next.base_url && /\/v1$/i.test(next.base_url)) warnings.push('base_url_ends_with_v1');
+  const changed = (Object.keys(next) as ChannelConfigField[]).filter((field) => next[field] !== base[field]);
+  return { config: next, changed, warnings };
+}
+
+/** The configuration columns of a stored channel. */
+export function configOf(row: ChannelConfig): ChannelConfig {
+  const config = {} as Record<ChannelConfigField, unknown>;
+  for (const field of Object.keys(CHANNEL_DEFAULTS) as ChannelConfigField[]) config[field] = row[field];
+  return config as ChannelConfig;
+}

@@ -1,0 +1,123 @@
+import { AppError } from '../../errors.ts';
+import { CHANNEL_ERRORS } from './errors.ts';
+import type { ChannelType } from './types.ts';
+
+export const FETCH_MODELS_TIMEOUT_MS = 10_000;
+
+interface Request {
+  url: string;
+  headers: Record<string, string>;
+  /** Reads model names out of the parsed answer; undefined when it has another shape. */
+  read(body: unknown): string[] | undefined;
+  expected: string;
+}
+
+/**
+ * Asks an upstream which models it serves, in the way its protocol does (OpenAI-style `/v1/models`,
+ * Anthropic, Gemini, Ollama). Every failure becomes an AppError that says what went wrong: never a 500.
+ */
+export async function fetchUpstreamModels(
+  type: ChannelType,
+  baseUrl: string,
+  key: string,
+  timeoutMs = FETCH_MODELS_TIMEOUT_MS,
+): Promise<string[]> {
+  const request = requestFor(type, baseUrl, key);
+  let response: Response;
+  try {
+    response = await fetch(request.url, { headers: request.headers, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    const url = redact(request.url, key);
+    if ((error as Error).name === 'TimeoutError') {
+      throw new AppError(CHANNEL_ERRORS.UPSTREAM_TIMEOUT, { url, seconds: Math.round(timeoutMs / 1000) });
+    }
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const detail = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new AppError(CHANNEL_ERRORS.UPSTREAM_UNREACHABLE, { url, detail: redact(detail, key) });
+  }
+  const text = await response.text().catch(() => '');
+  if (!response.ok) {
+    throw new AppError(CHANNEL_ERRORS.UPSTREAM_REFUSED, {
+      status: response.status,
+      detail: redact(errorDetail(text), key),
+    });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+  }
+  const models = request.read(body);
+  if (!models) throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+  return [...new Set(models)].sort();
+}
+
+function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
+  const listing = type.listing;
+  switch (listing.protocol) {
+    case 'openai':
+      return {
+        // A base URL that already ends in /v1 (accepted with a warning) must not get a second one.
+        url:
+          /\/v1$/i.test(baseUrl) && listing.path.startsWith('/v1/')
+            ? baseUrl + listing.path.slice(3)
+            : baseUrl + listing.path,
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+        read: (body) => names(body, 'data', 'id'),
+        expected: '{"data":[{"id":…}]}',
+      };
+    case 'anthropic':
+      return {
+        url: `${baseUrl}${/\/v1$/i.test(baseUrl) ? '' : '/v1'}/models?limit=1000`,
+        headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', accept: 'application/json' },
+        read: (body) => names(body, 'data', 'id'),
+        expected: '{"data":[{"id":…}]}',
+      };
+    case 'gemini':
+      return {
+        // The key travels in a header rather than `?key=`, so it never lands in URLs or access logs.
+        url: `${baseUrl}/v1beta/models?pageSize=1000`,
+        headers: { 'x-goog-api-key': key, accept: 'application/json' },
+        read: (body) => names(body, 'models', 'name')?.map((name) => name.replace(/^models\//, '')),
+        expected: '{"models":[{"name":…}]}',
+      };
+    case 'ollama':
+      return {
+        url: `${baseUrl}/api/tags`,
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+        read: (body) => names(body, 'models', 'name'),
+        expected: '{"models":[{"name":…}]}',
+      };
+    case 'none':
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_UNSUPPORTED, { type: `${type.id} ${type.name}` });
+  }
+}
+
+function names(body: unknown, listField: string, nameField: string): string[] | undefined {
+  const list = (body as Record<string, unknown> | null)?.[listField];
+  if (!Array.isArray(list)) return undefined;
+  const result: string[] = [];
+  for (const item of list) {
+    const name = (item as Record<string, unknown> | null)?.[nameField];
+    if (typeof name === 'string' && name !== '') result.push(name);
+  }
+  return result;
+}
+
+/** The upstream's own error message when it sent one (OpenAI, Anthropic and Gemini all nest it in `error`). */
+function errorDetail(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
+    if (typeof message === 'string' && message !== '') return message.slice(0, 500);
+  } catch {
+    // not JSON: show the start of the text
+  }
+  return text.trim().slice(0, 500) || '(empty body)';
+}
+
+/** Upstreams sometimes echo the key they were given; it must not reach the answer. */
+function redact(text: string, key: string): string {
+  return key.length >= 4 ? text.split(key).join('***') : text;
+}

@@ -1,0 +1,8 @@
+export {
+  type MidjourneyFilters,
+  scopeMidjourneyQuery,
+  scopeTaskQuery,
+  type TaskFilters,
+} from './filters.ts';
+export { type TaskList, TaskService } from './service.ts';
+export { type MidjourneyView, midjourneyView, type TaskView, taskView } from './view.ts';

@@ -1,0 +1,45 @@
+import { tokenFields } from '../../api/token.ts';
+import type { TokenCreate, TokenService, TokenUpdate } from '../../domain/tokens/index.ts';
+import { field, typed } from '../fields.ts';
+import { idsFilter, numberFilter, type RestResource, textFilter } from '../resource.ts';
+
+/** The console's `token` resource: the signed-in user's own API keys. */
+export function tokenResource(tokens: TokenService): RestResource {
+  return {
+    guard: 'user',
+    list(query, actor) {
+      const f = query.filters;
+      return tokens.list(
+        {
+          ...query,
+          filters: {
+            keyword: textFilter(f, 'q') ?? textFilter(f, 'keyword'),
+            name: textFilter(f, 'name'),
+            token: textFilter(f, 'token'),
+            status: numberFilter(f, 'status'),
+            group: textFilter(f, 'group'),
+            id: idsFilter(f),
+          },
+        },
+        actor,
+      );
+    },
+    getOne: (id, actor) => tokens.get(id, actor),
+    async create(data, actor) {
+      const [created] = await tokens.create({ ...typed<TokenCreate>(data, tokenFields), count: 1 }, actor);
+      return created!;
+    },
+    async update(id, data, actor) {
+      const before = await tokens.get(id, actor);
+      let token = await tokens.update({ ...typed<TokenUpdate>(data, tokenFields), id }, actor);
+      const status = field(data, 'status', 'number');
+      if (status !== undefined && status !== before.status) token = await tokens.setStatus(id, status, actor);
+      return token;
+    },
+    async delete(id, actor) {
+      const before = await tokens.get(id, actor);
+      await tokens.delete(id, actor);
+      return before;
+    },
+  };
+}
