@@ -172,6 +172,18 @@ describe('REST dialect with ra-data-simple-rest', () => {
     });
     expect(codes.total).toBe(1);
 
+    const extra = await data.create('redemption', { data: { name: 'spare', quota: 1000 } });
+    expect((await data.delete('redemption', { id: extra.data.id, previousData: extra.data })).data.name).toBe('spare');
+    await expect(data.getOne('redemption', { id: extra.data.id })).rejects.toMatchObject({ status: 404 });
+
+    for (const name of ['t-a', 't-b', 't-c']) await data.create('token', { data: { name, remain_quota: 10 } });
+    const tokenPage = await data.getList('token', {
+      pagination: { page: 2, perPage: 2 },
+      sort: { field: 'name', order: 'ASC' },
+      filter: { q: 't-' },
+    });
+    expect(tokenPage.total).toBe(3);
+    expect(tokenPage.data.map((t) => t.name)).toEqual(['t-c']);
     const token = await data.create('token', { data: { name: 'ci', remain_quota: 1000, expired_time: -1 } });
     expect(token.data).toMatchObject({ name: 'ci', remain_quota: 1000, status: 1 });
     expect(token.data.key).toMatch(/^sk-[0-9A-Za-z]{48}$/);
