@@ -1,0 +1,30 @@
+import type { WireFormat } from '../../types.ts';
+import type { Provider } from '../types.ts';
+import { parseOpenAIError } from './errors.ts';
+import { buildOpenAIRequest } from './request.ts';
+import { OpenAIStreamObserver } from './stream.ts';
+import { openAIUsage } from './usage.ts';
+
+const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
+  'openai-chat',
+  'openai-completions',
+  'openai-responses',
+  'openai-embeddings',
+  'openai-images',
+  'openai-image-edits',
+  'openai-audio-speech',
+  'openai-audio-transcriptions',
+  'openai-audio-translations',
+  'openai-moderations',
+  'rerank',
+]);
+
+/** OpenAI and every OpenAI-compatible upstream (Azure's URL and auth variant, custom full-URL channels). */
+export const openAIProvider: Provider = {
+  name: 'openai',
+  formats: FORMATS,
+  buildRequest: buildOpenAIRequest,
+  usageFromBody: openAIUsage,
+  streamObserver: (format) => new OpenAIStreamObserver(format),
+  parseError: parseOpenAIError,
+};

@@ -1,0 +1,72 @@
+import { channelType } from '../../../domain/channels/index.ts';
+import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import type { UpstreamRequest } from '../types.ts';
+
+const AZURE = 3;
+const CUSTOM = 8;
+const OPENAI = 1;
+export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
+
+/** The path of each OpenAI operation, after the API prefix (usually /v1). */
+const OPERATION: Partial<Record<WireFormat, string>> = {
+  'openai-chat': '/chat/completions',
+  'openai-completions': '/completions',
+  'openai-responses': '/responses',
+  'openai-embeddings': '/embeddings',
+  'openai-images': '/images/generations',
+  'openai-image-edits': '/images/edits',
+  'openai-audio-speech': '/audio/speech',
+  'openai-audio-transcriptions': '/audio/transcriptions',
+  'openai-audio-translations': '/audio/translations',
+  'openai-moderations': '/moderations',
+  rerank: '/rerank',
+};
+
+/**
+ * The API prefix of an OpenAI-compatible type: /v1 for most, the type's own for the few that put it
+ * elsewhere (e.g. /compatible-mode/v1), read off where the type lists its models.
+ */
+function apiPrefix(type: number): string {
+  const listing = channelType(type)?.listing;
+  if (listing?.protocol === 'openai' && listing.path.endsWith('/models'))
+    return listing.path.slice(0, -'/models'.length);
+  return '/v1';
+}
+
+export function operationPath(format: WireFormat): string {
+  const path = OPERATION[format];
+  if (!path) throw new Error(`the OpenAI protocol has no operation for ${format}`);
+  return path;
+}
+
+export function buildOpenAIRequest(input: {
+  format: WireFormat;
+  channel: ChannelSnapshot;
+  key: string;
+  upstreamModel: string;
+  body: string | FormData;
+}): UpstreamRequest {
+  const { format, channel, key, upstreamModel, body } = input;
+  const operation = operationPath(format);
+  const base = (channel.baseUrl || channelType(channel.type)?.baseUrl || '').replace(/\/+$/, '');
+  const headers: Record<string, string> = {};
+  if (typeof body === 'string') headers['content-type'] = 'application/json';
+  let url: string;
+  if (channel.type === AZURE) {
+    const version = channel.other || AZURE_DEFAULT_API_VERSION;
+    url =
+      format === 'openai-responses'
+        ? `${base}/openai/v1/responses?api-version=preview`
+        : `${base}/openai/deployments/${encodeURIComponent(upstreamModel)}${operation}?api-version=${encodeURIComponent(version)}`;
+    headers['api-key'] = key;
+  } else {
+    url =
+      channel.type === CUSTOM
+        ? base.replaceAll('{model}', encodeURIComponent(upstreamModel))
+        : `${base}${apiPrefix(channel.type)}${operation}`;
+    headers.authorization = `Bearer ${key}`;
+    if (channel.type === OPENAI && channel.openaiOrganization)
+      headers['openai-organization'] = channel.openaiOrganization;
+  }
+  return { url, method: 'POST', headers, body };
+}

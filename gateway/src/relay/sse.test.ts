@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { SseParser, sseData } from './sse.ts';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe('SSE parser', () => {
+  it('parses events split across chunks at any byte, multi-byte characters included', () => {
+    const stream = `${sseData('{"a":"你好"}')}: ping\n\n${sseData('{"b":1}', 'delta')}data: line1\ndata: line2\n\ndata: [DONE]\n\n`;
+    const all = bytes(stream);
+    for (let cut = 1; cut < all.length; cut += 7) {
+      const parser = new SseParser();
+      const events = [...parser.push(all.slice(0, cut)), ...parser.push(all.slice(cut)), ...parser.end()];
+      expect(events).toEqual([
+        { data: '{"a":"你好"}' },
+        { event: 'delta', data: '{"b":1}' },
+        { data: 'line1\nline2' },
+        { data: '[DONE]' },
+      ]);
+    }
+  });
+
+  it('handles CRLF and a final event without a blank line', () => {
+    const parser = new SseParser();
+    expect(parser.push(bytes('data: x\r\n\r\ndata: y'))).toEqual([{ data: 'x' }]);
+    expect(parser.end()).toEqual([{ data: 'y' }]);
+  });
+});
