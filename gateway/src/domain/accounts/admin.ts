@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
@@ -9,6 +10,7 @@ import {
   type UserSearch,
   updateUser,
 } from '../../store/repositories/users.ts';
+import { announceAuthChange } from '../auth-changes.ts';
 import { ACCOUNT_ERRORS } from './errors.ts';
 import { hashPassword } from './password.ts';
 import { assertMayCreateRole, assertMayManage, assertOutranks, type ManageAction } from './permissions.ts';
@@ -42,11 +44,18 @@ export class UserAdminService {
   readonly #db: Kysely<Database>;
   readonly #sessions: SessionService;
   readonly #registration: RegistrationService;
+  readonly #bus: Bus | undefined;
 
-  constructor(deps: { db: Kysely<Database>; sessions: SessionService; registration: RegistrationService }) {
+  constructor(deps: {
+    db: Kysely<Database>;
+    sessions: SessionService;
+    registration: RegistrationService;
+    bus?: Bus | undefined;
+  }) {
     this.#db = deps.db;
     this.#sessions = deps.sessions;
     this.#registration = deps.registration;
+    this.#bus = deps.bus;
   }
 
   search(search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
@@ -96,6 +105,8 @@ export class UserAdminService {
     if (passwordChanged) changes.password = await hashPassword(checkPassword(input.password ?? ''));
     const updated = Object.keys(changes).length > 0 ? await updateUser(this.#db, user.id, changes) : user;
     if (passwordChanged) await this.#sessions.revokeAll(user.id);
+    // The relay caches each key's owner (group, status): tell every pod to read it again.
+    await announceAuthChange(this.#bus, { users: [user.id] });
     if (changes.quota !== undefined && changes.quota !== user.quota) {
       await insertLog(this.#db, {
         user_id: user.id,
@@ -132,6 +143,7 @@ export class UserAdminService {
     }
     const updated = (await updateUser(this.#db, user.id, changes)) ?? user;
     if (action === 'disable' || action === 'delete') await this.#sessions.revokeAll(user.id);
+    await announceAuthChange(this.#bus, { users: [user.id] });
     return updated;
   }
 

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { findLiveUserBy, findLiveUserById, updateUser } from '../../store/repositories/users.ts';
+import { announceAuthChange } from '../auth-changes.ts';
 import { type GroupInfo, usableGroups } from '../groups.ts';
 import type { Keyring } from '../keyring.ts';
 import type { OptionsService } from '../options/index.ts';
@@ -28,8 +30,16 @@ export class SelfService {
   readonly #options: OptionsService;
   readonly #sessions: SessionService;
   readonly #keyring: Keyring;
+  readonly #bus: Bus | undefined;
 
-  constructor(deps: { db: Kysely<Database>; options: OptionsService; sessions: SessionService; keyring: Keyring }) {
+  constructor(deps: {
+    db: Kysely<Database>;
+    options: OptionsService;
+    sessions: SessionService;
+    keyring: Keyring;
+    bus?: Bus | undefined;
+  }) {
+    this.#bus = deps.bus;
     this.#db = deps.db;
     this.#options = deps.options;
     this.#sessions = deps.sessions;
@@ -78,6 +88,7 @@ export class SelfService {
     if (confirmation?.trim() !== user.username) throw new AppError(ACCOUNT_ERRORS.DELETE_CONFIRMATION_MISMATCH);
     await updateUser(this.#db, user.id, { deleted_at: Math.floor(Date.now() / 1000), access_token_hmac: null });
     await this.#sessions.revokeAll(user.id);
+    await announceAuthChange(this.#bus, { users: [user.id] });
   }
 
   /** A new personal access token, shown once; the previous one stops working. */

@@ -1,4 +1,5 @@
 import type { Kysely, Updateable } from 'kysely';
+import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, TokensTable, UserRow } from '../../store/database.ts';
 import {
@@ -14,6 +15,7 @@ import {
   type TokenRow,
   updateUserToken,
 } from '../../store/repositories/tokens.ts';
+import { announceAuthChange } from '../auth-changes.ts';
 import { assertFuture, parseExpiry } from '../expiry.ts';
 import { usableGroups } from '../groups.ts';
 import type { Keyring } from '../keyring.ts';
@@ -84,11 +86,13 @@ export class TokenService {
   readonly #db: Kysely<Database>;
   readonly #options: OptionsService;
   readonly #keyring: Keyring;
+  readonly #bus: Bus | undefined;
 
-  constructor(deps: { db: Kysely<Database>; options: OptionsService; keyring: Keyring }) {
+  constructor(deps: { db: Kysely<Database>; options: OptionsService; keyring: Keyring; bus?: Bus | undefined }) {
     this.#db = deps.db;
     this.#options = deps.options;
     this.#keyring = deps.keyring;
+    this.#bus = deps.bus;
   }
 
   static readonly SORTABLE = TOKEN_SORT_FIELDS;
@@ -219,6 +223,7 @@ export class TokenService {
     if (Object.keys(changes).length === 0) return tokenView(row, this.#keyring, now);
     const updated = await updateUserToken(this.#db, actor.id, row.id, changes);
     if (!updated) throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
+    await announceAuthChange(this.#bus, { tokens: [row.id] });
     return tokenView(updated, this.#keyring, now);
   }
 
@@ -232,6 +237,7 @@ export class TokenService {
     if (row.status === wanted) return tokenView(row, this.#keyring, now);
     const updated = await updateUserToken(this.#db, actor.id, row.id, { status: wanted });
     if (!updated) throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
+    await announceAuthChange(this.#bus, { tokens: [row.id] });
     return tokenView(updated, this.#keyring, now);
   }
 
@@ -241,6 +247,7 @@ export class TokenService {
     if ((await deleteUserTokens(this.#db, actor.id, [row.id], nowSeconds())) === 0) {
       throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
     }
+    await announceAuthChange(this.#bus, { tokens: [row.id] });
   }
 
   /**
@@ -250,7 +257,9 @@ export class TokenService {
   async deleteMany(ids: readonly number[], actor: TokenActor): Promise<number> {
     const unique = [...new Set(ids)];
     for (const row of await findUserTokens(this.#db, actor.id, unique)) assertUnmanaged(row, MANAGED_KIND, ['delete']);
-    return deleteUserTokens(this.#db, actor.id, unique, nowSeconds());
+    const deleted = await deleteUserTokens(this.#db, actor.id, unique, nowSeconds());
+    await announceAuthChange(this.#bus, { tokens: unique });
+    return deleted;
   }
 
   async #own(id: number, actor: TokenActor): Promise<TokenRow> {

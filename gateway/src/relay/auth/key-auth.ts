@@ -1,0 +1,82 @@
+import type { FastifyRequest } from 'fastify';
+import { usableGroups } from '../../domain/groups.ts';
+import type { OptionsService } from '../../domain/options/index.ts';
+import { AppError } from '../../errors.ts';
+import { RELAY_ERRORS } from '../errors.ts';
+import type { KeyCache, KeyIdentity } from './key-cache.ts';
+
+const ADMIN_ROLE = 10;
+
+export interface RelayCaller {
+  identity: KeyIdentity;
+  /** `sk-<key>-<channelId>`: an administrator's request pinned to one channel (never retried). */
+  pinnedChannelId?: number;
+  /** The group the request is billed and routed in: the token's, else the owner's. */
+  group: string;
+}
+
+/**
+ * The API key of a relay request, wherever the client put it (reference §3.1): Anthropic clients send
+ * x-api-key, Gemini clients x-goog-api-key or ?key=, everyone else a bearer token.
+ */
+export function extractKey(request: FastifyRequest): string | undefined {
+  const headers = request.headers;
+  const path = request.url;
+  if (path.startsWith('/v1beta/') || path.startsWith('/v1/models/')) {
+    const google = headers['x-goog-api-key'];
+    if (typeof google === 'string' && google) return google;
+    const query = (request.query as { key?: unknown } | undefined)?.key;
+    if (typeof query === 'string' && query) return query;
+  }
+  const anthropic = headers['x-api-key'];
+  if (
+    typeof anthropic === 'string' &&
+    anthropic &&
+    (path.startsWith('/v1/messages') || path.startsWith('/v1/models'))
+  ) {
+    return anthropic;
+  }
+  const authorization = headers.authorization;
+  if (typeof authorization === 'string') {
+    const match = /^bearer\s+(.+)$/i.exec(authorization.trim());
+    if (match?.[1]) return match[1].trim();
+  }
+  const mj = headers['mj-api-secret'];
+  return typeof mj === 'string' && mj ? mj : undefined;
+}
+
+/** Checks a relay request's key, its token and owner (reference §3.2); throws the relay's errors. */
+export async function authenticateKey(
+  request: FastifyRequest,
+  keys: KeyCache,
+  options: OptionsService,
+): Promise<RelayCaller> {
+  const raw = extractKey(request);
+  if (!raw) throw new AppError(RELAY_ERRORS.invalid_token);
+  const [bare, pin] = raw.replace(/^sk-/, '').split('-');
+  const identity = bare ? await keys.lookup(bare) : undefined;
+  if (!identity) throw new AppError(RELAY_ERRORS.invalid_token);
+  const { token, user } = identity;
+  if (token.status !== 1) throw new AppError(RELAY_ERRORS.token_disabled);
+  if (token.expiredTime !== -1 && token.expiredTime < Date.now() / 1000) throw new AppError(RELAY_ERRORS.token_expired);
+  if (token.allowIps && !token.allowIps.check(request.ip, request.ip.includes(':') ? 'ipv6' : 'ipv4')) {
+    throw new AppError(RELAY_ERRORS.access_denied);
+  }
+  if (user.status !== 1) throw new AppError(RELAY_ERRORS.user_banned);
+
+  const group = token.group || user.group;
+  if (!(group in usableGroups(options, user.group))) throw new AppError(RELAY_ERRORS.group_not_usable, { group });
+
+  if (pin === undefined) return { identity, group };
+  if (user.role < ADMIN_ROLE) throw new AppError(RELAY_ERRORS.channel_pin_forbidden);
+  const pinnedChannelId = Number(pin);
+  if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0)
+    throw new AppError(RELAY_ERRORS.channel_pin_invalid);
+  return { identity, group, pinnedChannelId };
+}
+
+/** Token model limits (reference §3.2): with limits on, only the listed models. */
+export function assertModelAllowed(caller: RelayCaller, model: string): void {
+  const limits = caller.identity.token.modelLimits;
+  if (limits && !limits.has(model)) throw new AppError(RELAY_ERRORS.model_not_allowed, { model });
+}

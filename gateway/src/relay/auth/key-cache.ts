@@ -1,0 +1,178 @@
+import { BlockList, isIP } from 'node:net';
+import type { Kysely } from 'kysely';
+import type { Bus } from '../../cluster/index.ts';
+import { readSetting } from '../../domain/accounts/settings.ts';
+import { AUTH_CHANGES_CHANNEL, type AuthChange } from '../../domain/auth-changes.ts';
+import type { Keyring } from '../../domain/keyring.ts';
+import type { Database } from '../../store/database.ts';
+
+/** A token and its owner as the relay checks them, without any database access per request. */
+export interface KeyIdentity {
+  token: {
+    id: number;
+    name: string;
+    status: number;
+    /** Unix seconds, -1 never. */
+    expiredTime: number;
+    unlimited: boolean;
+    /** null: any model. */
+    modelLimits: ReadonlySet<string> | null;
+    /** null: any client address. */
+    allowIps: BlockList | null;
+    group: string;
+  };
+  user: {
+    id: number;
+    username: string;
+    group: string;
+    role: number;
+    status: number;
+    email: string;
+    acceptUnsetModels: boolean;
+  };
+}
+
+interface Entry {
+  identity: KeyIdentity | null;
+  expiresAt: number;
+}
+
+/** Unknown keys are remembered briefly, so a flood of bad keys does not become a flood of queries. */
+const NEGATIVE_TTL_MS = 10_000;
+
+/**
+ * API keys by HMAC, kept in memory (DESIGN.md §3 step 2). A key is read from the database once, then
+ * served from memory until a change to its token or owner is announced on the bus (every pod drops it
+ * within a second) or its time-to-live passes (the safety net for a missed message).
+ */
+export class KeyCache {
+  readonly #db: Kysely<Database>;
+  readonly #keyring: Keyring;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #loading = new Map<string, Promise<KeyIdentity | null>>();
+  #unsubscribe: (() => Promise<void>) | undefined;
+
+  private constructor(deps: { db: Kysely<Database>; keyring: Keyring; ttlMs: number; maxEntries: number }) {
+    this.#db = deps.db;
+    this.#keyring = deps.keyring;
+    this.#ttlMs = deps.ttlMs;
+    this.#maxEntries = deps.maxEntries;
+  }
+
+  static async start(deps: { db: Kysely<Database>; keyring: Keyring; bus: Bus; ttlMs?: number; maxEntries?: number }) {
+    const cache = new KeyCache({ ...deps, ttlMs: deps.ttlMs ?? 60_000, maxEntries: deps.maxEntries ?? 100_000 });
+    cache.#unsubscribe = await deps.bus.subscribe(AUTH_CHANGES_CHANNEL, (message) => cache.#onChange(message));
+    return cache;
+  }
+
+  /** The identity behind a bare key (no `sk-`, no channel pin), or undefined if there is none. */
+  async lookup(key: string): Promise<KeyIdentity | undefined> {
+    const hmac = this.#keyring.hmac(key);
+    const now = Date.now();
+    const cached = this.#entries.get(hmac);
+    if (cached && cached.expiresAt > now) return cached.identity ?? undefined;
+    let loading = this.#loading.get(hmac);
+    if (!loading) {
+      loading = this.#load(hmac).finally(() => this.#loading.delete(hmac));
+      this.#loading.set(hmac, loading);
+    }
+    const identity = await loading;
+    if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
+    this.#entries.set(hmac, { identity, expiresAt: now + (identity ? this.#ttlMs : NEGATIVE_TTL_MS) });
+    return identity ?? undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.#unsubscribe?.();
+    this.#entries.clear();
+  }
+
+  async #load(hmac: string): Promise<KeyIdentity | null> {
+    const row = await this.#db
+      .selectFrom('tokens')
+      .innerJoin('users', 'users.id', 'tokens.user_id')
+      .select([
+        'tokens.id as token_id',
+        'tokens.name',
+        'tokens.status as token_status',
+        'tokens.expired_time',
+        'tokens.unlimited_quota',
+        'tokens.model_limits_enabled',
+        'tokens.model_limits',
+        'tokens.allow_ips',
+        'tokens.group as token_group',
+        'users.id as user_id',
+        'users.username',
+        'users.group as user_group',
+        'users.role',
+        'users.status as user_status',
+        'users.email',
+        'users.setting',
+      ])
+      .where('tokens.key_hmac', '=', hmac)
+      .where('tokens.deleted_at', 'is', null)
+      .where('users.deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      token: {
+        id: row.token_id,
+        name: row.name,
+        status: row.token_status,
+        expiredTime: row.expired_time,
+        unlimited: row.unlimited_quota,
+        modelLimits: row.model_limits_enabled ? new Set(splitList(row.model_limits, ',')) : null,
+        allowIps: allowList(row.allow_ips),
+        group: row.token_group,
+      },
+      user: {
+        id: row.user_id,
+        username: row.username,
+        group: row.user_group,
+        role: row.role,
+        status: row.user_status,
+        email: row.email,
+        acceptUnsetModels: readSetting(row.setting, this.#keyring).accept_unset_model_ratio_model,
+      },
+    };
+  }
+
+  #onChange(message: string): void {
+    let change: AuthChange;
+    try {
+      change = JSON.parse(message) as AuthChange;
+    } catch {
+      return;
+    }
+    const tokens = new Set(change.tokens ?? []);
+    const users = new Set(change.users ?? []);
+    for (const [hmac, entry] of this.#entries) {
+      const identity = entry.identity;
+      // Unknown keys may have just been created: forget those too.
+      if (!identity || tokens.has(identity.token.id) || users.has(identity.user.id)) this.#entries.delete(hmac);
+    }
+  }
+}
+
+const splitList = (text: string, separator: string | RegExp) =>
+  text
+    .split(separator)
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+/** The token's IP allow list (IPs or CIDRs, one per line); null when empty. */
+function allowList(text: string): BlockList | null {
+  const entries = splitList(text, /[\n,]/);
+  if (entries.length === 0) return null;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address, prefix] = entry.split('/');
+    const family = isIP(address ?? '') === 6 ? 'ipv6' : 'ipv4';
+    if (!address || isIP(address) === 0) continue;
+    if (prefix === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(prefix), family);
+  }
+  return list;
+}

@@ -1,0 +1,259 @@
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local upstream that speaks OpenAI's HTTP protocol (the documented request and response bodies,
+ * SSE streaming with `data:` events and `[DONE]`), so the relay can be tested end to end with the
+ * official SDK on the client side. Every request is recorded; behaviour can be scripted per test.
+ */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+  raw: Buffer;
+}
+
+export interface MockBehaviour {
+  /** Answer this status with an OpenAI error body instead of a result, for the next `times` requests. */
+  failWith?: { status: number; message?: string; code?: string; times: number };
+  /** Reply text for chat/completions/responses; default "Hello from the mock." */
+  reply?: string;
+  /** Leave usage out of answers and streams (the relay must then estimate). */
+  omitUsage?: boolean;
+  /** Milliseconds between stream chunks. */
+  chunkDelayMs?: number;
+  /** Usage to report; default computed from the texts (4 characters a token). */
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+}
+
+export interface MockOpenAI {
+  url: string;
+  requests: RecordedRequest[];
+  behaviour: MockBehaviour;
+  close(): Promise<void>;
+}
+
+const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+
+export async function startMockOpenAI(): Promise<MockOpenAI> {
+  const requests: RecordedRequest[] = [];
+  const mock: Omit<MockOpenAI, 'url' | 'close'> = { requests, behaviour: {} };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const type = req.headers['content-type'] ?? '';
+      let body: any;
+      try {
+        body = type.includes('application/json') && raw.length ? JSON.parse(raw.toString()) : raw.toString('latin1');
+      } catch {
+        body = raw.toString();
+      }
+      const path = (req.url ?? '').split('?')[0] ?? '';
+      requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
+      handle(mock.behaviour, req, res, path, body).catch((error: unknown) => {
+        res.statusCode = 500;
+        res.end(String(error));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    ...mock,
+    get behaviour() {
+      return mock.behaviour;
+    },
+    set behaviour(value: MockBehaviour) {
+      mock.behaviour = value;
+    },
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function json(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerResponse, path: string, body: any) {
+  if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['api-key']) {
+    return json(res, 401, {
+      error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+    });
+  }
+  if (b.failWith && b.failWith.times > 0) {
+    b.failWith.times--;
+    return json(res, b.failWith.status, {
+      error: {
+        message: b.failWith.message ?? `mock failure ${b.failWith.status}`,
+        type: 'server_error',
+        code: b.failWith.code ?? null,
+      },
+    });
+  }
+  const reply = b.reply ?? 'Hello from the mock.';
+  const model = typeof body === 'object' && body ? body.model : 'mock-model';
+  const promptText = JSON.stringify(body?.messages ?? body?.prompt ?? body?.input ?? '');
+  const usage = {
+    prompt_tokens: b.usage?.prompt_tokens ?? tokens(promptText),
+    completion_tokens: b.usage?.completion_tokens ?? tokens(reply),
+    total_tokens: 0,
+    prompt_tokens_details: { cached_tokens: b.usage?.cached_tokens ?? 0 },
+  };
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+
+  switch (path) {
+    case '/v1/chat/completions':
+      return chat(b, res, body, model, reply, usage);
+    case '/v1/completions':
+      return json(res, 200, {
+        id: 'cmpl-mock',
+        object: 'text_completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, text: reply, finish_reason: 'stop', logprobs: null }],
+        ...(b.omitUsage ? {} : { usage }),
+      });
+    case '/v1/responses':
+      return responses(b, res, body, model, reply, usage);
+    case '/v1/embeddings': {
+      const inputs = Array.isArray(body.input) ? body.input : [body.input];
+      return json(res, 200, {
+        object: 'list',
+        model,
+        data: inputs.map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
+        usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.prompt_tokens },
+      });
+    }
+    case '/v1/images/generations':
+      return json(res, 200, {
+        created: 1,
+        data: [{ url: 'https://images.example/1.png', revised_prompt: body.prompt }],
+      });
+    case '/v1/audio/speech':
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      return res.end(Buffer.from('ID3-mock-audio'));
+    case '/v1/audio/transcriptions':
+    case '/v1/audio/translations':
+      return json(res, 200, { text: reply });
+    case '/v1/moderations':
+      return json(res, 200, {
+        id: 'modr-mock',
+        model,
+        results: [{ flagged: false, categories: {}, category_scores: {} }],
+      });
+    case '/v1/rerank':
+      return json(res, 200, {
+        results: (body.documents ?? []).map((_: unknown, index: number) => ({
+          index,
+          relevance_score: 1 / (index + 1),
+        })),
+        usage: { total_tokens: usage.prompt_tokens },
+      });
+    case '/v1/models':
+      return json(res, 200, { object: 'list', data: [{ id: 'gpt-4o', object: 'model', owned_by: 'mock' }] });
+    default:
+      return json(res, 404, {
+        error: { message: `Invalid URL (${req.method} ${path})`, type: 'invalid_request_error' },
+      });
+  }
+}
+
+async function chat(b: MockBehaviour, res: ServerResponse, body: any, model: string, reply: string, usage: object) {
+  const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
+  const toolCall = wantsTool
+    ? {
+        id: 'call_mock_1',
+        type: 'function',
+        function: { name: body.tools[0].function.name, arguments: '{"city":"Paris"}' },
+      }
+    : undefined;
+  if (!body.stream) {
+    return json(res, 200, {
+      id: 'chatcmpl-mock',
+      object: 'chat.completion',
+      created: 1,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: toolCall
+            ? { role: 'assistant', content: null, tool_calls: [toolCall] }
+            : { role: 'assistant', content: reply },
+          finish_reason: toolCall ? 'tool_calls' : 'stop',
+        },
+      ],
+      ...(b.omitUsage ? {} : { usage }),
+    });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = async (data: unknown) => {
+    res.write(`data: ${JSON.stringify(data)}\n\n`);
+    if (b.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, b.chunkDelayMs));
+  };
+  const base = { id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1, model };
+  await send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  if (toolCall) {
+    await send({
+      ...base,
+      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...toolCall }] }, finish_reason: null }],
+    });
+  } else {
+    for (const piece of reply.match(/.{1,5}/gs) ?? []) {
+      if (res.destroyed) return;
+      await send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+    }
+  }
+  await send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: toolCall ? 'tool_calls' : 'stop' }] });
+  if (!b.omitUsage && body.stream_options?.include_usage) await send({ ...base, choices: [], usage });
+  res.end('data: [DONE]\n\n');
+}
+
+async function responses(b: MockBehaviour, res: ServerResponse, body: any, model: string, reply: string, usage: any) {
+  const responseUsage = {
+    input_tokens: usage.prompt_tokens,
+    output_tokens: usage.completion_tokens,
+    total_tokens: usage.total_tokens,
+  };
+  const output = [
+    {
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: reply, annotations: [] }],
+    },
+  ];
+  const response = {
+    id: 'resp_mock',
+    object: 'response',
+    created_at: 1,
+    status: 'completed',
+    model,
+    output,
+    ...(b.omitUsage ? {} : { usage: responseUsage }),
+  };
+  if (!body.stream) return json(res, 200, response);
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let sequence = 0;
+  const send = (type: string, data: object) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  send('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } });
+  for (const piece of reply.match(/.{1,5}/gs) ?? [])
+    send('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta: piece });
+  send('response.completed', { response });
+  res.end();
+}
