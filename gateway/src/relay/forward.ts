@@ -1,0 +1,95 @@
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { StreamObserver } from './providers/index.ts';
+import { type SseEvent, SseParser } from './sse.ts';
+
+export interface ForwardOptions {
+  /** Rewrites or drops an event before it reaches the client (undefined drops it). */
+  transform?: (event: SseEvent) => SseEvent | undefined;
+  /** Sent after the upstream's last event (a synthesised usage chunk, a missing [DONE]). */
+  finish?: () => SseEvent[];
+  /** `: PING` comment lines while the upstream is silent this long; 0 turns pings off. */
+  pingIntervalMs: number;
+  /** Called with the time of the first event, for time-to-first-token. */
+  onFirstEvent?: () => void;
+}
+
+export interface ForwardResult {
+  /** True when the client went away before the end (the upstream call is then aborted). */
+  clientGone: boolean;
+  events: number;
+}
+
+/**
+ * Forwards an upstream SSE stream to the client event by event: nothing is buffered beyond the event
+ * being parsed, the upstream is read only as fast as the client takes the bytes (backpressure), and a
+ * client that disconnects aborts the upstream so billing stops at what was produced.
+ */
+export async function forwardStream(
+  upstream: Readable,
+  client: ServerResponse,
+  observer: StreamObserver,
+  abortUpstream: () => void,
+  options: ForwardOptions,
+): Promise<ForwardResult> {
+  const parser = new SseParser();
+  let clientGone = false;
+  let events = 0;
+  const onClose = () => {
+    if (!client.writableFinished) {
+      clientGone = true;
+      abortUpstream();
+    }
+  };
+  client.on('close', onClose);
+  let lastWrite = Date.now();
+  const ping =
+    options.pingIntervalMs > 0
+      ? setInterval(
+          () => {
+            if (Date.now() - lastWrite >= options.pingIntervalMs && !clientGone) {
+              client.write(': PING\n\n');
+              lastWrite = Date.now();
+            }
+          },
+          Math.min(options.pingIntervalMs, 1000),
+        )
+      : undefined;
+
+  const write = async (event: SseEvent) => {
+    observer.observe(event);
+    const out = options.transform ? options.transform(event) : event;
+    if (!out || clientGone) return;
+    if (events++ === 0) options.onFirstEvent?.();
+    lastWrite = Date.now();
+    if (!client.write(`${out.event ? `event: ${out.event}\n` : ''}data: ${out.data}\n\n`)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          client.off('drain', done);
+          client.off('close', done);
+          resolve();
+        };
+        client.on('drain', done);
+        client.on('close', done);
+      });
+    }
+  };
+
+  try {
+    for await (const chunk of upstream) {
+      for (const event of parser.push(chunk as Uint8Array)) await write(event);
+      if (clientGone) break;
+    }
+    if (!clientGone) {
+      for (const event of parser.end()) await write(event);
+      for (const event of options.finish?.() ?? []) await write(event);
+    }
+  } catch (error) {
+    // The upstream failing mid-stream after the client went away is expected; anything else is not.
+    if (!clientGone) throw error;
+  } finally {
+    if (ping) clearInterval(ping);
+    client.off('close', onClose);
+  }
+  return { clientGone, events };
+}

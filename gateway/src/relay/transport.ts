@@ -1,0 +1,53 @@
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher, request } from 'undici';
+import type { UpstreamRequest } from './providers/index.ts';
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable & Dispatcher.BodyMixin;
+}
+
+export interface TransportOptions {
+  /** Longest wait for an upstream's response headers. */
+  headersTimeoutMs: number;
+  /** Longest silence between two chunks of an upstream's body (a stalled stream). */
+  bodyTimeoutMs: number;
+  connectionsPerOrigin: number;
+}
+
+/**
+ * Upstream HTTP through one pooled undici dispatcher (keep-alive connections per origin), so a
+ * request to a provider reuses a warm connection instead of a new TCP and TLS handshake.
+ */
+export class Transport {
+  readonly #agent: Agent;
+  readonly #options: TransportOptions;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    this.#agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+    });
+  }
+
+  async send(upstream: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+    const response = await request(upstream.url, {
+      method: upstream.method,
+      headers: upstream.headers,
+      body: upstream.body as Dispatcher.DispatchOptions['body'],
+      dispatcher: this.#agent,
+      signal,
+      headersTimeout: this.#options.headersTimeoutMs,
+      bodyTimeout: this.#options.bodyTimeoutMs,
+    });
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}
