@@ -1,0 +1,251 @@
+import type { ModelPrice, Usage } from '../../relay/types.ts';
+import type { BillingOptions } from './options.ts';
+import { CACHE_CREATION_1H_MULTIPLIER } from './price.ts';
+import { type PaidTool, toolPriceUsd } from './tool-price.ts';
+
+/**
+ * Which protocol's usage the request was billed from. Usage.promptTokens is normalised to include
+ * cache reads and writes whatever the protocol (relay/types.ts), so the arithmetic is the same for
+ * both; the semantics picks the log fields and the web-search tool's price key.
+ */
+export type UsageSemantics = 'openai' | 'claude';
+
+export interface PreConsumeInput {
+  price: ModelPrice;
+  /** Locally estimated prompt tokens. */
+  promptTokens: number;
+  /** max_tokens / max_completion_tokens / max_output_tokens of the request; absent or 0 when unset. */
+  maxTokens?: number;
+  options: BillingOptions;
+  /** Price mode: items per call (images `n`). */
+  n?: number;
+  /** Price mode: size/quality multiplier (see imagePriceMultiplier). */
+  priceMultiplier?: number;
+}
+
+/**
+ * The quota to reserve before the upstream call (reference §5.3), rounded up so that a
+ * reservation never falls short of the formula. Ratio mode reserves at least PreConsumedQuota
+ * prompt tokens plus the requested completion budget.
+ */
+export function preConsumeQuota(input: PreConsumeInput): number {
+  const { price, options } = input;
+  if (price.perCallUsd !== undefined) {
+    return ceilExact(perCallQuota(price, options, input.n, input.priceMultiplier));
+  }
+  if (price.modelRatio === 0 || price.groupRatio === 0) return 0;
+  const floor = Math.max(0, options.getNumber('PreConsumedQuota'));
+  const tokens = Math.max(nonNegative(input.promptTokens), floor) + nonNegative(input.maxTokens);
+  return ceilExact(tokens * price.modelRatio * price.groupRatio);
+}
+
+export interface SettleInput {
+  price: ModelPrice;
+  usage: Usage;
+  options: BillingOptions;
+  semantics: UsageSemantics;
+  /** The requested model: picks model-specific tool prices (`web_search_preview:gpt-4o*`). */
+  model?: string;
+  /** Price key of the web-search tool; defaults to `web_search` (Claude) or `web_search_preview`. */
+  webSearchTool?: PaidTool;
+  /** Price mode: items per call (images `n`). */
+  n?: number;
+  /** Price mode: size/quality multiplier (see imagePriceMultiplier). */
+  priceMultiplier?: number;
+}
+
+/** Billing fields of a consume log's `other` JSON, named as new-api names them (reference §5.7). */
+export interface BillingOther {
+  model_ratio: number;
+  group_ratio: number;
+  completion_ratio: number;
+  cache_tokens: number;
+  cache_ratio: number;
+  /** USD per call; −1 in ratio mode. */
+  model_price: number;
+  /** The GroupGroupRatio applied; −1 when none. */
+  user_group_ratio: number;
+  usage_semantic?: 'anthropic';
+  /** Claude semantics: every input token, cache included. */
+  input_tokens_total?: number;
+  cache_creation_tokens?: number;
+  cache_creation_ratio?: number;
+  cache_creation_tokens_5m?: number;
+  cache_creation_ratio_5m?: number;
+  cache_creation_tokens_1h?: number;
+  cache_creation_ratio_1h?: number;
+  image?: boolean;
+  image_ratio?: number;
+  /** Image tokens billed at image_ratio (new-api's name, although they are input tokens here). */
+  image_output?: number;
+  audio?: boolean;
+  audio_input?: number;
+  audio_output?: number;
+  text_input?: number;
+  text_output?: number;
+  audio_ratio?: number;
+  audio_completion_ratio?: number;
+  web_search?: boolean;
+  web_search_call_count?: number;
+  /** USD per 1,000 calls. */
+  web_search_price?: number;
+  file_search?: boolean;
+  file_search_call_count?: number;
+  file_search_price?: number;
+}
+
+export interface Settlement {
+  /** The quota the request costs, an integer ≥ 0. */
+  quota: number;
+  other: BillingOther;
+}
+
+/** The quota a finished request costs (reference §5.4), with the fields that explain it. */
+export function settleQuota(input: SettleInput): Settlement {
+  const { price, usage, options } = input;
+  const qpu = options.getNumber('QuotaPerUnit');
+  const t = splitUsage(usage);
+  const other = baseOther(input, t);
+
+  let surcharge = 0;
+  const model = input.model ?? '';
+  const webTool = input.webSearchTool ?? (input.semantics === 'claude' ? 'web_search' : 'web_search_preview');
+  for (const [tool, calls, key] of [
+    [webTool, t.webSearchCalls, 'web_search'],
+    ['file_search', t.fileSearchCalls, 'file_search'],
+  ] as const) {
+    if (calls === 0) continue;
+    const usdPerThousand = toolPriceUsd(options, tool, model);
+    surcharge += (calls / 1000) * usdPerThousand * price.groupRatio * qpu;
+    other[key] = true;
+    other[`${key}_call_count`] = calls;
+    other[`${key}_price`] = usdPerThousand;
+  }
+
+  if (price.perCallUsd !== undefined) {
+    // A per-call price is owed for a successful call even when the upstream reports no tokens.
+    return { quota: roundExact(perCallQuota(price, options, input.n, input.priceMultiplier) + surcharge), other };
+  }
+
+  if (t.prompt + t.completion === 0) return { quota: 0, other };
+  const promptQ =
+    t.textIn +
+    t.cached * price.cacheRatio +
+    t.creation5m * price.cacheCreationRatio +
+    t.creation1h * price.cacheCreationRatio * CACHE_CREATION_1H_MULTIPLIER +
+    t.imageIn * price.imageRatio +
+    t.audioIn * price.audioRatio;
+  const completionQ = t.textOut * price.completionRatio + t.audioOut * price.audioRatio * price.audioCompletionRatio;
+  const ratio = price.modelRatio * price.groupRatio;
+  let quota = roundExact((promptQ + completionQ) * ratio + surcharge);
+  // A priced request that used tokens never costs nothing.
+  if (ratio !== 0 && quota <= 0) quota = 1;
+  return { quota, other };
+}
+
+/** Quota in USD (QuotaPerUnit quota = $1). */
+export function quotaToUsd(quota: number, options: BillingOptions): number {
+  return quota / options.getNumber('QuotaPerUnit');
+}
+
+interface TokenSplit {
+  prompt: number;
+  completion: number;
+  /** Prompt tokens billed at the plain input price. */
+  textIn: number;
+  cached: number;
+  creation5m: number;
+  creation1h: number;
+  imageIn: number;
+  audioIn: number;
+  /** Completion tokens billed at the completion ratio. */
+  textOut: number;
+  audioOut: number;
+  webSearchCalls: number;
+  fileSearchCalls: number;
+}
+
+/** Usage into disjoint parts; the subsets never exceed what they are subsets of. */
+function splitUsage(usage: Usage): TokenSplit {
+  const prompt = nonNegative(usage.promptTokens);
+  const completion = nonNegative(usage.completionTokens);
+  const cached = nonNegative(usage.cachedTokens);
+  const creation = nonNegative(usage.cacheCreationTokens);
+  const creation1h = Math.min(nonNegative(usage.cacheCreation1hTokens), creation);
+  const imageIn = nonNegative(usage.imageInputTokens);
+  const audioIn = nonNegative(usage.audioInputTokens);
+  const audioOut = Math.min(nonNegative(usage.audioOutputTokens), completion);
+  return {
+    prompt,
+    completion,
+    textIn: Math.max(0, prompt - cached - creation - imageIn - audioIn),
+    cached,
+    creation5m: creation - creation1h,
+    creation1h,
+    imageIn,
+    audioIn,
+    textOut: completion - audioOut,
+    audioOut,
+    webSearchCalls: nonNegative(usage.webSearchCalls),
+    fileSearchCalls: nonNegative(usage.fileSearchCalls),
+  };
+}
+
+function baseOther(input: SettleInput, t: TokenSplit): BillingOther {
+  const { price } = input;
+  const other: BillingOther = {
+    model_ratio: price.modelRatio,
+    group_ratio: price.groupRatio,
+    completion_ratio: price.completionRatio,
+    cache_tokens: t.cached,
+    cache_ratio: price.cacheRatio,
+    model_price: price.perCallUsd ?? -1,
+    user_group_ratio: price.userGroupRatio ?? -1,
+  };
+  const claude = input.semantics === 'claude';
+  if (claude) {
+    other.usage_semantic = 'anthropic';
+    other.input_tokens_total = t.prompt;
+  }
+  const creation = t.creation5m + t.creation1h;
+  if (creation > 0) {
+    other.cache_creation_tokens = creation;
+    other.cache_creation_ratio = price.cacheCreationRatio;
+  }
+  if (t.creation1h > 0 || (claude && creation > 0)) {
+    other.cache_creation_tokens_5m = t.creation5m;
+    other.cache_creation_ratio_5m = price.cacheCreationRatio;
+    other.cache_creation_tokens_1h = t.creation1h;
+    other.cache_creation_ratio_1h = price.cacheCreationRatio * CACHE_CREATION_1H_MULTIPLIER;
+  }
+  if (t.imageIn > 0) {
+    other.image = true;
+    other.image_ratio = price.imageRatio;
+    other.image_output = t.imageIn;
+  }
+  if (t.audioIn > 0 || t.audioOut > 0) {
+    other.audio = true;
+    other.audio_input = t.audioIn;
+    other.audio_output = t.audioOut;
+    other.text_input = t.prompt - t.audioIn;
+    other.text_output = t.textOut;
+    other.audio_ratio = price.audioRatio;
+    other.audio_completion_ratio = price.audioCompletionRatio;
+  }
+  return other;
+}
+
+function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {
+  const count = Math.max(1, Math.floor(n));
+  return (price.perCallUsd ?? 0) * options.getNumber('QuotaPerUnit') * price.groupRatio * count * multiplier;
+}
+
+function nonNegative(value: number | undefined): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+// Ratios such as 0.075 × 1.1 carry binary noise (82.50000000000001 or 82.49999999999999 for 82.5);
+// snapping to 6 decimals first makes rounding agree with exact decimal arithmetic, as new-api's does.
+const snap = (value: number): number => Math.round(value * 1e6) / 1e6;
+const roundExact = (value: number): number => Math.max(0, Math.round(snap(value)));
+const ceilExact = (value: number): number => Math.max(0, Math.ceil(snap(value)));

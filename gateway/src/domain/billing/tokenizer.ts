@@ -1,0 +1,47 @@
+import { createRequire } from 'node:module';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+export type EncodingName = 'o200k_base' | 'cl100k_base';
+
+const require = createRequire(import.meta.url);
+const encoders = new Map<EncodingName, Encoding>();
+
+// Text such as "<|endoftext|>" in a prompt is ordinary text to count, not a special token to refuse.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/**
+ * The encoding of a model: o200k for the GPT-4o generation and later (4o, 4.1, 4.5, 5, o-series,
+ * image, realtime, audio, oss), cl100k for GPT-3.5/GPT-4, embeddings and every other vendor's
+ * model, where it stands in as an estimate.
+ */
+export function encodingFor(model: string): EncodingName {
+  const m = model.toLowerCase();
+  return O200K.test(m) ? 'o200k_base' : 'cl100k_base';
+}
+const O200K =
+  /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-image|gpt-realtime|gpt-audio|gpt-oss|chatgpt-|o\d|codex-|computer-use|omni-moderation)/;
+
+/** Tokens of `text` as the model's tokenizer counts them. */
+export function countTextTokens(model: string, text: string): number {
+  if (text.length === 0) return 0;
+  return encoder(encodingFor(model)).countTokens(text, PLAIN_TEXT);
+}
+
+/**
+ * Loads the encoders now. They load on first use otherwise, which costs that request a few
+ * hundred milliseconds (o200k) and the process some 40–80 MB, so a server calls this at start.
+ */
+export function warmUpTokenizers(names: readonly EncodingName[] = ['o200k_base', 'cl100k_base']): void {
+  for (const name of names) encoder(name);
+}
+
+// Loaded lazily and synchronously (CommonJS build) so that counting stays a plain function call
+// and a process that never counts never pays for the vocabularies.
+function encoder(name: EncodingName): Encoding {
+  let loaded = encoders.get(name);
+  if (loaded === undefined) {
+    loaded = require(`gpt-tokenizer/encoding/${name}`) as Encoding;
+    encoders.set(name, loaded);
+  }
+  return loaded;
+}
