@@ -1,0 +1,160 @@
+import type { Insertable } from 'kysely';
+import type { LogsTable } from '../../store/database.ts';
+import { LOG_TYPE } from '../../store/repositories/logs.ts';
+import { hourOf } from '../../store/repositories/quota-data.ts';
+import type { ChannelUsage, QuotaBucket, TokenUsage, UserUsage } from '../../store/repositories/usage.ts';
+import type { ConsumeRecord, ErrorRecord, UsageBatch, UsageRecordBase } from './types.ts';
+import { pgText } from './validate.ts';
+
+/**
+ * Usage recorded and not yet taken by a flush. Counters are merged as they arrive (one entry per user,
+ * token, channel and (user, model, hour)), so their memory grows with distinct rows, not with requests;
+ * log rows are kept one per request.
+ */
+export class PendingUsage {
+  #logs: Insertable<LogsTable>[] = [];
+  #users = new Map<number, UserUsage>();
+  #tokens = new Map<number, TokenUsage>();
+  #channels = new Map<number, ChannelUsage>();
+  #buckets = new Map<string, QuotaBucket>();
+  #records = 0;
+
+  get logs(): number {
+    return this.#logs.length;
+  }
+
+  /** Requests whose counters are here. */
+  get records(): number {
+    return this.#records;
+  }
+
+  get empty(): boolean {
+    return this.#records === 0 && this.#logs.length === 0;
+  }
+
+  addLog(row: Insertable<LogsTable>): void {
+    this.#logs.push(row);
+  }
+
+  /** Counts a request and merges what it adds to the counters. */
+  addCounters(record: ConsumeRecord, at: number, modelName: string, withQuotaData: boolean): void {
+    this.#records++;
+    const c = record.counters ?? {};
+    const userQuota = c.userQuota ?? record.quota;
+    const requests = c.requests ?? 1;
+    if (record.userId > 0 && (userQuota !== 0 || requests !== 0)) {
+      const u = this.#users.get(record.userId);
+      if (u) {
+        u.quota += userQuota;
+        u.requests += requests;
+      } else this.#users.set(record.userId, { id: record.userId, quota: userQuota, requests });
+    }
+    if (record.tokenId > 0) {
+      const quota = c.tokenQuota ?? record.quota;
+      const t = this.#tokens.get(record.tokenId);
+      if (t) {
+        t.quota += quota;
+        t.accessedAt = Math.max(t.accessedAt, at);
+      } else this.#tokens.set(record.tokenId, { id: record.tokenId, quota, accessedAt: at });
+    }
+    const channelQuota = c.channelQuota ?? record.quota;
+    if (record.channelId > 0 && channelQuota !== 0) {
+      const ch = this.#channels.get(record.channelId);
+      if (ch) ch.quota += channelQuota;
+      else this.#channels.set(record.channelId, { id: record.channelId, quota: channelQuota });
+    }
+    if (withQuotaData && record.userId > 0) {
+      const hour = hourOf(at);
+      const key = `${record.userId}\u0000${hour}\u0000${modelName}`;
+      const tokens = record.promptTokens + record.completionTokens;
+      const b = this.#buckets.get(key);
+      if (b) {
+        b.quota += record.quota;
+        b.tokens += tokens;
+        b.count += 1;
+        b.username = pgText(record.username);
+      } else {
+        this.#buckets.set(key, {
+          userId: record.userId,
+          username: pgText(record.username),
+          modelName,
+          hour,
+          quota: record.quota,
+          tokens,
+          count: 1,
+        });
+      }
+    }
+  }
+
+  /** Everything pending except log rows beyond `maxLogs`, which wait for the next batch. */
+  take(maxLogs: number): UsageBatch | undefined {
+    if (this.empty) return undefined;
+    let logs: Insertable<LogsTable>[];
+    if (this.#logs.length <= maxLogs) {
+      logs = this.#logs;
+      this.#logs = [];
+    } else logs = this.#logs.splice(0, maxLogs);
+    const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
+    const batch: UsageBatch = {
+      logs,
+      users: [...this.#users.values()].sort(byId),
+      tokens: [...this.#tokens.values()].sort(byId),
+      channels: [...this.#channels.values()].sort(byId),
+      quotaData: [...this.#buckets.values()].sort(
+        (a, b) =>
+          a.userId - b.userId ||
+          (a.modelName < b.modelName ? -1 : a.modelName > b.modelName ? 1 : 0) ||
+          a.hour - b.hour,
+      ),
+      records: this.#records,
+    };
+    this.#users = new Map();
+    this.#tokens = new Map();
+    this.#channels = new Map();
+    this.#buckets = new Map();
+    this.#records = 0;
+    return batch;
+  }
+}
+
+function logRow(record: UsageRecordBase, type: number, at: number, modelName: string) {
+  return {
+    user_id: record.userId,
+    created_at: at,
+    type,
+    content: pgText(record.content),
+    username: pgText(record.username),
+    token_name: pgText(record.tokenName),
+    model_name: pgText(modelName),
+    use_time: record.useTimeSeconds,
+    is_stream: record.isStream,
+    channel_id: record.channelId,
+    channel_name: pgText(record.channelName),
+    token_id: record.tokenId,
+    group: pgText(record.group),
+    ip: pgText(record.ip),
+    request_id: pgText(record.requestId),
+    // Serialised now: the caller may reuse its object, and a string is what the row holds anyway.
+    // JSON.stringify escapes NUL inside strings, so only a string passed in needs cleaning.
+    other: typeof record.other === 'string' ? pgText(record.other) : JSON.stringify(record.other),
+  };
+}
+
+export function consumeLogRow(record: ConsumeRecord, at: number, modelName: string): Insertable<LogsTable> {
+  return {
+    ...logRow(record, LOG_TYPE.consume, at, modelName),
+    quota: record.quota,
+    prompt_tokens: record.promptTokens,
+    completion_tokens: record.completionTokens,
+  };
+}
+
+export function errorLogRow(record: ErrorRecord, at: number, modelName: string): Insertable<LogsTable> {
+  return {
+    ...logRow(record, LOG_TYPE.error, at, modelName),
+    quota: 0,
+    prompt_tokens: record.promptTokens ?? 0,
+    completion_tokens: record.completionTokens ?? 0,
+  };
+}

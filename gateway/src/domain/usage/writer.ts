@@ -1,0 +1,29 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/database.ts';
+import {
+  addChannelUsage,
+  addQuotaBuckets,
+  addTokenUsage,
+  addUserUsage,
+  insertLogRows,
+} from '../../store/repositories/usage.ts';
+import type { UsageBatch, UsageWriter } from './types.ts';
+
+/**
+ * Writes a batch in one transaction, so a batch that fails is not applied at all and can be retried
+ * whole without counting anything twice. Logs and buckets go first and the hot counter rows (users,
+ * tokens, channels) last, so their row locks are held only for the last few statements.
+ */
+export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
+  return {
+    async write(batch: UsageBatch) {
+      await db.transaction().execute(async (tx) => {
+        if (batch.logs.length > 0) await insertLogRows(tx, batch.logs);
+        if (batch.quotaData.length > 0) await addQuotaBuckets(tx, batch.quotaData);
+        if (batch.users.length > 0) await addUserUsage(tx, batch.users);
+        if (batch.tokens.length > 0) await addTokenUsage(tx, batch.tokens);
+        if (batch.channels.length > 0) await addChannelUsage(tx, batch.channels);
+      });
+    },
+  };
+}

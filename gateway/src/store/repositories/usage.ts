@@ -1,0 +1,118 @@
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
+import type { Database, LogsTable } from '../database.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Batched writes of usage (DESIGN.md §3 step 7): many log rows per INSERT, one UPDATE per table for the
+ * counters. Callers pass counter rows distinct and sorted by id, so that two pods updating the same rows
+ * tend to lock them in the same order; a deadlock that still happens aborts one transaction, which its
+ * caller retries whole.
+ */
+
+/** Rows per statement: 1,000 log rows are 20,000 bind parameters, well under Postgres' 65,535. */
+const CHUNK = 1000;
+
+function chunks<T>(rows: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+/** Inserts log rows with one multi-row INSERT per 1,000 rows. */
+export async function insertLogRows(db: Db, rows: readonly Insertable<LogsTable>[]): Promise<void> {
+  for (const part of chunks(rows)) await db.insertInto('logs').values(part).execute();
+}
+
+/** One (user, model, hour) bucket of the usage dashboard, already summed in memory. */
+export interface QuotaBucket {
+  userId: number;
+  username: string;
+  modelName: string;
+  /** Start of the hour, Unix seconds. */
+  hour: number;
+  quota: number;
+  tokens: number;
+  count: number;
+}
+
+/**
+ * Adds buckets to quota_data, creating missing ones. Buckets must be distinct by (user, model, hour):
+ * one INSERT … ON CONFLICT cannot touch the same row twice.
+ */
+export async function addQuotaBuckets(db: Db, buckets: readonly QuotaBucket[]): Promise<void> {
+  for (const part of chunks(buckets)) {
+    await db
+      .insertInto('quota_data')
+      .values(
+        part.map((b) => ({
+          user_id: b.userId,
+          username: b.username,
+          model_name: b.modelName,
+          created_at: b.hour,
+          quota: b.quota,
+          token_used: b.tokens,
+          count: b.count,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'model_name', 'created_at']).doUpdateSet((eb) => ({
+          quota: eb('quota_data.quota', '+', eb.ref('excluded.quota')),
+          token_used: eb('quota_data.token_used', '+', eb.ref('excluded.token_used')),
+          count: eb('quota_data.count', '+', eb.ref('excluded.count')),
+          username: eb.ref('excluded.username'),
+        })),
+      )
+      .execute();
+  }
+}
+
+export interface UserUsage {
+  id: number;
+  quota: number;
+  requests: number;
+}
+
+/** Adds used quota and request counts to users; `quota` (the balance) belongs to the ledger and is not touched. */
+export async function addUserUsage(db: Db, rows: readonly UserUsage[]): Promise<void> {
+  for (const part of chunks(rows)) {
+    const values = sql.join(part.map((r) => sql`(${r.id}::int, ${r.quota}::bigint, ${r.requests}::int)`));
+    await sql`update users as u
+      set used_quota = u.used_quota + v.quota, request_count = u.request_count + v.requests
+      from (values ${values}) as v(id, quota, requests)
+      where u.id = v.id`.execute(db);
+  }
+}
+
+export interface TokenUsage {
+  id: number;
+  quota: number;
+  /** Latest use, Unix seconds. */
+  accessedAt: number;
+}
+
+/** Adds used quota to tokens and moves accessed_time forward; remain_quota belongs to the ledger. */
+export async function addTokenUsage(db: Db, rows: readonly TokenUsage[]): Promise<void> {
+  for (const part of chunks(rows)) {
+    const values = sql.join(part.map((r) => sql`(${r.id}::int, ${r.quota}::bigint, ${r.accessedAt}::bigint)`));
+    await sql`update tokens as t
+      set used_quota = t.used_quota + v.quota, accessed_time = greatest(t.accessed_time, v.accessed_at)
+      from (values ${values}) as v(id, quota, accessed_at)
+      where t.id = v.id`.execute(db);
+  }
+}
+
+export interface ChannelUsage {
+  id: number;
+  quota: number;
+}
+
+export async function addChannelUsage(db: Db, rows: readonly ChannelUsage[]): Promise<void> {
+  for (const part of chunks(rows)) {
+    const values = sql.join(part.map((r) => sql`(${r.id}::int, ${r.quota}::bigint)`));
+    await sql`update channels as c
+      set used_quota = c.used_quota + v.quota
+      from (values ${values}) as v(id, quota)
+      where c.id = v.id`.execute(db);
+  }
+}
