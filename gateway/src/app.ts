@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { authGuards } from './api/auth.ts';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
@@ -10,7 +11,9 @@ import { type ReadinessCheck, registerObservability } from './http/observability
 import { requestId } from './http/request-id.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
+import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
+import { playgroundPlugin } from './relay/playground.ts';
 import { restPlugin } from './rest/index.ts';
 import type { Services } from './services.ts';
 
@@ -21,6 +24,7 @@ export interface AppDeps {
   readiness: ReadinessCheck[];
   isDraining(): boolean;
   services: Services;
+  relay: RelayPluginDeps;
 }
 
 /** Assembles the HTTP server from its plugins. No business logic lives here. */
@@ -77,6 +81,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(cookie);
   await app.register(apiPlugin, { prefix: '/api', services: deps.services, rateLimits: deps.config.rateLimits });
+  await app.register(relayPlugin, deps.relay);
+  await app.register(playgroundPlugin, {
+    relay: deps.relay,
+    guards: authGuards({
+      db: deps.services.store.db,
+      sessions: deps.services.sessions,
+      keyring: deps.services.keyring,
+    }),
+    keyring: deps.services.keyring,
+  });
   await app.register(restPlugin, {
     prefix: '/rest',
     services: deps.services,

@@ -37,6 +37,16 @@ export interface Config {
     /** Sign-in, registration, password reset, verification mail, OAuth, per client IP. */
     critical: RateLimit;
   };
+  relay: {
+    bodyLimitBytes: number;
+    /** Longest wait for an upstream's response headers. */
+    headersTimeoutMs: number;
+    /** Longest silence between two chunks of an upstream's answer (new-api's STREAMING_TIMEOUT). */
+    idleTimeoutMs: number;
+    connectionsPerOrigin: number;
+    /** Write error logs (type 5) for failed relay requests, as new-api's ERROR_LOG_ENABLED. */
+    errorLogEnabled: boolean;
+  };
   nodeName: string;
   version: string;
 }
@@ -167,6 +177,13 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     rateLimits: {
       globalApi: rateLimit(env, 'GLOBAL_API_RATE_LIMIT', 180, 180),
       critical: rateLimit(env, 'CRITICAL_RATE_LIMIT', 20, 1200),
+    },
+    relay: {
+      bodyLimitBytes: integer(env, 'MAX_REQUEST_BODY_MB', 32, 1, 1024) * 1024 * 1024,
+      headersTimeoutMs: integer(env, 'RELAY_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+      idleTimeoutMs: integer(env, 'STREAMING_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+      connectionsPerOrigin: integer(env, 'RELAY_MAX_CONNECTIONS_PER_HOST', 256, 1, 10_000),
+      errorLogEnabled: boolean(env, 'ERROR_LOG_ENABLED', false),
     },
     nodeName: env.NODE_NAME || os.hostname(),
     version,

@@ -7,6 +7,7 @@ import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
 import { PricingService } from './domain/pricing/service.ts';
 import { createMetrics } from './metrics.ts';
+import { startRelay } from './relay/start.ts';
 import { createServices } from './services.ts';
 import { type ShutdownStep, shutdownOnce } from './shutdown.ts';
 import { migrateToLatest, openStore, type Store } from './store/index.ts';
@@ -85,11 +86,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     );
     opened.push({ name: 'log maintenance', run: () => logJob.stop() });
 
+    const metrics = createMetrics({ version: config.version, node: config.nodeName });
+    const relay = await startRelay(config, logger, services, metrics.registry, opened);
+
     let draining = false;
     const app = await buildApp({
       config,
       logger,
-      metrics: createMetrics({ version: config.version, node: config.nodeName }),
+      metrics,
+      relay,
       readiness: [
         { name: 'database', check: () => store.ping() },
         { name: cluster.kind === 'redis' ? 'redis' : 'cluster', check: () => cluster.ping() },

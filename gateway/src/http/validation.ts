@@ -1,7 +1,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
-const common: Options = { allErrors: false, removeAdditional: false, useDefaults: true };
+const common: Options = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true };
 // Query strings and path params arrive as text, so they are coerced; JSON bodies are typed already,
 // and a number where a string belongs is a client error, not something to paper over.
 const coercing = new Ajv({ ...common, coerceTypes: 'array' });

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../store/database.ts';
+import {
+  AccountMissingError,
+  chargeAccount,
+  findLease,
+  LeaseLostError,
+  type LeaseWriteResult,
+  renewLeases,
+  returnLease,
+  trackedTransaction,
+  transactionStatus,
+  writeLease,
+} from '../../store/repositories/quota-leases.ts';
+import type { AccountLease, UncertainWrite } from './account.ts';
+
+/** The subset of pino's logger the ledger uses. */
+export interface LedgerLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface LeaseWriterConfig {
+  db: Kysely<Database>;
+  holder: string;
+  logger: LedgerLogger;
+  sliceQuota: number;
+  ttlSeconds: number;
+}
+
+/** A lease never takes more than this share of what is left, so other pods still find some. */
+const BALANCE_SHARE = 0.25;
+
+const now = () => performance.now();
+
+/**
+ * Every database write of the ledger, each on one account's lease (the caller holds that
+ * account's lock; `renew` takes many at once). Each write moves quota between the balance, the
+ * lease row, flushed spending and charged debt in one transaction, and the account's in-memory
+ * state follows only once the write is known to have committed.
+ */
+export class LeaseWriter {
+  readonly #db: Kysely<Database>;
+  readonly #holder: string;
+  readonly #log: LedgerLogger;
+  readonly #sliceQuota: number;
+  readonly #ttlSeconds: number;
+  /** How long after a write a lease may still back new reservations: inside its expiry, with margin. */
+  readonly #validMs: number;
+  #generationCounter = 0;
+
+  constructor(config: LeaseWriterConfig) {
+    this.#db = config.db;
+    this.#holder = config.holder;
+    this.#log = config.logger;
+    this.#sliceQuota = config.sliceQuota;
+    this.#ttlSeconds = config.ttlSeconds;
+    const ttlMs = config.ttlSeconds * 1000;
+    // The row's expiry is floor(db now) + ttl: up to a second less than ttl after the write began.
+    this.#validMs = ttlMs - 1000 - ttlMs / 10;
+  }
+
+  /** A new lease generation: holds of an older one were given back with their lease. */
+  nextGeneration(): number {
+    return ++this.#generationCounter;
+  }
+
+  /**
+   * One write on the account's lease (caller holds its lock): charges its debt, flushes its spending,
+   * renews it and takes at least `need` more (a slice when `grow`). A lost lease is replaced.
+   */
+  async take(account: AccountLease, need: number, mode: { force: boolean; grow: boolean }): Promise<LeaseWriteResult> {
+    for (;;) {
+      if (account.uncertain) await this.reconcile(account);
+      const exists = account.leaseId !== undefined;
+      const leaseId = account.leaseId ?? randomUUID();
+      const flushed = account.unflushed;
+      const debt = account.debt;
+      const amount = exists ? account.rowAmount - flushed : 0;
+      const sentAt = now();
+      let result: LeaseWriteResult;
+      try {
+        result = await this.#tracked(
+          [account],
+          () => ({ op: 'take', leaseId, flushed, debt }),
+          (trx) =>
+            writeLease(trx, {
+              account: account.ref,
+              holder: this.#holder,
+              leaseId,
+              exists,
+              amount,
+              debt,
+              need: Math.max(0, need),
+              slice: (balance) => (mode.grow ? Math.min(this.#sliceQuota, Math.floor(balance * BALANCE_SHARE)) : 0),
+              force: mode.force,
+              ttlSeconds: this.#ttlSeconds,
+            }),
+        );
+      } catch (error) {
+        if (error instanceof LeaseLostError) {
+          this.#lose(account);
+          continue;
+        }
+        if (error instanceof AccountMissingError) {
+          // Nothing can be charged to or returned into an account that is gone (its lease row goes with the sweeper).
+          this.#log.error({ account: account.ref, debt: account.debt }, 'quota account no longer exists');
+          account.retire(this.nextGeneration(), 0);
+          account.debt = 0;
+        }
+        throw error;
+      }
+      const rowAmount = amount + (result.status === 'taken' ? result.taken : 0);
+      account.unflushed -= flushed;
+      account.debt -= debt;
+      account.balance = result.balance;
+      if (result.status === 'taken' && result.taken > 0) account.slice = result.taken;
+      if (exists || rowAmount > 0) {
+        account.leaseId = leaseId;
+        account.rowAmount = rowAmount;
+        account.renewedAt = sentAt;
+        account.usableUntil = sentAt + this.#validMs;
+      }
+      return result;
+    }
+  }
+
+  /** The lease row is gone (swept): what the row did not reflect yet was never charged, so it is owed. */
+  #lose(account: AccountLease): void {
+    this.#log.warn(
+      { account: account.ref, lease: account.leaseId, unflushed: account.unflushed, orphaned: account.reserved },
+      'quota lease was returned by the sweeper while still held',
+    );
+    account.retire(this.nextGeneration(), account.unflushed);
+  }
+
+  /** Gives the lease back (caller holds its lock). Unless `final`, only if nobody holds part of it. */
+  async giveBack(account: AccountLease, final: boolean): Promise<void> {
+    if (account.uncertain) await this.reconcile(account);
+    if (!final && account.holds > 0) return;
+    account.usableUntil = 0;
+    const leaseId = account.leaseId;
+    if (leaseId !== undefined) {
+      const flushed = account.unflushed;
+      const debt = account.debt;
+      const result = await this.#tracked(
+        [account],
+        () => ({ op: 'return', leaseId, flushed, debt }),
+        (trx) => returnLease(trx, { id: leaseId, holder: this.#holder, account: account.ref, spent: flushed, debt }),
+      );
+      if (result.status === 'lost') {
+        this.#lose(account);
+      } else {
+        account.unflushed -= flushed;
+        account.debt -= debt;
+        account.balance = result.balance;
+        // Spending recorded while the return was in flight was not part of it.
+        account.retire(this.nextGeneration(), account.unflushed);
+      }
+    }
+    if (account.debt > 0) await this.chargeDebt(account);
+  }
+
+  async chargeDebt(account: AccountLease): Promise<void> {
+    const debt = account.debt;
+    const balance = await this.#tracked(
+      [account],
+      () => ({ op: 'charge', leaseId: undefined, flushed: 0, debt }),
+      (trx) => chargeAccount(trx, account.ref, debt),
+    );
+    account.debt -= debt;
+    if (balance === undefined) this.#log.error({ account: account.ref, debt }, 'debt of a vanished account dropped');
+    else account.balance = balance;
+  }
+
+  /**
+   * Runs a write in a transaction whose id is known before COMMIT. If COMMIT fails in flight the
+   * write may or may not have happened: the accounts remember it and `#reconcile` asks Postgres.
+   */
+  async #tracked<T>(
+    accounts: AccountLease[],
+    describe: (account: AccountLease) => Omit<UncertainWrite, 'xid'>,
+    run: (trx: Transaction<Database>) => Promise<T>,
+  ): Promise<T> {
+    let xid: string | undefined;
+    let ran = false;
+    try {
+      return await trackedTransaction(
+        this.#db,
+        (id) => {
+          xid = id;
+        },
+        async (trx) => {
+          const result = await run(trx);
+          ran = true;
+          return result;
+        },
+      );
+    } catch (error) {
+      if (ran && xid !== undefined) {
+        for (const account of accounts) account.uncertain = { xid, ...describe(account) };
+      }
+      throw error;
+    }
+  }
+
+  async reconcile(account: AccountLease): Promise<void> {
+    const write = account.uncertain!;
+    const status = await transactionStatus(this.#db, write.xid);
+    if (status === 'in progress') throw new Error(`ledger write ${write.xid} is still in progress`);
+    account.uncertain = undefined;
+    if (status !== 'committed') {
+      if (status === null)
+        this.#log.error({ write, account: account.ref }, 'ledger write outcome unknown; assumed lost');
+      return;
+    }
+    account.unflushed -= write.flushed;
+    account.debt -= write.debt;
+    if (write.op === 'charge') return;
+    if (write.op === 'return') {
+      account.retire(this.nextGeneration(), account.unflushed);
+      return;
+    }
+    const row = write.leaseId === undefined ? undefined : await findLease(this.#db, write.leaseId);
+    if (row && row.holder === this.#holder) {
+      account.leaseId = row.id;
+      account.rowAmount = row.amount;
+    } else if (account.leaseId !== undefined) {
+      this.#lose(account);
+    }
+  }
+
+  async repair(account: AccountLease): Promise<void> {
+    if (account.uncertain) await this.reconcile(account);
+    if (account.leaseId !== undefined) await this.take(account, 0, { force: false, grow: false });
+    else if (account.debt > 0) await this.chargeDebt(account);
+  }
+
+  async renew(batch: AccountLease[]): Promise<void> {
+    if (batch.length === 0) return;
+    const entries = batch.map((account) => ({
+      account,
+      id: account.leaseId!,
+      flushed: account.unflushed,
+      amount: account.rowAmount - account.unflushed,
+    }));
+    const byAccount = new Map(entries.map((entry) => [entry.account, entry]));
+    const sentAt = now();
+    const kept = await this.#tracked(
+      batch,
+      (account) => {
+        const entry = byAccount.get(account)!;
+        return { op: 'flush', leaseId: entry.id, flushed: entry.flushed, debt: 0 };
+      },
+      (trx) => renewLeases(trx, this.#holder, entries, this.#ttlSeconds),
+    );
+    for (const { account, id, flushed, amount } of entries) {
+      if (!kept.has(id)) {
+        this.#lose(account);
+        continue;
+      }
+      account.rowAmount = amount;
+      account.unflushed -= flushed;
+      account.renewedAt = sentAt;
+      account.usableUntil = sentAt + this.#validMs;
+    }
+  }
+}

@@ -1,0 +1,214 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { BILLING_OPENAI_CODES } from '../domain/billing/index.ts';
+import type { OptionsService } from '../domain/options/index.ts';
+import { AppError } from '../errors.ts';
+import { requestLanguage, toAppError } from '../http/errors.ts';
+import type { Database } from '../store/database.ts';
+import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
+import type { KeyCache } from './auth/key-cache.ts';
+import { RELAY_ERRORS } from './errors.ts';
+import { openAIError } from './openai-error.ts';
+import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
+import type { WireFormat } from './types.ts';
+
+export interface RelayPluginDeps extends PipelineDeps {
+  db: Kysely<Database>;
+  keys: KeyCache;
+  options: OptionsService;
+  bodyLimitBytes: number;
+}
+
+interface Route {
+  path: string;
+  format: WireFormat;
+  /** The model when the client names none (reference §2.6). */
+  defaultModel?: string;
+  multipart?: boolean;
+}
+
+const ROUTES: Route[] = [
+  { path: '/v1/chat/completions', format: 'openai-chat' },
+  { path: '/v1/completions', format: 'openai-completions' },
+  { path: '/v1/responses', format: 'openai-responses' },
+  { path: '/v1/embeddings', format: 'openai-embeddings' },
+  { path: '/v1/images/generations', format: 'openai-images', defaultModel: 'dall-e-2' },
+  { path: '/v1/images/edits', format: 'openai-image-edits', defaultModel: 'dall-e-2', multipart: true },
+  { path: '/v1/audio/speech', format: 'openai-audio-speech', defaultModel: 'tts-1' },
+  {
+    path: '/v1/audio/transcriptions',
+    format: 'openai-audio-transcriptions',
+    defaultModel: 'whisper-1',
+    multipart: true,
+  },
+  { path: '/v1/audio/translations', format: 'openai-audio-translations', defaultModel: 'whisper-1', multipart: true },
+  { path: '/v1/moderations', format: 'openai-moderations', defaultModel: 'text-moderation-stable' },
+  { path: '/v1/rerank', format: 'rerank' },
+];
+
+/** OpenAI routes Tollgate does not relay: answered 501 in OpenAI's shape, as new-api does. */
+const NOT_IMPLEMENTED: Array<[method: 'GET' | 'POST' | 'DELETE', path: string]> = [
+  ['POST', '/v1/images/variations'],
+  ['GET', '/v1/files'],
+  ['POST', '/v1/files'],
+  ['GET', '/v1/files/:id'],
+  ['DELETE', '/v1/files/:id'],
+  ['GET', '/v1/files/:id/content'],
+  ['POST', '/v1/fine-tunes'],
+  ['GET', '/v1/fine-tunes'],
+  ['GET', '/v1/fine-tunes/:id'],
+  ['POST', '/v1/fine-tunes/:id/cancel'],
+  ['GET', '/v1/fine-tunes/:id/events'],
+  ['DELETE', '/v1/models/:model'],
+];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    relayCaller: RelayCaller | null;
+  }
+}
+
+/** The OpenAI-compatible relay (DESIGN.md §3): every route runs the same pipeline with its wire format. */
+export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
+  app.decorateRequest('relayCaller', null);
+  app.addContentTypeParser(
+    'multipart/form-data',
+    { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
+    (_request, body, done) => done(null, body),
+  );
+  app.setErrorHandler(async (error, request, reply) => renderError(error, request, reply));
+  app.addHook('onRequest', async (request) => {
+    deps.metrics.inFlight.inc();
+    request.relayCaller = await authenticateKey(request, deps.keys, deps.options);
+  });
+  app.addHook('onResponse', async () => {
+    deps.metrics.inFlight.dec();
+  });
+
+  for (const route of ROUTES) {
+    app.post(route.path, { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+      const input = await parseRequest(route, request);
+      await relay(deps, caller(request), input, request, reply);
+      return reply;
+    });
+  }
+
+  app.get('/v1/models', async (request) => {
+    const { identity, group } = caller(request);
+    const limits = identity.token.modelLimits;
+    const models = deps.routing.models(group).filter((model) => !limits || limits.has(model));
+    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'tollgate' })) };
+  });
+
+  // OpenAI's legacy billing endpoints, which many dashboards and CLI tools still read (reference §2.6).
+  for (const prefix of ['', '/v1']) {
+    app.get(`${prefix}/dashboard/billing/subscription`, async (request) => {
+      const limitUsd = await billingLimitUsd(deps, caller(request));
+      const { token } = caller(request).identity;
+      return {
+        object: 'billing_subscription',
+        has_payment_method: true,
+        soft_limit_usd: limitUsd,
+        hard_limit_usd: limitUsd,
+        system_hard_limit_usd: limitUsd,
+        access_until: token.expiredTime > 0 ? token.expiredTime : 0,
+      };
+    });
+    app.get(`${prefix}/dashboard/billing/usage`, async (request) => {
+      const used = await billingUsedQuota(deps, caller(request));
+      // total_usage is in hundredths of a US dollar.
+      return { object: 'list', total_usage: (used / deps.options.getNumber('QuotaPerUnit')) * 100 };
+    });
+  }
+
+  for (const [method, path] of NOT_IMPLEMENTED) {
+    app.route({
+      method,
+      url: path,
+      handler: async () => Promise.reject(new AppError(RELAY_ERRORS.api_not_implemented)),
+    });
+  }
+}
+
+/** Token stats when DisplayTokenStatEnabled (the default), else the owner's wallet; unlimited tokens report 100,000,000. */
+async function billingLimitUsd(deps: RelayPluginDeps, who: RelayCaller): Promise<number> {
+  const perUnit = deps.options.getNumber('QuotaPerUnit');
+  const { token, user } = who.identity;
+  if (deps.options.getBoolean('DisplayTokenStatEnabled')) {
+    if (token.unlimited) return 100_000_000;
+    const row = await deps.db
+      .selectFrom('tokens')
+      .select(['remain_quota', 'used_quota'])
+      .where('id', '=', token.id)
+      .executeTakeFirst();
+    return ((row?.remain_quota ?? 0) + (row?.used_quota ?? 0)) / perUnit;
+  }
+  const row = await deps.db
+    .selectFrom('users')
+    .select(['quota', 'used_quota'])
+    .where('id', '=', user.id)
+    .executeTakeFirst();
+  return ((row?.quota ?? 0) + (row?.used_quota ?? 0)) / perUnit;
+}
+
+async function billingUsedQuota(deps: RelayPluginDeps, who: RelayCaller): Promise<number> {
+  const { token, user } = who.identity;
+  if (deps.options.getBoolean('DisplayTokenStatEnabled')) {
+    const row = await deps.db.selectFrom('tokens').select('used_quota').where('id', '=', token.id).executeTakeFirst();
+    return row?.used_quota ?? 0;
+  }
+  const row = await deps.db.selectFrom('users').select('used_quota').where('id', '=', user.id).executeTakeFirst();
+  return row?.used_quota ?? 0;
+}
+
+function caller(request: FastifyRequest): RelayCaller {
+  if (!request.relayCaller) throw new AppError(RELAY_ERRORS.invalid_token);
+  return request.relayCaller;
+}
+
+async function parseRequest(route: Route, request: FastifyRequest): Promise<RelayRequest> {
+  const invalid = (detail: string) => new AppError(RELAY_ERRORS.invalid_request, { detail });
+  if (route.multipart) {
+    const contentType = String(request.headers['content-type'] ?? '');
+    if (!contentType.startsWith('multipart/form-data') || !Buffer.isBuffer(request.body)) {
+      throw invalid('send multipart/form-data');
+    }
+    let form: FormData;
+    try {
+      form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': contentType } }).formData();
+    } catch {
+      throw invalid('the multipart body could not be read');
+    }
+    const model = form.get('model');
+    return {
+      format: route.format,
+      model: typeof model === 'string' && model ? model : (route.defaultModel ?? ''),
+      body: form,
+      stream: false,
+      wantsStreamUsage: false,
+    };
+  }
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the body must be a JSON object');
+  const json = body as Record<string, unknown>;
+  const model = typeof json.model === 'string' && json.model ? json.model : route.defaultModel;
+  if (!model) throw new AppError(RELAY_ERRORS.model_required);
+  const streamOptions = json.stream_options as { include_usage?: unknown } | undefined;
+  return {
+    format: route.format,
+    model,
+    body: json,
+    stream: json.stream === true,
+    wantsStreamUsage: streamOptions?.include_usage !== false,
+  };
+}
+
+/** Every relay error in OpenAI's error shape, with the request id appended as new-api does. */
+async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const appError = toAppError(error);
+  if (appError.status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'relay request failed');
+  const code = BILLING_OPENAI_CODES[appError.code as keyof typeof BILLING_OPENAI_CODES] ?? appError.code;
+  const message = `${appError.localized(requestLanguage(request))} (request id: ${request.id})`;
+  if (reply.sent || reply.raw.headersSent) return;
+  return reply.code(appError.status).send(openAIError(message, 'new_api_error', code));
+}

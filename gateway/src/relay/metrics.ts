@@ -1,0 +1,102 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
+
+/**
+ * The relay's metrics (issue 5 item 10), named after the OpenTelemetry gen_ai conventions where one
+ * fits. Labels are bounded sets (model, channel, group, format, status class): never a user or a key.
+ */
+export interface RelayMetrics {
+  completed(facts: {
+    model: string;
+    channel: ChannelSnapshot;
+    group: string;
+    format: WireFormat;
+    status: number;
+    durationMs: number;
+    firstTokenMs: number | undefined;
+    usage: Usage;
+    quota: number;
+  }): void;
+  failed(facts: { model: string; group: string; format: WireFormat; status: number }): void;
+  upstreamError(channel: ChannelSnapshot, code: string): void;
+  inFlight: Gauge;
+}
+
+export function createRelayMetrics(registry: Registry): RelayMetrics {
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'tollgate_relay_requests_total',
+    help: 'Relay requests by model, channel, group, wire format and status class.',
+    labelNames: ['model', 'channel', 'group', 'format', 'status'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'gen_ai_server_request_duration_seconds',
+    help: 'Time to answer a relay request, end to end.',
+    labelNames: ['gen_ai_request_model', 'format'] as const,
+    buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+    registers,
+  });
+  const ttft = new Histogram({
+    name: 'gen_ai_server_time_to_first_token_seconds',
+    help: 'Time from the request to the first streamed event (or the whole answer).',
+    labelNames: ['gen_ai_request_model'] as const,
+    buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24],
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'gen_ai_client_token_usage_total',
+    help: 'Tokens billed, by model and type (input, output, cached_input).',
+    labelNames: ['gen_ai_request_model', 'gen_ai_token_type'] as const,
+    registers,
+  });
+  const quota = new Counter({
+    name: 'tollgate_quota_consumed_total',
+    help: 'Quota charged (500,000 = 1 USD), by model and group.',
+    labelNames: ['model', 'group'] as const,
+    registers,
+  });
+  const upstreamErrors = new Counter({
+    name: 'tollgate_upstream_errors_total',
+    help: 'Failed upstream attempts by channel and error code.',
+    labelNames: ['channel', 'code'] as const,
+    registers,
+  });
+  const inFlight = new Gauge({
+    name: 'tollgate_relay_in_flight_requests',
+    help: 'Relay requests being served.',
+    registers,
+  });
+  const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
+  return {
+    completed(f) {
+      requests.inc({
+        model: f.model,
+        channel: String(f.channel.id),
+        group: f.group,
+        format: f.format,
+        status: statusClass(f.status),
+      });
+      duration.observe({ gen_ai_request_model: f.model, format: f.format }, f.durationMs / 1000);
+      if (f.firstTokenMs !== undefined) ttft.observe({ gen_ai_request_model: f.model }, f.firstTokenMs / 1000);
+      tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'input' }, f.usage.promptTokens);
+      tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'output' }, f.usage.completionTokens);
+      if (f.usage.cachedTokens)
+        tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'cached_input' }, f.usage.cachedTokens);
+      quota.inc({ model: f.model, group: f.group }, f.quota);
+    },
+    failed(f) {
+      requests.inc({
+        model: f.model,
+        channel: 'none',
+        group: f.group,
+        format: f.format,
+        status: statusClass(f.status),
+      });
+    },
+    upstreamError(channel, code) {
+      upstreamErrors.inc({ channel: String(channel.id), code });
+    },
+    inFlight,
+  };
+}

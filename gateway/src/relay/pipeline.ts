@@ -1,0 +1,438 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FormData as UpstreamFormData } from 'undici';
+import {
+  estimateCompletionTokens,
+  estimatePromptTokens,
+  preConsumeQuota,
+  requestedMaxTokens,
+  resolvePrice,
+  settleQuota,
+} from '../domain/billing/index.ts';
+import type { QuotaLedger, Reservation } from '../domain/ledger/ledger.ts';
+import type { OptionsService } from '../domain/options/index.ts';
+import type { PricingService } from '../domain/pricing/service.ts';
+import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts';
+import { AppError } from '../errors.ts';
+import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
+import { RELAY_ERRORS } from './errors.ts';
+import { forwardStream } from './forward.ts';
+import type { ModelRequestLimit } from './limits.ts';
+import type { RelayMetrics } from './metrics.ts';
+import { applyHeaderOverride } from './overrides/header-override.ts';
+import { applyParamOverride } from './overrides/param-override.ts';
+import { type Provider, providerFor, type UpstreamError } from './providers/index.ts';
+import { RelayRuleError } from './routing/errors.ts';
+import type { RoutingIndex } from './routing/index-cache.ts';
+import { resolveModelMapping } from './routing/model-mapping.ts';
+import { pickChannel, pickKey } from './routing/picker.ts';
+import { mapStatusCode, retryStatusRanges, shouldRetry } from './routing/retry.ts';
+import type { Transport } from './transport.ts';
+import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
+
+export interface PipelineDeps {
+  options: OptionsService;
+  pricing: PricingService;
+  routing: RoutingIndex;
+  ledger: QuotaLedger;
+  recorder: UsageRecorder;
+  limits: ModelRequestLimit;
+  transport: Transport;
+  metrics: RelayMetrics;
+}
+
+/** A parsed client request, ready to route. */
+export interface RelayRequest {
+  format: WireFormat;
+  /** The model the client asked for: routing, limits, billing and logs use it. */
+  model: string;
+  /** JSON body (an object), or multipart fields and files. */
+  body: Record<string, unknown> | FormData;
+  stream: boolean;
+  /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
+  wantsStreamUsage: boolean;
+}
+
+/** An upstream answered with an error: what the client gets if no retry succeeds. */
+class UpstreamFailure extends Error {
+  readonly error: UpstreamError;
+  readonly channel: ChannelSnapshot;
+  constructor(error: UpstreamError, channel: ChannelSnapshot) {
+    super(error.message);
+    this.error = error;
+    this.channel = channel;
+  }
+}
+
+const now = () => Date.now();
+
+/**
+ * The relay hot path (DESIGN.md §3 steps 3–7) for one request: limits, price and reservation, then
+ * attempts on channels picked from the routing index — a failed channel is never tried twice in the
+ * same request — and, on success, settlement, the usage record and metrics. The caller has already
+ * authenticated the key and parsed the body.
+ */
+export async function relay(
+  deps: PipelineDeps,
+  caller: RelayCaller,
+  input: RelayRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const started = now();
+  const { options } = deps;
+  const { user, token } = caller.identity;
+  assertModelAllowed(caller, input.model);
+  await deps.limits.admit(user.id, caller.group);
+
+  const price = resolvePrice({
+    model: input.model,
+    usingGroup: caller.group,
+    userGroup: user.group,
+    maps: deps.pricing.maps(),
+    options,
+    acceptUnset: user.acceptUnsetModels,
+  });
+  const jsonBody = input.body instanceof FormData ? undefined : input.body;
+  const promptEstimate = jsonBody ? estimatePromptTokens(input.format, input.model, jsonBody) : 0;
+  const reserved = preConsumeQuota({
+    price,
+    promptTokens: promptEstimate,
+    maxTokens: jsonBody ? requestedMaxTokens(input.format, jsonBody) : 0,
+    options,
+    n: typeof jsonBody?.n === 'number' ? jsonBody.n : undefined,
+  });
+  const reservation = await deps.ledger.reserve({
+    userId: user.id,
+    // The playground has no token (id 0): only the wallet is reserved from.
+    tokenId: token.id > 0 ? token.id : undefined,
+    tokenUnlimited: token.unlimited,
+    amount: reserved,
+  });
+
+  let settled = false;
+  try {
+    const outcome = await attempt(deps, caller, input, request, reply, started);
+    const usage = outcome.usage ?? {
+      promptTokens: promptEstimate,
+      completionTokens: estimateCompletionTokens(input.model, outcome.text, outcome.toolCalls),
+      estimated: true,
+    };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai', model: input.model });
+    await deps.ledger.settle(reservation, quota);
+    settled = true;
+    deps.recorder.recordConsume({
+      userId: user.id,
+      username: user.username,
+      tokenId: token.id,
+      tokenName: token.name,
+      channelId: outcome.channel.id,
+      channelName: outcome.channel.name,
+      modelName: input.model,
+      group: caller.group,
+      useTimeSeconds: Math.round((now() - started) / 1000),
+      isStream: input.stream,
+      ip: '',
+      requestId: request.id,
+      content: usage.estimated ? '上游未返回用量，按本地估算计费' : '',
+      quota,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      other: buildConsumeOther({
+        price,
+        usage,
+        firstResponseMs: outcome.firstTokenMs ?? now() - started,
+        requestedModel: input.model,
+        upstreamModel: outcome.upstreamModel,
+        usedChannels: outcome.tried,
+        requestPath: request.url.split('?')[0] ?? '',
+        ...(input.stream
+          ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
+          : {}),
+      }),
+    });
+    await deps.limits.succeeded(user.id, caller.group);
+    deps.metrics.completed({
+      model: input.model,
+      channel: outcome.channel,
+      group: caller.group,
+      format: input.format,
+      status: reply.statusCode,
+      durationMs: now() - started,
+      firstTokenMs: outcome.firstTokenMs,
+      usage,
+      quota,
+    });
+  } catch (error) {
+    if (!settled) await deps.ledger.refund(reservation);
+    throw error;
+  }
+}
+
+interface Outcome {
+  channel: ChannelSnapshot;
+  upstreamModel: string;
+  usage: Usage | undefined;
+  text: string;
+  toolCalls: number;
+  firstTokenMs: number | undefined;
+  tried: number[];
+  clientGone: boolean;
+}
+
+async function attempt(
+  deps: PipelineDeps,
+  caller: RelayCaller,
+  input: RelayRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  started: number,
+): Promise<Outcome> {
+  const retries = caller.pinnedChannelId === undefined ? deps.options.getNumber('RetryTimes') : 0;
+  const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
+  const candidates = deps.routing.candidates(caller.group, input.model);
+  const failed = new Set<number>();
+  let lastFailure: UpstreamFailure | AppError | undefined;
+
+  for (let index = 0; index <= retries; index++) {
+    const channel =
+      caller.pinnedChannelId === undefined ? pickChannel({ candidates, exclude: failed }) : pinned(deps, caller);
+    if (!channel) break;
+    failed.add(channel.id);
+    try {
+      return await call(deps, channel, input, request, reply, started, index, [...failed]);
+    } catch (error) {
+      if (reply.sent || reply.raw.headersSent) throw error;
+      const status =
+        error instanceof UpstreamFailure ? error.error.status : error instanceof AppError ? error.status : 500;
+      const code = error instanceof UpstreamFailure ? error.error.code : error instanceof AppError ? error.code : null;
+      // Errors raised before the upstream was reached do not improve on another channel, unless a rule says so.
+      const skipRetry = error instanceof RelayRuleError ? error.skipRetry : !(error instanceof UpstreamFailure);
+      if (!(error instanceof UpstreamFailure) && !(error instanceof AppError)) throw error;
+      lastFailure = error;
+      deps.metrics.upstreamError(channel, String(code ?? status));
+      const again = shouldRetry(
+        {
+          status,
+          errorCode: code,
+          remainingRetries: retries - index,
+          pinned: caller.pinnedChannelId !== undefined,
+          skipRetry,
+        },
+        { retryStatusCodes: retryRanges },
+      );
+      if (!again) break;
+    }
+  }
+  if (lastFailure instanceof UpstreamFailure) {
+    throw new AppError(
+      {
+        code: lastFailure.error.code ?? 'upstream_error',
+        status: lastFailure.error.status,
+        message: { zh: lastFailure.error.message, en: lastFailure.error.message },
+      },
+      {},
+    );
+  }
+  if (lastFailure) throw lastFailure;
+  throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
+}
+
+function pinned(deps: PipelineDeps, caller: RelayCaller): ChannelSnapshot {
+  const channel = deps.routing.channel(caller.pinnedChannelId ?? 0);
+  if (!channel) throw new AppError(RELAY_ERRORS.channel_pin_invalid);
+  if (channel.status !== 1) throw new AppError(RELAY_ERRORS.channel_pin_disabled);
+  return channel;
+}
+
+/** One attempt on one channel: build the upstream request, send it, answer the client. */
+async function call(
+  deps: PipelineDeps,
+  channel: ChannelSnapshot,
+  input: RelayRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  started: number,
+  retryIndex: number,
+  tried: number[],
+): Promise<Outcome> {
+  const provider = providerFor(channel.type);
+  const mapping = resolveModelMapping(input.model, channel.modelMapping);
+  if (!mapping.ok) throw mapping.error;
+  const upstreamModel = mapping.upstreamModel;
+  const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
+  const key = channel.keys[keyIndex];
+  if (keyIndex < 0 || key === undefined) {
+    throw new AppError({
+      code: 'channel:no_available_key',
+      status: 503,
+      message: { zh: '渠道没有可用的密钥', en: 'The channel has no enabled key' },
+    });
+  }
+
+  let headerOverride = channel.headerOverride;
+  let body: string | FormData;
+  if (input.body instanceof FormData) {
+    // The pooled transport is the undici package, which only sends its own FormData class.
+    const form = new UpstreamFormData();
+    for (const [name, value] of input.body) {
+      if (typeof value === 'string') form.append(name, name === 'model' ? upstreamModel : value);
+      else form.append(name, value, value.name);
+    }
+    body = form as unknown as FormData;
+  } else {
+    let json: unknown = { ...input.body, model: upstreamModel };
+    if (input.stream && input.format === 'openai-chat') {
+      const streamOptions = (input.body.stream_options ?? {}) as Record<string, unknown>;
+      json = { ...(json as object), stream_options: { ...streamOptions, include_usage: true } };
+    }
+    const overridden = applyParamOverride(json, channel.paramOverride, {
+      model: upstreamModel,
+      upstream_model: upstreamModel,
+      original_model: input.model,
+      request_path: request.url.split('?')[0],
+      request_headers: request.headers,
+      retry_index: retryIndex,
+      is_retry: retryIndex > 0,
+      header_override: channel.headerOverride,
+    });
+    if (!overridden.ok) throw overridden.error;
+    if (overridden.headerOverride) headerOverride = overridden.headerOverride;
+    body = JSON.stringify(overridden.body);
+  }
+
+  const upstream = provider.buildRequest({
+    format: input.format,
+    channel,
+    key,
+    upstreamModel,
+    body,
+    stream: input.stream,
+  });
+  const headerError = applyHeaderOverride(upstream.headers, headerOverride, {
+    apiKey: key,
+    clientHeaders: request.headers,
+  });
+  if (headerError) throw headerError;
+
+  const abort = new AbortController();
+  let response: Awaited<ReturnType<Transport['send']>>;
+  try {
+    response = await deps.transport.send(upstream, abort.signal);
+  } catch (error) {
+    throw new UpstreamFailure(
+      {
+        status: 502,
+        message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
+        type: 'upstream_error',
+        code: 'upstream_unreachable',
+      },
+      channel,
+    );
+  }
+  if (response.status >= 400) {
+    const text = await response.body.text().catch(() => '');
+    const parsed = provider.parseError(response.status, text);
+    throw new UpstreamFailure({ ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) }, channel);
+  }
+
+  const contentType = String(response.headers['content-type'] ?? '');
+  if (input.stream && contentType.includes('text/event-stream')) {
+    return streamAnswer(deps, provider, channel, input, reply, response.body, abort, started, upstreamModel, tried);
+  }
+  // A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through.
+  const bytes = Buffer.from(await response.body.arrayBuffer());
+  let usage: Usage | undefined;
+  let text = '';
+  if (contentType.includes('application/json')) {
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8')) as Record<string, any>;
+      usage = provider.usageFromBody(input.format, parsed);
+      text = answerText(parsed);
+    } catch {
+      throw new UpstreamFailure(
+        {
+          status: 502,
+          message: 'the upstream answered invalid JSON',
+          type: 'upstream_error',
+          code: 'bad_response_body',
+        },
+        channel,
+      );
+    }
+  }
+  reply.code(response.status).header('content-type', contentType || 'application/octet-stream');
+  await reply.send(bytes);
+  return { channel, upstreamModel, usage, text, toolCalls: 0, firstTokenMs: now() - started, tried, clientGone: false };
+}
+
+async function streamAnswer(
+  deps: PipelineDeps,
+  provider: Provider,
+  channel: ChannelSnapshot,
+  input: RelayRequest,
+  reply: FastifyReply,
+  body: NodeJS.ReadableStream & AsyncIterable<unknown>,
+  abort: AbortController,
+  started: number,
+  upstreamModel: string,
+  tried: number[],
+): Promise<Outcome> {
+  const observer = provider.streamObserver(input.format);
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': reply.request.id,
+  });
+  let firstTokenMs: number | undefined;
+  let sawDone = false;
+  const ping = deps.options.getBoolean('general_setting.ping_interval_enabled')
+    ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
+    : 0;
+  const result = await forwardStream(body as never, raw, observer, () => abort.abort(), {
+    pingIntervalMs: ping,
+    onFirstEvent: () => {
+      firstTokenMs = now() - started;
+    },
+    transform: (event) => {
+      if (event.data === '[DONE]') sawDone = true;
+      // We asked for the usage chunk on the client's behalf; a client that declined it does not get it.
+      if (!input.wantsStreamUsage && input.format === 'openai-chat' && isUsageOnlyChunk(event.data)) return undefined;
+      return event;
+    },
+    finish: () =>
+      (input.format === 'openai-chat' || input.format === 'openai-completions') && !sawDone ? [{ data: '[DONE]' }] : [],
+  });
+  raw.end();
+  return {
+    channel,
+    upstreamModel,
+    usage: observer.usage,
+    text: observer.text,
+    toolCalls: observer.toolCalls,
+    firstTokenMs,
+    tried,
+    clientGone: result.clientGone,
+  };
+}
+
+function isUsageOnlyChunk(data: string): boolean {
+  if (!data.includes('"usage"')) return false;
+  try {
+    const chunk = JSON.parse(data) as { choices?: unknown[]; usage?: unknown };
+    return Array.isArray(chunk.choices) && chunk.choices.length === 0 && chunk.usage !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** The generated text of a whole answer, for estimating usage when the upstream reports none. */
+function answerText(body: Record<string, any>): string {
+  const choices = Array.isArray(body.choices) ? body.choices : [];
+  return choices
+    .map((c: any) => c?.message?.content ?? c?.text ?? '')
+    .filter((t: unknown) => typeof t === 'string')
+    .join('');
+}

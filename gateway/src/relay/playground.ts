@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { authGuards } from '../api/auth.ts';
+import { signedIn } from '../api/auth.ts';
+import { readSetting } from '../domain/accounts/settings.ts';
+import { usableGroups } from '../domain/groups.ts';
+import type { Keyring } from '../domain/keyring.ts';
+import { AppError } from '../errors.ts';
+import type { RelayCaller } from './auth/key-auth.ts';
+import { RELAY_ERRORS } from './errors.ts';
+import type { RelayPluginDeps } from './index.ts';
+import { relay } from './pipeline.ts';
+
+/**
+ * POST /pg/chat/completions: the console's playground (spec doc 3 §2, reference Appendix B). It signs
+ * in with the dashboard session instead of an API key, may pick any of the user's usable groups, and
+ * charges the wallet only (there is no token).
+ */
+export async function playgroundPlugin(
+  app: FastifyInstance,
+  deps: { relay: RelayPluginDeps; guards: ReturnType<typeof authGuards>; keyring: Keyring },
+): Promise<void> {
+  app.decorateRequest('auth', null);
+  app.post(
+    '/pg/chat/completions',
+    { preHandler: deps.guards.user, bodyLimit: deps.relay.bodyLimitBytes },
+    async (request, reply) => {
+      const user = signedIn(request).user;
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new AppError(RELAY_ERRORS.invalid_request, { detail: 'the body must be a JSON object' });
+      }
+      const json = body as Record<string, unknown>;
+      const model = typeof json.model === 'string' ? json.model : '';
+      if (!model) throw new AppError(RELAY_ERRORS.model_required);
+      const group = typeof json.group === 'string' && json.group ? json.group : user.group;
+      if (!(group in usableGroups(deps.relay.options, user.group)))
+        throw new AppError(RELAY_ERRORS.group_not_usable, { group });
+      const { group: _group, ...upstreamBody } = json;
+      const caller: RelayCaller = {
+        group,
+        identity: {
+          token: {
+            id: 0,
+            name: `playground-${group}`,
+            status: 1,
+            expiredTime: -1,
+            unlimited: true,
+            modelLimits: null,
+            allowIps: null,
+            group,
+          },
+          user: {
+            id: user.id,
+            username: user.username,
+            group: user.group,
+            role: user.role,
+            status: user.status,
+            email: user.email,
+            acceptUnsetModels: readSetting(user.setting, deps.keyring).accept_unset_model_ratio_model,
+          },
+        },
+      };
+      const streamOptions = json.stream_options as { include_usage?: unknown } | undefined;
+      await relay(
+        deps.relay,
+        caller,
+        {
+          format: 'openai-chat',
+          model,
+          body: upstreamBody,
+          stream: json.stream === true,
+          wantsStreamUsage: streamOptions?.include_usage !== false,
+        },
+        request,
+        reply,
+      );
+      return reply;
+    },
+  );
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config.ts';
+import { warmUpTokenizers } from '../domain/billing/index.ts';
+import { QuotaLedger } from '../domain/ledger/ledger.ts';
+import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usage/index.ts';
+import type { Services } from '../services.ts';
+import type { ShutdownStep } from '../shutdown.ts';
+import { KeyCache } from './auth/key-cache.ts';
+import type { RelayPluginDeps } from './index.ts';
+import { ModelRequestLimit } from './limits.ts';
+import { createRelayMetrics } from './metrics.ts';
+import { RoutingIndex } from './routing/index-cache.ts';
+import { Transport } from './transport.ts';
+
+/**
+ * Starts what the relay keeps in memory (key cache, routing index, quota leases, the usage queue and
+ * upstream connections) and registers their shutdown in `opened`, so a stop drains them in reverse:
+ * usage written, leases given back, then connections closed.
+ */
+export async function startRelay(
+  config: Config,
+  logger: Logger,
+  services: Services,
+  registry: Registry,
+  opened: ShutdownStep[],
+): Promise<RelayPluginDeps> {
+  const { store, cluster, options, keyring, pricing } = services;
+  const db = store.db;
+  // Loading the encoders takes a moment and memory: do it now, not in the first request.
+  warmUpTokenizers();
+  const transport = new Transport({
+    headersTimeoutMs: config.relay.headersTimeoutMs,
+    bodyTimeoutMs: config.relay.idleTimeoutMs,
+    connectionsPerOrigin: config.relay.connectionsPerOrigin,
+  });
+  opened.push({ name: 'upstream connections', run: () => transport.close() });
+  const keys = await KeyCache.start({ db, keyring, bus: cluster.bus });
+  opened.push({ name: 'key cache', run: () => keys.close() });
+  const routing = await RoutingIndex.start({
+    db,
+    keyring,
+    bus: cluster.bus,
+    syncIntervalMs: config.syncIntervalMs,
+    logger,
+  });
+  opened.push({ name: 'routing index', run: () => routing.close() });
+  const ledger = await QuotaLedger.start({
+    db,
+    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    cluster,
+    logger,
+  });
+  opened.push({ name: 'quota ledger', run: () => ledger.close() });
+  const recorder = new UsageRecorder({
+    writer: databaseUsageWriter(db),
+    settings: usageSettings(options, config.relay.errorLogEnabled),
+    logger,
+  });
+  opened.push({ name: 'usage logs', run: () => recorder.close() });
+  return {
+    db,
+    keys,
+    options,
+    pricing,
+    routing,
+    ledger,
+    recorder,
+    limits: new ModelRequestLimit(cluster.counters, options),
+    transport,
+    metrics: createRelayMetrics(registry),
+    bodyLimitBytes: config.relay.bodyLimitBytes,
+  };
+}
