@@ -358,6 +358,26 @@ describe('roles and permissions', () => {
     expect(logs.map((l) => l.type)).toContain(3);
   });
 
+  it('sets quota net of what pods hold in leases, so returned leases are not counted twice', async () => {
+    const created = await root.post('/api/user/', { username: 'leased', password: 'password-1' });
+    const id = created.body.data.id;
+    await gateway.store.db
+      .insertInto('quota_leases')
+      .values({
+        id: 'lease-test',
+        account_type: 'user',
+        account_id: id,
+        holder: 'pod-x',
+        amount: 1000,
+        created_at: 1,
+        expires_at: 9_999_999_999,
+      })
+      .execute();
+    await root.put('/api/user/', { id, quota: 5000 });
+    expect((await row(id)).quota).toBe(4000);
+    await gateway.store.db.deleteFrom('quota_leases').where('id', '=', 'lease-test').execute();
+  });
+
   it('lists and searches users by id, names and email, with a group filter and paging', async () => {
     const all = await root.get('/api/user/?p=1&page_size=100');
     expect(all.body.data.total).toBe(all.body.data.items.length);

@@ -7,6 +7,7 @@ import {
   findLiveUserBy,
   findUserById,
   searchUsers,
+  setSpendableQuota,
   type UserSearch,
   updateUser,
 } from '../../store/repositories/users.ts';
@@ -103,7 +104,13 @@ export class UserAdminService {
     }
     const passwordChanged = input.password !== undefined && input.password !== '';
     if (passwordChanged) changes.password = await hashPassword(checkPassword(input.password ?? ''));
-    const updated = Object.keys(changes).length > 0 ? await updateUser(this.#db, user.id, changes) : user;
+    // Quota goes through the lease-aware write, so quota leased out to pods is not counted twice.
+    const { quota: desiredQuota, ...otherChanges } = changes;
+    if (desiredQuota !== undefined) await setSpendableQuota(this.#db, user.id, desiredQuota as number);
+    const updated =
+      Object.keys(otherChanges).length > 0
+        ? await updateUser(this.#db, user.id, otherChanges)
+        : await findUserById(this.#db, user.id);
     if (passwordChanged) await this.#sessions.revokeAll(user.id);
     // The relay caches each key's owner (group, status): tell every pod to read it again.
     await announceAuthChange(this.#bus, { users: [user.id] });

@@ -134,3 +134,17 @@ export async function searchUsers(db: Db, search: UserSearch): Promise<{ items: 
   ]);
   return { items, total: count.n };
 }
+
+/**
+ * Sets what the user may spend to `desired`. Pods hold parts of the balance as leases (quota_leases)
+ * that they give back later, so the stored balance is `desired` minus what is leased right now.
+ */
+export async function setSpendableQuota(db: Db, id: number, desired: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({
+      quota: sql<number>`${desired} - coalesce((select sum(amount) from quota_leases where account_type = 'user' and account_id = ${id}), 0)`,
+    })
+    .where('id', '=', id)
+    .execute();
+}
