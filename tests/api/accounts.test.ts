@@ -376,6 +376,28 @@ describe('roles and permissions', () => {
     await root.put('/api/user/', { id, quota: 5000 });
     expect((await row(id)).quota).toBe(4000);
     await gateway.store.db.deleteFrom('quota_leases').where('id', '=', 'lease-test').execute();
+
+    const token = (await root.post('/api/token/', { name: 'leased', remain_quota: 9000 })).body.data;
+    await gateway.store.db
+      .insertInto('quota_leases')
+      .values({
+        id: 'lease-token',
+        account_type: 'token',
+        account_id: token.id,
+        holder: 'pod-x',
+        amount: 700,
+        created_at: 1,
+        expires_at: 9_999_999_999,
+      })
+      .execute();
+    expect((await root.put('/api/token/', { id: token.id, remain_quota: 3000 })).body.success).toBe(true);
+    const stored = await gateway.store.db
+      .selectFrom('tokens')
+      .select('remain_quota')
+      .where('id', '=', token.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.remain_quota).toBe(2300);
+    await gateway.store.db.deleteFrom('quota_leases').where('id', '=', 'lease-token').execute();
   });
 
   it('lists and searches users by id, names and email, with a group filter and paging', async () => {

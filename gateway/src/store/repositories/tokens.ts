@@ -133,9 +133,19 @@ export function updateUserToken(
   id: number,
   changes: Updateable<TokensTable>,
 ): Promise<TokenRow | undefined> {
+  const { remain_quota: remain, ...rest } = changes;
+  // Pods hold parts of a token's quota as leases and give them back later: store the wanted quota
+  // minus what is leased right now, so the returned leases are not counted twice.
+  const set =
+    typeof remain === 'number'
+      ? {
+          ...rest,
+          remain_quota: sql<number>`${remain} - coalesce((select sum(amount) from quota_leases where account_type = 'token' and account_id = ${id}), 0)`,
+        }
+      : changes;
   return db
     .updateTable('tokens')
-    .set(changes)
+    .set(set)
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where('deleted_at', 'is', null)
