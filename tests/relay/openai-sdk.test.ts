@@ -124,6 +124,23 @@ describe('the official openai client through the gateway', () => {
     expect((await usedQuota()) - before).toBe(Math.round((400 + 100) * 0.075));
   });
 
+  it('sends and bills an estimated usage chunk when the upstream streams none', async () => {
+    upstream.behaviour = { omitUsage: true, reply: 'No usage from upstream here.' };
+    const before = await usedQuota();
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+    expect(usage?.prompt_tokens).toBeGreaterThan(0);
+    const charged = (await usedQuota()) - before;
+    expect(charged).toBe(Math.round((usage!.prompt_tokens + usage!.completion_tokens) * 0.075) || 1);
+  });
+
   it('relays tool calls', async () => {
     upstream.behaviour = { usage: { prompt_tokens: 10, completion_tokens: 10 } };
     const answer = await client.chat.completions.create({
@@ -219,6 +236,18 @@ describe('the official openai client through the gateway', () => {
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [] }),
     });
     expect(refused.status).toBe(401);
+  });
+
+  it('exports relay metrics without per-request labels', async () => {
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(metrics).toMatch(/tollgate_relay_requests_total\{[^}]*model="gpt-4o"[^}]*status="2xx"[^}]*\} \d+/);
+    expect(metrics).toMatch(
+      /gen_ai_client_token_usage_total\{gen_ai_request_model="gpt-4o",gen_ai_token_type="input"[^}]*\} \d+/,
+    );
+    expect(metrics).toContain('gen_ai_server_time_to_first_token_seconds_bucket');
+    expect(metrics).toMatch(/tollgate_ledger_leased_quota\{[^}]*\} \d+/);
+    expect(metrics).toMatch(/tollgate_usage_queued_logs\{[^}]*\} \d+/);
+    expect(metrics).not.toMatch(/[{,](user|username|user_id|token|token_id|request_id)=/);
   });
 
   it('answers the legacy billing endpoints from the token', async () => {

@@ -56,9 +56,10 @@ export async function forwardStream(
         )
       : undefined;
 
-  const write = async (event: SseEvent) => {
-    observer.observe(event);
-    const out = options.transform ? options.transform(event) : event;
+  /** Upstream events are observed and transformed; our own closing events are sent as they are. */
+  const write = async (event: SseEvent, ours = false) => {
+    if (!ours) observer.observe(event);
+    const out = options.transform && !ours ? options.transform(event) : event;
     if (!out || clientGone) return;
     if (events++ === 0) options.onFirstEvent?.();
     lastWrite = Date.now();
@@ -82,7 +83,7 @@ export async function forwardStream(
     }
     if (!clientGone) {
       for (const event of parser.end()) await write(event);
-      for (const event of options.finish?.() ?? []) await write(event);
+      for (const event of options.finish?.() ?? []) await write(event, true);
     }
   } catch (error) {
     // The upstream failing mid-stream after the client went away is expected; anything else is not.

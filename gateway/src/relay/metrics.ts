@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LedgerStats } from '../domain/ledger/ledger.ts';
+import type { UsageStats } from '../domain/usage/index.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
 
 /**
@@ -99,4 +101,50 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     inFlight,
   };
+}
+
+/**
+ * Gauges read at scrape time from the quota ledger and the usage queue: how much quota this pod holds
+ * in leases and reservations, and whether usage logs are keeping up with traffic.
+ */
+export function registerStateGauges(
+  registry: Registry,
+  sources: { ledger: () => LedgerStats; usage: () => UsageStats },
+): void {
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge(
+    'tollgate_ledger_leased_quota',
+    'Quota this pod holds in leases and has not spent.',
+    () => sources.ledger().leasedQuota,
+  );
+  gauge(
+    'tollgate_ledger_reserved_quota',
+    'Quota reserved by requests in flight on this pod.',
+    () => sources.ledger().reservedQuota,
+  );
+  gauge('tollgate_ledger_leases', 'Accounts this pod holds a lease for.', () => sources.ledger().leases);
+  gauge(
+    'tollgate_ledger_unflushed_quota',
+    'Spending not yet written to the lease rows.',
+    () => sources.ledger().unflushedQuota,
+  );
+  gauge('tollgate_usage_queued_logs', 'Usage log rows waiting to be written.', () => sources.usage().queuedLogs);
+  gauge(
+    'tollgate_usage_dropped_logs',
+    'Usage log rows dropped because the queue was full (counters kept).',
+    () => sources.usage().droppedLogs,
+  );
+  gauge(
+    'tollgate_usage_failed_flushes',
+    'Usage writes that failed (they are retried).',
+    () => sources.usage().failedFlushes,
+  );
 }

@@ -50,6 +50,8 @@ export interface RelayRequest {
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
+  /** Prompt tokens counted locally, for a usage the upstream does not report. */
+  promptEstimate?: number;
 }
 
 /** An upstream answered with an error: what the client gets if no retry succeeds. */
@@ -111,7 +113,7 @@ export async function relay(
 
   let settled = false;
   try {
-    const outcome = await attempt(deps, caller, input, request, reply, started);
+    const outcome = await attempt(deps, caller, { ...input, promptEstimate }, request, reply, started);
     const usage = outcome.usage ?? {
       promptTokens: promptEstimate,
       completionTokens: estimateCompletionTokens(input.model, outcome.text, outcome.toolCalls),
@@ -387,7 +389,7 @@ async function streamAnswer(
     'x-request-id': reply.request.id,
   });
   let firstTokenMs: number | undefined;
-  let sawDone = false;
+  const endsWithDone = input.format === 'openai-chat' || input.format === 'openai-completions';
   const ping = deps.options.getBoolean('general_setting.ping_interval_enabled')
     ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
     : 0;
@@ -397,13 +399,21 @@ async function streamAnswer(
       firstTokenMs = now() - started;
     },
     transform: (event) => {
-      if (event.data === '[DONE]') sawDone = true;
+      // [DONE] is held back and sent last, so a synthesised usage chunk can still come before it.
+      if (endsWithDone && event.data === '[DONE]') return undefined;
       // We asked for the usage chunk on the client's behalf; a client that declined it does not get it.
       if (!input.wantsStreamUsage && input.format === 'openai-chat' && isUsageOnlyChunk(event.data)) return undefined;
       return event;
     },
-    finish: () =>
-      (input.format === 'openai-chat' || input.format === 'openai-completions') && !sawDone ? [{ data: '[DONE]' }] : [],
+    finish: () => {
+      if (!endsWithDone) return [];
+      const events = [];
+      if (input.format === 'openai-chat' && input.wantsStreamUsage && !observer.usage) {
+        events.push({ data: JSON.stringify(estimatedUsageChunk(input, observer.text, observer.toolCalls)) });
+      }
+      events.push({ data: '[DONE]' });
+      return events;
+    },
   });
   raw.end();
   return {
@@ -415,6 +425,20 @@ async function streamAnswer(
     firstTokenMs,
     tried,
     clientGone: result.clientGone,
+  };
+}
+
+/** The usage chunk an upstream did not send, with locally counted tokens (reference Appendix B). */
+function estimatedUsageChunk(input: RelayRequest, text: string, toolCalls: number) {
+  const prompt = input.promptEstimate ?? 0;
+  const completion = estimateCompletionTokens(input.model, text, toolCalls);
+  return {
+    id: 'chatcmpl-tollgate-usage',
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: input.model,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
   };
 }
 

@@ -10,7 +10,7 @@ import type { ShutdownStep } from '../shutdown.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { ModelRequestLimit } from './limits.ts';
-import { createRelayMetrics } from './metrics.ts';
+import { createRelayMetrics, registerStateGauges } from './metrics.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { Transport } from './transport.ts';
 
@@ -59,6 +59,7 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'usage logs', run: () => recorder.close() });
+  registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,
     keys,
