@@ -8,7 +8,7 @@ import {
   resolvePrice,
   settleQuota,
 } from '../domain/billing/index.ts';
-import type { QuotaLedger, Reservation } from '../domain/ledger/ledger.ts';
+import type { QuotaLedger } from '../domain/ledger/ledger.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import type { PricingService } from '../domain/pricing/service.ts';
 import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts';
