@@ -12,6 +12,7 @@ import {
 import type { authGuards } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { idParams, text } from './schemas.ts';
 
 export interface ChannelRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -19,7 +20,6 @@ export interface ChannelRouteDeps {
 }
 
 const tags = ['channel'];
-const text = (description: string, maxLength = 4096) => ({ type: 'string', maxLength, description }) as const;
 const nullableText = (description: string, maxLength = 65_536) =>
   ({ type: ['string', 'null'], maxLength, description }) as const;
 const nameList = (description: string) =>
@@ -67,11 +67,7 @@ const createMode = {
   description: 'single/multi_to_single: one channel holding every key line; batch: one channel per key line',
 } as const;
 
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, description: 'Channel id' } },
-} as const;
+const idSchema = idParams('Channel id');
 const tagBody = {
   type: 'object',
   required: ['tag'],
@@ -163,7 +159,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
 
   app.get<{ Params: { id: number } }>(
     '/channel/fetch_models/:id',
-    { ...admin, schema: { tags, summary: 'Ask a saved channel’s upstream for its models', params: idParams } },
+    { ...admin, schema: { tags, summary: 'Ask a saved channel’s upstream for its models', params: idSchema } },
     async (request) => ok(await channels.fetchModelsOf(request.params.id)),
   );
   app.post<{ Body: { base_url?: string; type?: number; key?: string } }>(
@@ -188,7 +184,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
 
   app.get<{ Params: { id: number } }>(
     '/channel/:id',
-    { ...admin, schema: { tags, summary: 'One channel (the key is never answered)', params: idParams } },
+    { ...admin, schema: { tags, summary: 'One channel (the key is never answered)', params: idSchema } },
     async (request) => ok(await channels.get(request.params.id)),
   );
 
@@ -242,7 +238,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
           type: 'object',
           required: ['id'],
           properties: {
-            id: idParams.properties.id,
+            id: idSchema.properties.id,
             ...channelFields,
             key_mode: {
               type: 'string',
@@ -267,7 +263,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
       schema: {
         tags,
         summary: 'Copy a channel, key included (name + suffix, default "_复制"; balance reset by default)',
-        params: idParams,
+        params: idSchema,
         querystring: {
           type: 'object',
           properties: {
@@ -298,7 +294,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
   for (const path of ['/channel/:id', '/channel/:id/']) {
     app.delete<{ Params: { id: number } }>(
       path,
-      { ...admin, schema: { tags, summary: 'Delete a channel', params: idParams } },
+      { ...admin, schema: { tags, summary: 'Delete a channel', params: idSchema } },
       async (request) => {
         await channels.delete(request.params.id);
         return ok(undefined, say(request, { zh: '渠道删除成功', en: 'Channel deleted' }));

@@ -4,15 +4,16 @@ import type { LogFilters, LogService } from '../domain/logs/index.ts';
 import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok } from './envelope.ts';
-import { type PagingInput, pageOf, paging } from './paging.ts';
-import { describedPaging, dropEmptyQuery } from './query.ts';
+import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { dropEmptyQuery } from './query.ts';
+import { text } from './schemas.ts';
 
 export interface LogRouteDeps {
   guards: ReturnType<typeof authGuards>;
   logs: LogService;
 }
 
-const text = (description: string, maxLength = 256) => ({ type: 'string', maxLength, description }) as const;
+const shortText = (description: string, maxLength = 256) => text(description, maxLength);
 const seconds = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
 
 /** The filters everyone has (spec doc 3 §7); empty or 0 means no filter. */
@@ -22,17 +23,17 @@ const userFilters = {
     minimum: 0,
     description: 'Log type: 0 every type (default), 1 top-up, 2 consume, 3 manage, 4 system, 5 error, 6 refund',
   },
-  token_name: text('Token name, exact'),
-  model_name: text('Model name, exact; % is a wildcard'),
+  token_name: shortText('Token name, exact'),
+  model_name: shortText('Model name, exact; % is a wildcard'),
   start_timestamp: seconds('Logs created at or after this time (Unix seconds)'),
   end_timestamp: seconds('Logs created at or before this time (Unix seconds)'),
-  group: text('Group the request was billed in', 64),
+  group: shortText('Group the request was billed in', 64),
 } as const;
 
 /** Filters only administrators have; on the self routes they are ignored. */
 const adminFilters = {
   ...userFilters,
-  username: text('Username, exact', 64),
+  username: shortText('Username, exact', 64),
   channel: { type: 'integer', minimum: 0, description: 'Channel id' },
 } as const;
 
@@ -77,7 +78,7 @@ export function logRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
     schema: {
       tags,
       summary: listSummary("Every user's usage logs"),
-      querystring: querystring({ ...describedPaging, ...adminFilters }),
+      querystring: querystring({ ...pagingQuery, ...adminFilters }),
     },
     handler: list(true),
   });
@@ -88,7 +89,7 @@ export function logRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
       schema: {
         tags,
         summary: listSummary("The signed-in user's own usage logs (no channel; admin-only details removed from other)"),
-        querystring: querystring({ ...describedPaging, ...userFilters }),
+        querystring: querystring({ ...pagingQuery, ...userFilters }),
         ...(url.endsWith('/') ? { hide: true } : {}),
       },
       handler: list(false),
@@ -167,7 +168,7 @@ export function logRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
       querystring: {
         type: 'object',
         required: ['start_timestamp', 'end_timestamp'],
-        properties: { ...dataRange, username: text('Only this user (exact username)', 64) },
+        properties: { ...dataRange, username: shortText('Only this user (exact username)', 64) },
       },
     },
     handler: data,

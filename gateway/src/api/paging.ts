@@ -1,9 +1,9 @@
 /** new-api's paging: `p` is 1-based, `page_size` (or `ps`, `size`) defaults to 10 and stops at 100. */
 export const pagingQuery = {
-  p: { type: 'integer' },
-  page_size: { type: 'integer' },
-  ps: { type: 'integer' },
-  size: { type: 'integer' },
+  p: { type: 'integer', description: 'Page number, 1-based (0 reads as 1)' },
+  page_size: { type: 'integer', description: 'Items per page, default 10, at most 100' },
+  ps: { type: 'integer', description: 'Alias of page_size' },
+  size: { type: 'integer', description: 'Alias of page_size' },
 } as const;
 
 export interface PagingInput {

@@ -4,6 +4,7 @@ import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { idParams, text } from './schemas.ts';
 
 export interface RedemptionRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -13,20 +14,8 @@ export interface RedemptionRouteDeps {
 }
 
 const tags = ['redemption'];
-const text = (description: string, maxLength = 4096) => ({ type: 'string', maxLength, description }) as const;
 
-const pageQuery = {
-  p: { ...pagingQuery.p, description: 'Page number, 1-based (0 reads as 1)' },
-  page_size: { ...pagingQuery.page_size, description: 'Items per page, default 10, at most 100' },
-  ps: { ...pagingQuery.ps, description: 'Alias of page_size' },
-  size: { ...pagingQuery.size, description: 'Alias of page_size' },
-} as const;
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, description: 'Redemption code id' } },
-} as const;
+const idSchema = idParams('Redemption code id');
 
 export const codeFields = {
   name: text('Name, 1-20 characters', 256),
@@ -53,7 +42,7 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
     '/redemption/',
     {
       preHandler: guards.admin,
-      schema: { tags, summary: 'List codes, newest first', querystring: { type: 'object', properties: pageQuery } },
+      schema: { tags, summary: 'List codes, newest first', querystring: { type: 'object', properties: pagingQuery } },
     },
     list,
   );
@@ -64,7 +53,10 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
       schema: {
         tags,
         summary: 'Search codes by id or name',
-        querystring: { type: 'object', properties: { ...pageQuery, keyword: text('A code id, or part of its name') } },
+        querystring: {
+          type: 'object',
+          properties: { ...pagingQuery, keyword: text('A code id, or part of its name') },
+        },
       },
     },
     list,
@@ -72,7 +64,7 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
 
   app.get<{ Params: { id: number } }>(
     '/redemption/:id',
-    { preHandler: guards.admin, schema: { tags, summary: 'One code', params: idParams } },
+    { preHandler: guards.admin, schema: { tags, summary: 'One code', params: idSchema } },
     async (request) => ok(await redemptions.get(request.params.id, signedIn(request).user)),
   );
 
@@ -149,7 +141,7 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
       path,
       {
         preHandler: guards.admin,
-        schema: { tags, summary: 'Delete a code', params: idParams, hide: path.endsWith('/') },
+        schema: { tags, summary: 'Delete a code', params: idSchema, hide: path.endsWith('/') },
       },
       async (request) => {
         await redemptions.delete(request.params.id, signedIn(request).user);

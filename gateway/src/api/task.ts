@@ -3,29 +3,30 @@ import type { MidjourneyFilters, TaskFilters, TaskService } from '../domain/task
 import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok } from './envelope.ts';
-import { type PagingInput, pageOf, paging } from './paging.ts';
-import { describedPaging, dropEmptyQuery } from './query.ts';
+import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { dropEmptyQuery } from './query.ts';
+import { text } from './schemas.ts';
 
 export interface TaskRouteDeps {
   guards: ReturnType<typeof authGuards>;
   tasks: TaskService;
 }
 
-const text = (description: string, maxLength = 256) => ({ type: 'string', maxLength, description }) as const;
+const shortText = (description: string, maxLength = 256) => text(description, maxLength);
 const time = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
 const channel = { type: 'integer', minimum: 0, description: 'Channel id' } as const;
 
 const midjourneyFilters = {
-  mj_id: text('Upstream task id, exact'),
+  mj_id: shortText('Upstream task id, exact'),
   start_timestamp: time('Submitted at or after this time (Unix MILLISECONDS)'),
   end_timestamp: time('Submitted at or before this time (Unix MILLISECONDS)'),
 } as const;
 
 const taskFilters = {
-  task_id: text('Task id, exact'),
-  platform: text('Platform, e.g. suno', 64),
-  action: text('Action, e.g. MUSIC or LYRICS', 64),
-  status: text('Status, e.g. SUCCESS, FAILURE, IN_PROGRESS', 64),
+  task_id: shortText('Task id, exact'),
+  platform: shortText('Platform, e.g. suno', 64),
+  action: shortText('Action, e.g. MUSIC or LYRICS', 64),
+  status: shortText('Status, e.g. SUCCESS, FAILURE, IN_PROGRESS', 64),
   start_timestamp: time('Submitted at or after this time (Unix SECONDS)'),
   end_timestamp: time('Submitted at or before this time (Unix SECONDS)'),
 } as const;
@@ -76,7 +77,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     schema: {
       tags: ['midjourney'],
       summary: summary('Drawing tasks', 'every user'),
-      querystring: querystring({ ...describedPaging, ...midjourneyFilters, channel_id: channel }),
+      querystring: querystring({ ...pagingQuery, ...midjourneyFilters, channel_id: channel }),
     },
     handler: midjourney(true),
   });
@@ -87,7 +88,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         tags: ['midjourney'],
         summary: summary('Drawing tasks', 'the signed-in user'),
-        querystring: querystring({ ...describedPaging, ...midjourneyFilters }),
+        querystring: querystring({ ...pagingQuery, ...midjourneyFilters }),
         ...(url.endsWith('/') ? { hide: true } : {}),
       },
       handler: midjourney(false),
@@ -100,7 +101,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
     schema: {
       tags: ['task'],
       summary: summary('Creative tasks (private billing data never included)', 'every user'),
-      querystring: querystring({ ...describedPaging, ...taskFilters, channel_id: channel }),
+      querystring: querystring({ ...pagingQuery, ...taskFilters, channel_id: channel }),
     },
     handler: creative(true),
   });
@@ -111,7 +112,7 @@ export function taskRoutes(app: FastifyInstance, deps: TaskRouteDeps): void {
       schema: {
         tags: ['task'],
         summary: summary('Creative tasks (private billing data never included)', 'the signed-in user'),
-        querystring: querystring({ ...describedPaging, ...taskFilters }),
+        querystring: querystring({ ...pagingQuery, ...taskFilters }),
         ...(url.endsWith('/') ? { hide: true } : {}),
       },
       handler: creative(false),

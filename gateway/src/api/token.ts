@@ -4,6 +4,7 @@ import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { idParams, text } from './schemas.ts';
 
 export interface TokenRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -13,20 +14,8 @@ export interface TokenRouteDeps {
 }
 
 const tags = ['token'];
-const text = (description: string, maxLength = 4096) => ({ type: 'string', maxLength, description }) as const;
 
-const pageQuery = {
-  p: { ...pagingQuery.p, description: 'Page number, 1-based (0 reads as 1)' },
-  page_size: { ...pagingQuery.page_size, description: 'Items per page, default 10, at most 100' },
-  ps: { ...pagingQuery.ps, description: 'Alias of page_size' },
-  size: { ...pagingQuery.size, description: 'Alias of page_size (the console sends size)' },
-} as const;
-
-const idParams = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'integer', minimum: 1, description: 'Token id' } },
-} as const;
+const idSchema = idParams('Token id');
 
 /** The fields a user sets; the same on create and update (absent fields keep their value on update). */
 export const tokenFields = {
@@ -58,7 +47,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       schema: {
         tags,
         summary: 'List own tokens, newest first, keys included',
-        querystring: { type: 'object', properties: pageQuery },
+        querystring: { type: 'object', properties: pagingQuery },
       },
     },
     async (request) => {
@@ -78,7 +67,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
         querystring: {
           type: 'object',
           properties: {
-            ...pageQuery,
+            ...pagingQuery,
             keyword: text('Part of the token name'),
             token: text('A full key, with or without sk- (matched exactly)'),
           },
@@ -98,7 +87,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
 
   app.get<{ Params: { id: number } }>(
     '/token/:id',
-    { preHandler: guards.user, schema: { tags, summary: 'One own token', params: idParams } },
+    { preHandler: guards.user, schema: { tags, summary: 'One own token', params: idSchema } },
     async (request) => ok(await tokens.get(request.params.id, signedIn(request).user)),
   );
 
@@ -106,7 +95,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
     '/token/:id/key',
     {
       preHandler: [deps.critical, guards.user],
-      schema: { tags, summary: 'The full key of an own token, as {key: "sk-..."}', params: idParams },
+      schema: { tags, summary: 'The full key of an own token, as {key: "sk-..."}', params: idSchema },
     },
     async (request) => ok({ key: await tokens.revealKey(request.params.id, signedIn(request).user) }),
   );
@@ -178,7 +167,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       path,
       {
         preHandler: guards.user,
-        schema: { tags, summary: 'Delete an own token', params: idParams, hide: path.endsWith('/') },
+        schema: { tags, summary: 'Delete an own token', params: idSchema, hide: path.endsWith('/') },
       },
       async (request) => {
         await tokens.delete(request.params.id, signedIn(request).user);

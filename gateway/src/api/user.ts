@@ -17,6 +17,7 @@ import type { authGuards } from './auth.ts';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
+import { idParams } from './schemas.ts';
 
 export interface UserRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -203,10 +204,10 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     async (request) => list(request.query),
   );
 
-  const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } } as const;
+  const userIdParams = idParams('User id');
   app.get<{ Params: { id: number } }>(
     '/user/:id',
-    { preHandler: guards.admin, schema: { params: idParams } },
+    { preHandler: guards.admin, schema: { params: userIdParams } },
     async (request) => ok(view(await deps.admin.get(signedIn(request).user, request.params.id))),
   );
 
@@ -285,7 +286,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
 
   app.delete<{ Params: { id: number } }>(
     '/user/:id',
-    { preHandler: guards.admin, schema: { params: idParams } },
+    { preHandler: guards.admin, schema: { params: userIdParams } },
     async (request) => {
       await deps.admin.manage(signedIn(request).user, request.params.id, 'delete');
       return ok(undefined, say(request, { zh: '用户已注销', en: 'User deleted' }));
