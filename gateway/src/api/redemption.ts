@@ -4,7 +4,7 @@ import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
-import { idParams, text } from './schemas.ts';
+import { idParams, isStatusOnly, statusOnlyQuery, text } from './schemas.ts';
 
 export interface RedemptionRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -98,10 +98,7 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
       schema: {
         tags,
         summary: 'Edit an unused code, or with status_only only enable (1) or disable (2) it',
-        querystring: {
-          type: 'object',
-          properties: { status_only: text('When set (e.g. true), only the status changes', 16) },
-        },
+        querystring: statusOnlyQuery,
         body: {
           type: 'object',
           required: ['id'],
@@ -115,7 +112,7 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
     },
     async (request) => {
       const actor = signedIn(request).user;
-      const statusOnly = !['', 'false', '0', undefined].includes(request.query.status_only);
+      const statusOnly = isStatusOnly(request.query);
       const code = statusOnly
         ? await redemptions.setStatus(request.body.id, request.body.status ?? 0, actor)
         : await redemptions.update(request.body, actor);

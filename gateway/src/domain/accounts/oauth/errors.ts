@@ -1,4 +1,4 @@
-import { defineErrors } from '../../../errors.ts';
+import { AppError, defineErrors } from '../../../errors.ts';
 
 /**
  * Errors of third-party sign-in and binding (spec doc 1 §2 OAuth callback screen, §4 binding flows).
@@ -100,3 +100,9 @@ export const OAUTH_ERRORS = defineErrors({
     },
   },
 });
+
+/** A provider may be used only when switched on and its settings are all filled in. */
+export function assertProviderReady(provider: string, enabled: boolean, settings: readonly unknown[]): void {
+  if (!enabled) throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider });
+  if (settings.some((value) => !value)) throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider });
+}

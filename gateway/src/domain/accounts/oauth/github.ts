@@ -1,6 +1,5 @@
-import { AppError } from '../../../errors.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { OAUTH_ERRORS } from './errors.ts';
+import { assertProviderReady } from './errors.ts';
 import { accessTokenFrom, callProvider, numericId, optionalText, profileFrom } from './http.ts';
 import type { IdentityProvider } from './types.ts';
 
@@ -23,12 +22,10 @@ export function githubProvider(deps: {
     column: 'github_id',
     usernamePrefix: 'github_',
     ensureEnabled() {
-      if (!options.getBoolean('GitHubOAuthEnabled')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider: label });
-      }
-      if (!options.get('GitHubClientId') || !options.get('GitHubClientSecret')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider: label });
-      }
+      assertProviderReady(label, options.getBoolean('GitHubOAuthEnabled'), [
+        options.get('GitHubClientId'),
+        options.get('GitHubClientSecret'),
+      ]);
     },
     async exchange(code) {
       const tokenAnswer = await callProvider(

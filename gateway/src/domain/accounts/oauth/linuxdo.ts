@@ -1,6 +1,6 @@
 import { AppError } from '../../../errors.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { OAUTH_ERRORS } from './errors.ts';
+import { assertProviderReady, OAUTH_ERRORS } from './errors.ts';
 import { accessTokenFrom, callProvider, numericId, optionalText, profileFrom } from './http.ts';
 import type { IdentityProvider } from './types.ts';
 
@@ -22,12 +22,10 @@ export function linuxdoProvider(deps: {
     column: 'linux_do_id',
     usernamePrefix: 'linuxdo_',
     ensureEnabled() {
-      if (!options.getBoolean('LinuxDOOAuthEnabled')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider: label });
-      }
-      if (!options.get('LinuxDOClientId') || !options.get('LinuxDOClientSecret')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider: label });
-      }
+      assertProviderReady(label, options.getBoolean('LinuxDOOAuthEnabled'), [
+        options.get('LinuxDOClientId'),
+        options.get('LinuxDOClientSecret'),
+      ]);
     },
     async exchange(code) {
       const credentials = Buffer.from(

@@ -1,6 +1,5 @@
-import { AppError } from '../../../errors.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { OAUTH_ERRORS } from './errors.ts';
+import { assertProviderReady } from './errors.ts';
 import {
   accessTokenFrom,
   asObject,
@@ -39,15 +38,14 @@ export function oidcProvider(deps: { options: OptionsService; timeoutMs: number 
     column: 'oidc_id',
     usernamePrefix: 'oidc_',
     ensureEnabled() {
-      if (!options.getBoolean('oidc.enabled')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider: label });
-      }
       const endpointsKnown =
         options.get('oidc.well_known') ||
         (options.get('oidc.token_endpoint') && options.get('oidc.user_info_endpoint'));
-      if (!options.get('oidc.client_id') || !options.get('oidc.client_secret') || !endpointsKnown) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider: label });
-      }
+      assertProviderReady(label, options.getBoolean('oidc.enabled'), [
+        options.get('oidc.client_id'),
+        options.get('oidc.client_secret'),
+        endpointsKnown,
+      ]);
     },
     async exchange(code) {
       const { token: tokenUrl, userinfo: userinfoUrl } = await endpoints();

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../../errors.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { OAUTH_ERRORS } from './errors.ts';
+import { assertProviderReady, OAUTH_ERRORS } from './errors.ts';
 import type { IdentityProvider } from './types.ts';
 
 const label = 'Telegram';
@@ -28,10 +28,7 @@ export function telegramProvider(deps: {
     column: 'telegram_id',
     usernamePrefix: 'tg_',
     ensureEnabled() {
-      if (!options.getBoolean('TelegramOAuthEnabled')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider: label });
-      }
-      if (!options.get('TelegramBotToken')) throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider: label });
+      assertProviderReady(label, options.getBoolean('TelegramOAuthEnabled'), [options.get('TelegramBotToken')]);
     },
     async exchange(fields) {
       const hash = fields.hash ?? '';

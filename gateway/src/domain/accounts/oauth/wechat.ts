@@ -1,6 +1,6 @@
 import { AppError } from '../../../errors.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { OAUTH_ERRORS } from './errors.ts';
+import { assertProviderReady, OAUTH_ERRORS } from './errors.ts';
 import { asObject, badResponse, callProvider, optionalText } from './http.ts';
 import type { IdentityProvider } from './types.ts';
 
@@ -19,11 +19,7 @@ export function wechatProvider(deps: { options: OptionsService; timeoutMs: numbe
     column: 'wechat_id',
     usernamePrefix: 'wechat_',
     ensureEnabled() {
-      if (!options.getBoolean('WeChatAuthEnabled')) {
-        throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_DISABLED, { provider: label });
-      }
-      if (!options.get('WeChatServerAddress'))
-        throw new AppError(OAUTH_ERRORS.OAUTH_NOT_CONFIGURED, { provider: label });
+      assertProviderReady(label, options.getBoolean('WeChatAuthEnabled'), [options.get('WeChatServerAddress')]);
     },
     async exchange(code) {
       const address = options.get('WeChatServerAddress').replace(/\/+$/, '');
