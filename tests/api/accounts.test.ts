@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../gateway/src/domain/accounts/password.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { DashboardClient, setupRoot } from '../support/client.ts';
+import { clientsFrom, DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 
@@ -11,10 +11,8 @@ let gateway: Gateway;
 let drop: () => Promise<void>;
 let root: DashboardClient;
 let turnstile: Server;
-let addressCounter = 0;
-
 /** Each client comes from its own address, so the per-IP sign-in limit never spills between tests. */
-const client = () => new DashboardClient(gateway.url, { 'x-forwarded-for': `10.1.0.${++addressCounter}` });
+const { client, user } = clientsFrom(() => gateway.url, '10.1.0');
 
 beforeAll(async () => {
   // A stand-in for Cloudflare's siteverify: the token "good-token" passes with the right secret.
@@ -50,15 +48,6 @@ afterAll(async () => {
 
 async function register(username: string, password = 'password-1', extra: Record<string, unknown> = {}) {
   return client().post('/api/user/register', { username, password, ...extra });
-}
-
-/** Registers and signs in a normal user. */
-async function user(username: string, password = 'password-1'): Promise<DashboardClient> {
-  const created = await register(username, password);
-  expect(created.body).toMatchObject({ success: true });
-  const c = client();
-  expect((await c.login(username, password)).status).toBe(200);
-  return c;
 }
 
 async function admin(username: string): Promise<DashboardClient> {

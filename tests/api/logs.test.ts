@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogMaintenance, LogService } from '../../gateway/src/domain/logs/index.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { addQuotaData } from '../../gateway/src/store/repositories/quota-data.ts';
-import { DashboardClient, setupRoot } from '../support/client.ts';
+import { clientsFrom, type DashboardClient, setupRoot } from '../support/client.ts';
 import { parseCsv } from '../support/csv.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -13,17 +13,8 @@ let drop: () => Promise<void>;
 let root: DashboardClient;
 let alice: DashboardClient;
 let bob: DashboardClient;
-let addressCounter = 0;
-
-const client = () => new DashboardClient(gateway.url, { 'x-forwarded-for': `10.3.0.${++addressCounter}` });
+const { client, user } = clientsFrom(() => gateway.url, '10.3.0');
 const db = () => gateway.store.db;
-
-async function user(username: string): Promise<DashboardClient> {
-  expect((await client().post('/api/user/register', { username, password: 'password-1' })).body.success).toBe(true);
-  const c = client();
-  expect((await c.login(username, 'password-1')).body.success).toBe(true);
-  return c;
-}
 
 /** A token name that needs every kind of CSV escaping. */
 const TRICKY = 'a, "quoted"\nname';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskService } from '../../gateway/src/domain/tasks/index.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { DashboardClient, setupRoot } from '../support/client.ts';
+import { clientsFrom, type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 
@@ -10,17 +10,8 @@ let drop: () => Promise<void>;
 let root: DashboardClient;
 let alice: DashboardClient;
 let bob: DashboardClient;
-let addressCounter = 0;
-
-const client = () => new DashboardClient(gateway.url, { 'x-forwarded-for': `10.4.0.${++addressCounter}` });
+const { client, user } = clientsFrom(() => gateway.url, '10.4.0');
 const db = () => gateway.store.db;
-
-async function user(username: string): Promise<DashboardClient> {
-  expect((await client().post('/api/user/register', { username, password: 'password-1' })).body.success).toBe(true);
-  const c = client();
-  expect((await c.login(username, 'password-1')).body.success).toBe(true);
-  return c;
-}
 
 /** Drawing tasks keep milliseconds, creative tasks seconds: the same instant in both units. */
 const S0 = 1_700_000_000;

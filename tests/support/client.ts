@@ -58,3 +58,22 @@ export async function setupRoot(baseUrl: string, password = 'root-password'): Pr
   if (!login.body?.success) throw new Error(`root login failed: ${JSON.stringify(login.body)}`);
   return root;
 }
+
+/**
+ * Clients that each come from their own address (the gateway must run with TRUST_PROXY=true), so the
+ * per-IP sign-in limit never spills between tests; `user` registers and signs in a normal user.
+ */
+export function clientsFrom(baseUrl: () => string, subnet: string) {
+  let counter = 0;
+  const client = () => new DashboardClient(baseUrl(), { 'x-forwarded-for': `${subnet}.${++counter}` });
+  const user = async (username: string, password = 'password-1'): Promise<DashboardClient> => {
+    const registered = await client().post('/api/user/register', { username, password });
+    if (!registered.body?.success)
+      throw new Error(`registering ${username} failed: ${JSON.stringify(registered.body)}`);
+    const c = client();
+    const login = await c.login(username, password);
+    if (!login.body?.success) throw new Error(`signing in ${username} failed: ${JSON.stringify(login.body)}`);
+    return c;
+  };
+  return { client, user };
+}
