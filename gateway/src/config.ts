@@ -47,6 +47,8 @@ export interface Config {
     /** Write error logs (type 5) for failed relay requests, as new-api's ERROR_LOG_ENABLED. */
     errorLogEnabled: boolean;
   };
+  /** How often one pod refreshes every enabled channel's upstream balance (CHANNEL_UPDATE_FREQUENCY); undefined: never. */
+  channelBalanceIntervalMs: number | undefined;
   nodeName: string;
   version: string;
 }
@@ -185,6 +187,9 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
       connectionsPerOrigin: integer(env, 'RELAY_MAX_CONNECTIONS_PER_HOST', 256, 1, 10_000),
       errorLogEnabled: boolean(env, 'ERROR_LOG_ENABLED', false),
     },
+    channelBalanceIntervalMs: env.CHANNEL_UPDATE_FREQUENCY
+      ? integer(env, 'CHANNEL_UPDATE_FREQUENCY', 0, 1, 525_600) * 60_000
+      : undefined,
     nodeName: env.NODE_NAME || os.hostname(),
     version,
   };

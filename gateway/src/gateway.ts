@@ -85,6 +85,28 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
       },
     );
     opened.push({ name: 'log maintenance', run: () => logJob.stop() });
+    // CHANNEL_UPDATE_FREQUENCY: every enabled channel's upstream balance, refreshed by one pod. The
+    // first turn is skipped, so restarts and rollouts do not ask every upstream at once.
+    const balanceIntervalMs = config.channelBalanceIntervalMs;
+    if (balanceIntervalMs !== undefined) {
+      let firstTurn = true;
+      const balanceJob = runOnOnePod(
+        cluster,
+        { name: 'channel-balance-refresh', intervalMs: balanceIntervalMs, ttlMs: balanceIntervalMs * 2 },
+        async (signal) => {
+          if (firstTurn) {
+            firstTurn = false;
+            return;
+          }
+          const { updated, skipped, failed } = await services.channels.refreshAllBalances(signal);
+          logger.info(
+            { updated, skipped, failed: failed.map(({ id, error }) => ({ id, code: error.code })) },
+            'channel balances refreshed',
+          );
+        },
+      );
+      opened.push({ name: 'channel balance refresh', run: () => balanceJob.stop() });
+    }
 
     const metrics = createMetrics({ version: config.version, node: config.nodeName });
     const relay = await startRelay(config, logger, services, metrics.registry, opened);

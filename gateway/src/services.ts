@@ -90,7 +90,12 @@ export function createServices(
     email: new EmailService({ db, options, verification, mailer, sessions }),
     oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth }),
     notifier: new Notifier({ mailer, keyring, counters: cluster.counters, limit: config.notifyLimit }),
-    channels: new ChannelService({ db, keyring, bus: cluster.bus }),
+    channels: new ChannelService({
+      db,
+      keyring,
+      bus: cluster.bus,
+      usdExchangeRate: () => options.getNumber('USDExchangeRate'),
+    }),
     tokens: new TokenService({ db, options, keyring, bus: cluster.bus }),
     redemptions: new RedemptionService({ db, options }),
     logs,

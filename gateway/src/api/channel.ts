@@ -9,6 +9,7 @@ import {
   type ChannelWarning,
   type TagEdit,
 } from '../domain/channels/index.ts';
+import { requestLanguage } from '../http/errors.ts';
 import type { authGuards } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
@@ -180,6 +181,59 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
       },
     },
     async (request) => ok(await channels.fetchModelsFor(request.body ?? {})),
+  );
+
+  // Upstream balances: new-api answers `balance` beside success and message; `data` holds it too.
+  for (const path of ['/channel/update_balance/:id', '/channel/update_balance/:id/']) {
+    app.get<{ Params: { id: number } }>(
+      path,
+      {
+        ...admin,
+        schema: {
+          tags,
+          summary: 'Ask a channel’s upstream for its account balance (US dollars) and store it',
+          description:
+            'Answers {success, message, balance, data: {id, balance, balance_updated_time}}. Types without a ' +
+            'balance API answer CHANNEL_BALANCE_UNSUPPORTED; upstream failures answer UPSTREAM_* (502).',
+          params: idSchema,
+        },
+      },
+      async (request) => {
+        const { id } = request.params;
+        const result = await channels.refreshBalance(id);
+        return { ...ok({ id, ...result }), balance: result.balance };
+      },
+    );
+  }
+  app.get(
+    '/channel/update_balance',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Refresh the balance of every enabled channel',
+        description:
+          'Channels whose type has no balance API are skipped; a failing upstream does not stop the rest. ' +
+          'Answers {total, updated, skipped, failed: [{id, name, code, message}]}.',
+      },
+    },
+    async (request) => {
+      const summary = await channels.refreshAllBalances();
+      const language = requestLanguage(request);
+      const failed = summary.failed.map(({ id, name, error }) => ({
+        id,
+        name,
+        code: error.code,
+        message: error.localized(language),
+      }));
+      return ok(
+        { ...summary, failed },
+        say(request, {
+          zh: `已更新 ${summary.updated} 个渠道的余额，失败 ${failed.length} 个，跳过 ${summary.skipped} 个`,
+          en: `Updated the balance of ${summary.updated} channels; ${failed.length} failed, ${summary.skipped} skipped`,
+        }),
+      );
+    },
   );
 
   app.get<{ Params: { id: number } }>(

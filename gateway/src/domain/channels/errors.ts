@@ -87,6 +87,13 @@ export const CHANNEL_ERRORS = defineErrors({
       en: 'This channel type ({type}) cannot list its upstream models',
     },
   },
+  CHANNEL_BALANCE_UNSUPPORTED: {
+    status: 400,
+    message: {
+      zh: '该渠道类型（{type}）没有可查询的余额接口',
+      en: 'This channel type ({type}) has no balance API to ask',
+    },
+  },
   UPSTREAM_UNREACHABLE: {
     status: 502,
     message: { zh: '无法连接上游 {url}：{detail}', en: 'Cannot reach the upstream {url}: {detail}' },
@@ -101,6 +108,13 @@ export const CHANNEL_ERRORS = defineErrors({
   UPSTREAM_REFUSED: {
     status: 502,
     message: { zh: '上游返回 HTTP {status}：{detail}', en: 'The upstream answered HTTP {status}: {detail}' },
+  },
+  UPSTREAM_BALANCE_UNREADABLE: {
+    status: 502,
+    message: {
+      zh: '上游的余额信息无法解析（需要 {expected}）',
+      en: 'The upstream balance could not be read (expected {expected})',
+    },
   },
   UPSTREAM_MODELS_UNREADABLE: {
     status: 502,

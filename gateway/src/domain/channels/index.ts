@@ -14,6 +14,7 @@ export {
 } from './input.ts';
 export { type ChannelInfo, channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
 export {
+  type BalanceRefreshSummary,
   CHANNELS_CHANNEL,
   type ChannelCreateInput,
   type ChannelListQuery,

@@ -3,6 +3,7 @@ import type { Bus } from '../../cluster/types.ts';
 import { AppError } from '../../errors.ts';
 import type { ChannelsTable, Database } from '../../store/database.ts';
 import {
+  allChannels,
   CHANNEL_SORT_FIELDS,
   type ChannelFilters,
   type ChannelSort,
@@ -20,7 +21,9 @@ import {
 } from '../../store/repositories/channels.ts';
 import type { Keyring } from '../keyring.ts';
 import { assertUnmanaged } from '../managed.ts';
+import { findOptionDefinition } from '../options/definitions.ts';
 import { rebuildAbilities, syncAbilities } from './abilities.ts';
+import { balanceKey, balanceSupported, fetchUpstreamBalance } from './balance.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
 import {
   applyChannelInput,
@@ -99,11 +102,29 @@ export interface ChannelServiceDeps {
   keyring: Keyring;
   bus?: Bus | undefined;
   fetchTimeoutMs?: number | undefined;
+  /** Yuan per US dollar (option USDExchangeRate), for balances upstreams give in yuan. */
+  usdExchangeRate?: (() => number) | undefined;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** The default of option USDExchangeRate, for a service built without options. */
+const DEFAULT_USD_EXCHANGE_RATE = Number(findOptionDefinition('USDExchangeRate')?.default ?? 7.3);
+
+/** How many upstreams a refresh of every balance asks at once. */
+const BALANCE_REFRESH_CONCURRENCY = 4;
+
+/** What a refresh of every enabled channel's balance did. */
+export interface BalanceRefreshSummary {
+  /** Enabled channels. */
+  total: number;
+  updated: number;
+  /** Enabled channels whose type has no balance API. */
+  skipped: number;
+  failed: Array<{ id: number; name: string; error: AppError }>;
+}
 
 /** Fields whose change must be mirrored into the abilities table. */
 const ROUTING_FIELDS = ['models', 'group', 'status', 'priority', 'weight', 'tag'] as const;
@@ -114,12 +135,14 @@ export class ChannelService {
   readonly #keyring: Keyring;
   readonly #bus: Bus | undefined;
   readonly #fetchTimeoutMs: number;
+  readonly #usdExchangeRate: () => number;
 
   constructor(deps: ChannelServiceDeps) {
     this.#db = deps.db;
     this.#keyring = deps.keyring;
     this.#bus = deps.bus;
     this.#fetchTimeoutMs = deps.fetchTimeoutMs ?? FETCH_MODELS_TIMEOUT_MS;
+    this.#usdExchangeRate = deps.usdExchangeRate ?? (() => DEFAULT_USD_EXCHANGE_RATE);
   }
 
   // --- reading ---
@@ -390,6 +413,61 @@ export class ChannelService {
     const base = baseUrl ?? type.baseUrl;
     if (!base) throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_BASE_URL_REQUIRED);
     return fetchUpstreamModels(type, base, key, this.#fetchTimeoutMs);
+  }
+
+  // --- upstream balances ---
+
+  /** Asks the channel's upstream for its account balance (US dollars) and stores it with the time. */
+  async refreshBalance(id: number): Promise<{ balance: number; balance_updated_time: number }> {
+    return this.#refreshBalance(await this.#find(this.#db, id));
+  }
+
+  /**
+   * Refreshes every enabled channel, a few at a time. A channel whose type has no balance API is
+   * skipped; an upstream failure is recorded and the rest go on. Stops early when `signal` aborts.
+   */
+  async refreshAllBalances(signal?: AbortSignal): Promise<BalanceRefreshSummary> {
+    const rows = (await allChannels(this.#db)).filter((row) => row.status === CHANNEL_STATUS.enabled);
+    const summary: BalanceRefreshSummary = { total: rows.length, updated: 0, skipped: 0, failed: [] };
+    const queue = [...rows];
+    const worker = async () => {
+      for (let row = queue.shift(); row && !signal?.aborted; row = queue.shift()) {
+        const type = channelType(row.type);
+        if (!type || !balanceSupported(type)) {
+          summary.skipped++;
+          continue;
+        }
+        try {
+          await this.#refreshBalance(row);
+          summary.updated++;
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          summary.failed.push({ id: row.id, name: row.name, error });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: BALANCE_REFRESH_CONCURRENCY }, worker));
+    summary.failed.sort((a, b) => a.id - b.id);
+    return summary;
+  }
+
+  async #refreshBalance(row: ChannelRow): Promise<{ balance: number; balance_updated_time: number }> {
+    const type = knownType(row.type);
+    if (!balanceSupported(type)) {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_BALANCE_UNSUPPORTED, { type: `${type.id} ${type.name}` });
+    }
+    const base = row.base_url || type.baseUrl;
+    if (!base) throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_BASE_URL_REQUIRED);
+    const key = balanceKey(this.#keyring.decrypt(row.key_encrypted), row.channel_info);
+    const balance = await fetchUpstreamBalance(type, base, key, {
+      timeoutMs: this.#fetchTimeoutMs,
+      usdExchangeRate: this.#usdExchangeRate(),
+    });
+    const time = now();
+    const [updated] = await updateChannels(this.#db, [row.id], { balance, balance_updated_time: time });
+    if (!updated) throw new AppError(CHANNEL_ERRORS.CHANNEL_NOT_FOUND);
+    this.#announce([row.id]);
+    return { balance, balance_updated_time: time };
   }
 
   // --- helpers ---

@@ -23,17 +23,34 @@ export async function fetchUpstreamModels(
   timeoutMs = FETCH_MODELS_TIMEOUT_MS,
 ): Promise<string[]> {
   const request = requestFor(type, baseUrl, key);
+  const answer = await getUpstreamJson(request.url, request.headers, key, timeoutMs);
+  const models = answer ? request.read(answer.body) : undefined;
+  if (!models) throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+  return [...new Set(models)].sort();
+}
+
+/**
+ * GETs a JSON document from an upstream. Unreachable, slow and refusing upstreams become AppErrors
+ * that never carry the key; an answer that is not JSON gives undefined, for the caller to name what
+ * it expected.
+ */
+export async function getUpstreamJson(
+  url: string,
+  headers: Record<string, string>,
+  key: string,
+  timeoutMs: number,
+): Promise<{ body: unknown } | undefined> {
   let response: Response;
   try {
-    response = await fetch(request.url, { headers: request.headers, signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
-    const url = redact(request.url, key);
+    const shown = redact(url, key);
     if ((error as Error).name === 'TimeoutError') {
-      throw new AppError(CHANNEL_ERRORS.UPSTREAM_TIMEOUT, { url, seconds: Math.round(timeoutMs / 1000) });
+      throw new AppError(CHANNEL_ERRORS.UPSTREAM_TIMEOUT, { url: shown, seconds: Math.round(timeoutMs / 1000) });
     }
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const detail = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new AppError(CHANNEL_ERRORS.UPSTREAM_UNREACHABLE, { url, detail: redact(detail, key) });
+    throw new AppError(CHANNEL_ERRORS.UPSTREAM_UNREACHABLE, { url: shown, detail: redact(detail, key) });
   }
   const text = await response.text().catch(() => '');
   if (!response.ok) {
@@ -42,15 +59,11 @@ export async function fetchUpstreamModels(
       detail: redact(errorDetail(text), key),
     });
   }
-  let body: unknown;
   try {
-    body = JSON.parse(text);
+    return { body: JSON.parse(text) };
   } catch {
-    throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+    return undefined;
   }
-  const models = request.read(body);
-  if (!models) throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
-  return [...new Set(models)].sort();
 }
 
 function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
