@@ -1,26 +1,17 @@
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SmtpMailer } from '../../gateway/src/domain/accounts/mailer.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
-
-/** A message as the local SMTP server received it, decoded enough to read codes and links. */
-interface Received {
-  from: string;
-  to: string[];
-  subject: string;
-  body: string;
-  auth: { username?: string; password?: string } | undefined;
-}
+import { type Received, type SmtpInbox, startSmtpInbox } from '../support/smtp.ts';
 
 let gateway: Gateway;
 let drop: () => Promise<void>;
-let smtp: SMTPServer;
+let smtp: SmtpInbox;
 let smtpPort: number;
-const inbox: Received[] = [];
+let inbox: Received[] = [];
 
 /** Response bodies are whatever the server sent; the assertions check their shape. */
 const read = (response: Response): Promise<any> => response.json();
@@ -36,34 +27,9 @@ const SMTP_SETTINGS = {
 };
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    // The test server speaks plain SMTP: no STARTTLS to offer, and AUTH allowed without it.
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    logger: false,
-    onAuth(auth, _session, callback) {
-      callback(null, { user: { username: auth.username, password: auth.password } });
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        inbox.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
-          subject: header(raw, 'Subject'),
-          body: decodeParts(raw),
-          auth: session.user as Received['auth'],
-        });
-        callback();
-      });
-    },
-  });
-  smtp.listen(0, '127.0.0.1');
-  await once(smtp.server, 'listening');
-  smtpPort = (smtp.server.address() as AddressInfo).port;
+  smtp = await startSmtpInbox();
+  smtpPort = smtp.port;
+  inbox = smtp.inbox;
 
   const database = await createTestDatabase();
   drop = database.drop;
@@ -80,7 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.stop();
   await drop?.();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
 });
 
 beforeEach(async () => {
@@ -146,34 +112,6 @@ function codeIn(mail: Received | undefined): string {
   const code = mail?.body.match(/verification code is: (\d{6})/)?.[1];
   expect(code, 'a six-digit code in the mail').toBeDefined();
   return code!;
-}
-
-function header(raw: string, name: string): string {
-  const head = raw.split('\r\n\r\n')[0] ?? '';
-  const line = head.match(new RegExp(`^${name}: (.*(?:\\r\\n[ \\t].*)*)`, 'mi'))?.[1] ?? '';
-  return line.replace(/\r\n[ \t]/g, ' ');
-}
-
-/** Every leaf part's body, decoded from quoted-printable or base64, so the tests can read codes and links. */
-function decodeParts(raw: string): string {
-  const parts = raw.matchAll(/Content-Transfer-Encoding: ([\w-]+)\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*?)(?=\r\n--|$)/gi);
-  return [...parts]
-    .map(([, encoding, body = '']) => {
-      switch (encoding?.toLowerCase()) {
-        case 'quoted-printable':
-          return Buffer.from(
-            body
-              .replace(/=\r\n/g, '')
-              .replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))),
-            'latin1',
-          ).toString('utf8');
-        case 'base64':
-          return Buffer.from(body.replace(/\s/g, ''), 'base64').toString('utf8');
-        default:
-          return body;
-      }
-    })
-    .join('\n');
 }
 
 /** A loopback port nothing listens on. */

@@ -169,7 +169,7 @@ describe('the official openai client through the gateway', () => {
     const embedding = await client.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'] });
     expect(embedding.data).toHaveLength(2);
     const image = await client.images.generate({ model: 'dall-e-3', prompt: 'a cat' });
-    expect(image.data?.[0]?.url).toBe('https://images.example/1.png');
+    expect(image.data?.[0]?.url).toBe('https://images.example/0.png');
     const speech = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'Hello' });
     expect(Buffer.from(await speech.arrayBuffer()).toString()).toBe('ID3-mock-audio');
     const transcription = await client.audio.transcriptions.create({

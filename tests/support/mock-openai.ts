@@ -30,7 +30,17 @@ export interface MockBehaviour {
   /** Milliseconds between stream chunks. */
   chunkDelayMs?: number;
   /** Usage to report; default computed from the texts (4 characters a token). */
-  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number };
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    cached_tokens?: number;
+    audio_input_tokens?: number;
+    audio_output_tokens?: number;
+  };
+  /** Responses: web_search_call items to put in the output. */
+  webSearchCalls?: number;
+  /** Transcriptions: report the audio duration as usage (`{type: "duration"}`), as whisper-1 does. */
+  transcriptionSeconds?: number;
 }
 
 export interface MockOpenAI {
@@ -111,7 +121,11 @@ async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerRespons
     prompt_tokens: b.usage?.prompt_tokens ?? tokens(promptText),
     completion_tokens: b.usage?.completion_tokens ?? tokens(reply),
     total_tokens: 0,
-    prompt_tokens_details: { cached_tokens: b.usage?.cached_tokens ?? 0 },
+    prompt_tokens_details: {
+      cached_tokens: b.usage?.cached_tokens ?? 0,
+      audio_tokens: b.usage?.audio_input_tokens ?? 0,
+    },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: b.usage?.audio_output_tokens ?? 0 },
   };
   usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
 
@@ -141,14 +155,25 @@ async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerRespons
     case '/v1/images/generations':
       return json(res, 200, {
         created: 1,
-        data: [{ url: 'https://images.example/1.png', revised_prompt: body.prompt }],
+        data: Array.from({ length: body.n ?? 1 }, (_, i) => ({
+          url: `https://images.example/${i}.png`,
+          revised_prompt: body.prompt,
+        })),
       });
     case '/v1/audio/speech':
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
       return res.end(Buffer.from('ID3-mock-audio'));
     case '/v1/audio/transcriptions':
-    case '/v1/audio/translations':
-      return json(res, 200, { text: reply });
+    case '/v1/audio/translations': {
+      // The multipart body is kept as latin1 text: enough to read a plain form field.
+      const format = /name="response_format"\r\n\r\n([a-z_]+)/.exec(String(body))?.[1] ?? 'json';
+      if (format === 'text') {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        return res.end(reply);
+      }
+      const seconds = b.transcriptionSeconds;
+      return json(res, 200, { text: reply, ...(seconds ? { usage: { type: 'duration', seconds } } : {}) });
+    }
     case '/v1/moderations':
       return json(res, 200, {
         id: 'modr-mock',
@@ -228,7 +253,14 @@ async function responses(b: MockBehaviour, res: ServerResponse, body: any, model
     output_tokens: usage.completion_tokens,
     total_tokens: usage.total_tokens,
   };
+  const searches = Array.from({ length: b.webSearchCalls ?? 0 }, (_, i) => ({
+    type: 'web_search_call',
+    id: `ws_${i}`,
+    status: 'completed',
+    action: { type: 'search', query: 'q' },
+  }));
   const output = [
+    ...searches,
     {
       type: 'message',
       id: 'msg_1',

@@ -1,19 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FormData as UpstreamFormData } from 'undici';
-import {
-  estimateCompletionTokens,
-  estimatePromptTokens,
-  preConsumeQuota,
-  requestedMaxTokens,
-  resolvePrice,
-  settleQuota,
-} from '../domain/billing/index.ts';
-import type { QuotaLedger } from '../domain/ledger/ledger.ts';
+import { estimateCompletionTokens, preConsumeQuota, resolvePrice, settleQuota } from '../domain/billing/index.ts';
+import type { QuotaLedger, Reservation } from '../domain/ledger/ledger.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import type { PricingService } from '../domain/pricing/service.ts';
 import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts';
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
+import { type RequestCharge, requestCharge } from './charge.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { forwardStream } from './forward.ts';
 import type { ModelRequestLimit } from './limits.ts';
@@ -21,13 +15,14 @@ import type { RelayMetrics } from './metrics.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
 import { applyParamOverride } from './overrides/param-override.ts';
 import { type Provider, providerFor, type UpstreamError } from './providers/index.ts';
+import type { QuotaAlerts } from './quota-alerts.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey } from './routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import type { Transport } from './transport.ts';
-import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
+import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
 export interface PipelineDeps {
   options: OptionsService;
@@ -38,6 +33,7 @@ export interface PipelineDeps {
   limits: ModelRequestLimit;
   transport: Transport;
   metrics: RelayMetrics;
+  alerts: QuotaAlerts;
 }
 
 /** A parsed client request, ready to route. */
@@ -94,34 +90,26 @@ export async function relay(
     options,
     acceptUnset: user.acceptUnsetModels,
   });
-  const jsonBody = input.body instanceof FormData ? undefined : input.body;
-  const promptEstimate = jsonBody ? estimatePromptTokens(input.format, input.model, jsonBody) : 0;
-  const reserved = preConsumeQuota({
-    price,
-    promptTokens: promptEstimate,
-    maxTokens: jsonBody ? requestedMaxTokens(input.format, jsonBody) : 0,
-    options,
-    n: typeof jsonBody?.n === 'number' ? jsonBody.n : undefined,
-  });
-  const reservation = await deps.ledger.reserve({
-    userId: user.id,
-    // The playground has no token (id 0): only the wallet is reserved from.
-    tokenId: token.id > 0 ? token.id : undefined,
-    tokenUnlimited: token.unlimited,
-    amount: reserved,
-  });
+  const charge = await requestCharge(input.format, input.model, input.body);
+  const promptEstimate = charge.promptEstimate;
+  const reservation = await reserve(deps, caller, price, charge);
 
   let settled = false;
   try {
     const outcome = await attempt(deps, caller, { ...input, promptEstimate }, request, reply, started);
-    const usage = outcome.usage ?? {
-      promptTokens: promptEstimate,
-      completionTokens: estimateCompletionTokens(input.model, outcome.text, outcome.toolCalls),
-      estimated: true,
-    };
-    const { quota } = settleQuota({ price, usage, options, semantics: 'openai', model: input.model });
-    await deps.ledger.settle(reservation, quota);
+    const usage = billedUsage(outcome, input.model, promptEstimate);
+    const { quota, surcharges } = settleQuota({
+      price,
+      usage,
+      options,
+      semantics: 'openai',
+      model: input.model,
+      n: charge.n,
+      priceMultiplier: charge.priceMultiplier,
+    });
+    if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
+    deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
     deps.recorder.recordConsume({
       userId: user.id,
       username: user.username,
@@ -135,7 +123,7 @@ export async function relay(
       isStream: input.stream,
       ip: '',
       requestId: request.id,
-      content: usage.estimated ? '上游未返回用量，按本地估算计费' : '',
+      content: usage.estimated && price.perCallUsd === undefined ? '上游未返回用量，按本地估算计费' : '',
       quota,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
@@ -146,6 +134,7 @@ export async function relay(
         requestedModel: input.model,
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
+        surcharges,
         requestPath: request.url.split('?')[0] ?? '',
         ...(input.stream
           ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
@@ -165,9 +154,68 @@ export async function relay(
       quota,
     });
   } catch (error) {
-    if (!settled) await deps.ledger.refund(reservation);
+    if (!settled && reservation) await deps.ledger.refund(reservation);
     throw error;
   }
+}
+
+/** Trust quota (reference §5.3): $10 of quota on both the wallet and the token skips the reservation. */
+const TRUST_QUOTA_USD = 10;
+
+/**
+ * Holds the request's estimated cost on the wallet and token (reference §5.3). A free model holds
+ * nothing when `quota_setting.enable_free_model_pre_consume` is off (then even an empty wallet may
+ * use it); a caller with more than the trust quota on both wallet and token reserves 0, which still
+ * requires a positive balance.
+ */
+async function reserve(
+  deps: PipelineDeps,
+  caller: RelayCaller,
+  price: ModelPrice,
+  charge: RequestCharge,
+): Promise<Reservation | undefined> {
+  const { options, ledger } = deps;
+  const { user, token } = caller.identity;
+  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
+    return undefined;
+  }
+  const trust = TRUST_QUOTA_USD * options.getNumber('QuotaPerUnit');
+  const hasToken = token.id > 0;
+  const tokenTrusted = !hasToken || token.unlimited || (ledger.tokenBalance(token.id) ?? 0) > trust;
+  const trusted = tokenTrusted && (ledger.balance(user.id) ?? 0) > trust;
+  const amount = trusted
+    ? 0
+    : preConsumeQuota({
+        price,
+        promptTokens: charge.promptEstimate,
+        maxTokens: charge.maxTokens,
+        options,
+        n: charge.n,
+        priceMultiplier: charge.priceMultiplier,
+      });
+  return ledger.reserve({
+    userId: user.id,
+    // The playground has no token (id 0): only the wallet is reserved from.
+    tokenId: hasToken ? token.id : undefined,
+    tokenUnlimited: token.unlimited,
+    amount,
+  });
+}
+
+/**
+ * The usage to bill: the upstream's, its missing prompt count filled in from the local estimate, or
+ * all of it estimated when the upstream reported none (reference §5.5).
+ */
+function billedUsage(outcome: Outcome, model: string, promptEstimate: number): Usage {
+  const usage = outcome.usage;
+  if (usage && usage.promptTokens > 0) return usage;
+  if (usage && usage.completionTokens > 0) return { ...usage, promptTokens: promptEstimate, estimated: true };
+  return {
+    promptTokens: promptEstimate,
+    completionTokens: estimateCompletionTokens(model, outcome.text, outcome.toolCalls),
+    estimated: true,
+  };
 }
 
 interface Outcome {

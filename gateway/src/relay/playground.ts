@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { authGuards } from '../api/auth.ts';
 import { signedIn } from '../api/auth.ts';
-import { readSetting } from '../domain/accounts/settings.ts';
 import { usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
+import { relayUser } from './auth/key-cache.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { relay } from './pipeline.ts';
@@ -49,15 +49,7 @@ export async function playgroundPlugin(
             allowIps: null,
             group,
           },
-          user: {
-            id: user.id,
-            username: user.username,
-            group: user.group,
-            role: user.role,
-            status: user.status,
-            email: user.email,
-            acceptUnsetModels: readSetting(user.setting, deps.keyring).accept_unset_model_ratio_model,
-          },
+          user: relayUser(user, deps.keyring),
         },
       };
       const streamOptions = json.stream_options as { include_usage?: unknown } | undefined;

@@ -11,6 +11,7 @@ import { KeyCache } from './auth/key-cache.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { ModelRequestLimit } from './limits.ts';
 import { createRelayMetrics, registerStateGauges } from './metrics.ts';
+import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { Transport } from './transport.ts';
 
@@ -59,6 +60,8 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'usage logs', run: () => recorder.close() });
+  const alerts = new QuotaAlerts({ db, notifier: services.notifier, options, logger });
+  opened.push({ name: 'quota alerts', run: () => alerts.close() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,
@@ -71,6 +74,7 @@ export async function startRelay(
     limits: new ModelRequestLimit(cluster.counters, options),
     transport,
     metrics: createRelayMetrics(registry),
+    alerts,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };
 }

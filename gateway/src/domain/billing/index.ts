@@ -30,13 +30,13 @@ export {
   resolvePrice,
 } from './price.ts';
 export {
-  type BillingOther,
   type PreConsumeInput,
   preConsumeQuota,
   quotaToUsd,
   type SettleInput,
   type Settlement,
   settleQuota,
+  type ToolSurcharges,
   type UsageSemantics,
 } from './quota.ts';
 export { countTextTokens, type EncodingName, encodingFor, warmUpTokenizers } from './tokenizer.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelPrice } from '../../relay/types.ts';
+import { buildConsumeOther, type ConsumeOtherInput } from '../usage/other.ts';
 import { fakeOptions } from './fake-options.ts';
 import { imagePriceMultiplier } from './image-price.ts';
 import { resolvePrice } from './price.ts';
@@ -23,17 +24,27 @@ const ratioPrice = (overrides: Partial<ModelPrice> = {}): ModelPrice => ({
   ...overrides,
 });
 
+/** The consume log's `other` for a bill: billing fields must explain the quota charged. */
+const logOther = (price: ModelPrice, usage: ConsumeOtherInput['usage'], extra: Partial<ConsumeOtherInput> = {}) =>
+  buildConsumeOther({
+    price,
+    usage,
+    firstResponseMs: 0,
+    requestedModel: 'm',
+    upstreamModel: 'm',
+    usedChannels: [1],
+    ...extra,
+  });
+
 describe('settleQuota, ratio mode', () => {
   it('bills prompt and completion at the model ratio', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 2.5 }),
-      usage: { promptTokens: 1000, completionTokens: 500 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 2.5 });
+    const usage = { promptTokens: 1000, completionTokens: 500 };
+    const { quota, surcharges } = settleQuota({ price, usage, options, semantics: 'openai' });
     // (1000 + 500 × 1) × 2.5 × 1
     expect(quota).toBe(3750);
-    expect(other).toEqual({
+    expect(surcharges).toEqual({});
+    expect(logOther(price, usage)).toMatchObject({
       model_ratio: 2.5,
       group_ratio: 1,
       completion_ratio: 1,
@@ -56,12 +67,10 @@ describe('settleQuota, ratio mode', () => {
   });
 
   it('bills cached prompt tokens at the cache ratio', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 1.25, completionRatio: 4, cacheRatio: 0.5 }),
-      usage: { promptTokens: 2000, cachedTokens: 1500, completionTokens: 100 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 1.25, completionRatio: 4, cacheRatio: 0.5 });
+    const usage = { promptTokens: 2000, cachedTokens: 1500, completionTokens: 100 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
+    const other = logOther(price, usage);
     // ((2000 − 1500) + 1500 × 0.5 + 100 × 4) × 1.25 = (500 + 750 + 400) × 1.25 = 2062.5 → 2063
     expect(quota).toBe(2063);
     expect(other).toMatchObject({ cache_tokens: 1500, cache_ratio: 0.5 });
@@ -79,7 +88,8 @@ describe('settleQuota, ratio mode', () => {
       completionTokens: 200,
     };
     const price = ratioPrice({ modelRatio: 1.5, completionRatio: 5, cacheRatio: 0.1, cacheCreationRatio: 1.25 });
-    const { quota, other } = settleQuota({ price, usage, options, semantics: 'claude' });
+    const { quota } = settleQuota({ price, usage, options, semantics: 'claude' });
+    const other = logOther(price, usage, { claudeUsage: true });
     // prompt: 100 + 2000 × 0.1 + 600 × 1.25 + 400 × 1.25 × 1.6 = 100 + 200 + 750 + 800 = 1850
     // completion: 200 × 5 = 1000;  (1850 + 1000) × 1.5 = 4275
     expect(quota).toBe(4275);
@@ -100,24 +110,20 @@ describe('settleQuota, ratio mode', () => {
   });
 
   it('bills cache writes without a 1-hour part entirely at the write ratio', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 2, cacheCreationRatio: 1.25 }),
-      usage: { promptTokens: 1000, cacheCreationTokens: 800, completionTokens: 0 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 2, cacheCreationRatio: 1.25 });
+    const usage = { promptTokens: 1000, cacheCreationTokens: 800, completionTokens: 0 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
+    const other = logOther(price, usage);
     // (200 + 800 × 1.25) × 2 = 1200 × 2
     expect(quota).toBe(2400);
     expect(other.cache_creation_tokens_1h).toBeUndefined();
   });
 
   it('bills audio input and output at the audio ratios', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 1.25, completionRatio: 4, audioRatio: 16, audioCompletionRatio: 2 }),
-      usage: { promptTokens: 1000, audioInputTokens: 600, completionTokens: 500, audioOutputTokens: 300 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 1.25, completionRatio: 4, audioRatio: 16, audioCompletionRatio: 2 });
+    const usage = { promptTokens: 1000, audioInputTokens: 600, completionTokens: 500, audioOutputTokens: 300 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
+    const other = logOther(price, usage);
     // prompt: 400 + 600 × 16 = 10000; completion: 200 × 4 + 300 × 16 × 2 = 800 + 9600 = 10400
     // (10000 + 10400) × 1.25 = 25500
     expect(quota).toBe(25500);
@@ -133,27 +139,22 @@ describe('settleQuota, ratio mode', () => {
   });
 
   it('bills image input tokens at the image ratio', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 2.5, completionRatio: 8, imageRatio: 2 }),
-      usage: { promptTokens: 1000, imageInputTokens: 800, completionTokens: 100 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 2.5, completionRatio: 8, imageRatio: 2 });
+    const usage = { promptTokens: 1000, imageInputTokens: 800, completionTokens: 100 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
+    const other = logOther(price, usage);
     // (200 + 800 × 2 + 100 × 8) × 2.5 = 2600 × 2.5
     expect(quota).toBe(6500);
     expect(other).toMatchObject({ image: true, image_ratio: 2, image_output: 800 });
   });
 
   it('multiplies by the group ratio', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 2.5, groupRatio: 0.8 }),
-      usage: { promptTokens: 1000, completionTokens: 500 },
-      options,
-      semantics: 'openai',
-    });
+    const price = ratioPrice({ modelRatio: 2.5, groupRatio: 0.8 });
+    const usage = { promptTokens: 1000, completionTokens: 500 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
     // (1000 + 500) × 2.5 × 0.8
     expect(quota).toBe(3000);
-    expect(other.group_ratio).toBe(0.8);
+    expect(logOther(price, usage).group_ratio).toBe(0.8);
   });
 
   it('bills with the group-group ratio when the user group has one for the using group', () => {
@@ -166,15 +167,11 @@ describe('settleQuota, ratio mode', () => {
       options: opts,
       acceptUnset: false,
     });
-    const { quota, other } = settleQuota({
-      price,
-      usage: { promptTokens: 1000, completionTokens: 100 },
-      options: opts,
-      semantics: 'openai',
-    });
+    const usage = { promptTokens: 1000, completionTokens: 100 };
+    const { quota } = settleQuota({ price, usage, options: opts, semantics: 'openai' });
     // (1000 + 100 × 3) × 2 × 0.5
     expect(quota).toBe(1300);
-    expect(other).toMatchObject({ group_ratio: 0.5, user_group_ratio: 0.5 });
+    expect(logOther(price, usage)).toMatchObject({ group_ratio: 0.5, user_group_ratio: 0.5 });
   });
 
   it('rounds half up and agrees with exact decimal arithmetic', () => {
@@ -216,14 +213,13 @@ describe('settleQuota, ratio mode', () => {
   });
 
   it('charges nothing when the upstream reports no tokens', () => {
-    const { quota, other } = settleQuota({
+    const { quota } = settleQuota({
       price: ratioPrice({ modelRatio: 2.5 }),
       usage: { promptTokens: 0, completionTokens: 0 },
       options,
       semantics: 'openai',
     });
     expect(quota).toBe(0);
-    expect(other.model_ratio).toBe(2.5);
   });
 
   it('charges nothing for a free model or a free group', () => {
@@ -246,13 +242,10 @@ describe('settleQuota, ratio mode', () => {
 
 describe('settleQuota, tool surcharges', () => {
   it('adds web search at the model-prefix price and file search, per 1,000 calls, × group ratio × QuotaPerUnit', () => {
-    const { quota, other } = settleQuota({
-      price: ratioPrice({ modelRatio: 0.075, completionRatio: 4, groupRatio: 0.5 }),
-      usage: { promptTokens: 1000, completionTokens: 100, webSearchCalls: 3, fileSearchCalls: 2 },
-      options,
-      semantics: 'openai',
-      model: 'gpt-4o-mini',
-    });
+    const price = ratioPrice({ modelRatio: 0.075, completionRatio: 4, groupRatio: 0.5 });
+    const usage = { promptTokens: 1000, completionTokens: 100, webSearchCalls: 3, fileSearchCalls: 2 };
+    const { quota, surcharges } = settleQuota({ price, usage, options, semantics: 'openai', model: 'gpt-4o-mini' });
+    const other = logOther(price, usage, { surcharges });
     // tokens: (1000 + 100 × 4) × 0.075 × 0.5 = 52.5
     // web_search_preview:gpt-4o* = $25/1K: 3 / 1000 × 25 × 0.5 × 500000 = 18750
     // file_search = $2.5/1K: 2 / 1000 × 2.5 × 0.5 × 500000 = 1250
@@ -301,15 +294,12 @@ describe('settleQuota, price mode', () => {
   const perCall = ratioPrice({ perCallUsd: 0.04, modelRatio: 0 });
 
   it('bills the per-call price × QuotaPerUnit × group ratio', () => {
-    const { quota, other } = settleQuota({
-      price: { ...perCall, groupRatio: 0.8 },
-      usage: { promptTokens: 20, completionTokens: 0 },
-      options,
-      semantics: 'openai',
-    });
+    const price = { ...perCall, groupRatio: 0.8 };
+    const usage = { promptTokens: 20, completionTokens: 0 };
+    const { quota } = settleQuota({ price, usage, options, semantics: 'openai' });
     // 0.04 × 500000 × 0.8
     expect(quota).toBe(16000);
-    expect(other.model_price).toBe(0.04);
+    expect(logOther(price, usage).model_price).toBe(0.04);
   });
 
   it('bills a successful call even when no tokens were reported', () => {

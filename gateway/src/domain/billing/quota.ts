@@ -6,7 +6,7 @@ import { type PaidTool, toolPriceUsd } from './tool-price.ts';
 /**
  * Which protocol's usage the request was billed from. Usage.promptTokens is normalised to include
  * cache reads and writes whatever the protocol (relay/types.ts), so the arithmetic is the same for
- * both; the semantics picks the log fields and the web-search tool's price key.
+ * both; the semantics picks the web-search tool's price key.
  */
 export type UsageSemantics = 'openai' | 'claude';
 
@@ -54,80 +54,48 @@ export interface SettleInput {
   priceMultiplier?: number;
 }
 
-/** Billing fields of a consume log's `other` JSON, named as new-api names them (reference §5.7). */
-export interface BillingOther {
-  model_ratio: number;
-  group_ratio: number;
-  completion_ratio: number;
-  cache_tokens: number;
-  cache_ratio: number;
-  /** USD per call; −1 in ratio mode. */
-  model_price: number;
-  /** The GroupGroupRatio applied; −1 when none. */
-  user_group_ratio: number;
-  usage_semantic?: 'anthropic';
-  /** Claude semantics: every input token, cache included. */
-  input_tokens_total?: number;
-  cache_creation_tokens?: number;
-  cache_creation_ratio?: number;
-  cache_creation_tokens_5m?: number;
-  cache_creation_ratio_5m?: number;
-  cache_creation_tokens_1h?: number;
-  cache_creation_ratio_1h?: number;
-  image?: boolean;
-  image_ratio?: number;
-  /** Image tokens billed at image_ratio (new-api's name, although they are input tokens here). */
-  image_output?: number;
-  audio?: boolean;
-  audio_input?: number;
-  audio_output?: number;
-  text_input?: number;
-  text_output?: number;
-  audio_ratio?: number;
-  audio_completion_ratio?: number;
-  web_search?: boolean;
-  web_search_call_count?: number;
-  /** USD per 1,000 calls. */
-  web_search_price?: number;
-  file_search?: boolean;
-  file_search_call_count?: number;
-  file_search_price?: number;
+/** Paid tool calls billed on top of tokens, for the consume log (reference §5.4). */
+export interface ToolSurcharges {
+  /** Web search calls and the price in USD per 1,000 calls. */
+  webSearch?: { calls: number; priceUsdPer1k: number };
+  fileSearch?: { calls: number; priceUsdPer1k: number };
 }
 
 export interface Settlement {
   /** The quota the request costs, an integer ≥ 0. */
   quota: number;
-  other: BillingOther;
+  surcharges: ToolSurcharges;
 }
 
-/** The quota a finished request costs (reference §5.4), with the fields that explain it. */
+/** The quota a finished request costs (reference §5.4), with the tool surcharges in it. */
 export function settleQuota(input: SettleInput): Settlement {
   const { price, usage, options } = input;
   const qpu = options.getNumber('QuotaPerUnit');
   const t = splitUsage(usage);
-  const other = baseOther(input, t);
+  const surcharges: ToolSurcharges = {};
 
   let surcharge = 0;
   const model = input.model ?? '';
   const webTool = input.webSearchTool ?? (input.semantics === 'claude' ? 'web_search' : 'web_search_preview');
   for (const [tool, calls, key] of [
-    [webTool, t.webSearchCalls, 'web_search'],
-    ['file_search', t.fileSearchCalls, 'file_search'],
+    [webTool, t.webSearchCalls, 'webSearch'],
+    ['file_search', t.fileSearchCalls, 'fileSearch'],
   ] as const) {
     if (calls === 0) continue;
     const usdPerThousand = toolPriceUsd(options, tool, model);
     surcharge += (calls / 1000) * usdPerThousand * price.groupRatio * qpu;
-    other[key] = true;
-    other[`${key}_call_count`] = calls;
-    other[`${key}_price`] = usdPerThousand;
+    surcharges[key] = { calls, priceUsdPer1k: usdPerThousand };
   }
 
   if (price.perCallUsd !== undefined) {
     // A per-call price is owed for a successful call even when the upstream reports no tokens.
-    return { quota: roundExact(perCallQuota(price, options, input.n, input.priceMultiplier) + surcharge), other };
+    return {
+      quota: roundExact(perCallQuota(price, options, input.n, input.priceMultiplier) + surcharge),
+      surcharges,
+    };
   }
 
-  if (t.prompt + t.completion === 0) return { quota: 0, other };
+  if (t.prompt + t.completion === 0) return { quota: 0, surcharges };
   const promptQ =
     t.textIn +
     t.cached * price.cacheRatio +
@@ -140,7 +108,7 @@ export function settleQuota(input: SettleInput): Settlement {
   let quota = roundExact((promptQ + completionQ) * ratio + surcharge);
   // A priced request that used tokens never costs nothing.
   if (ratio !== 0 && quota <= 0) quota = 1;
-  return { quota, other };
+  return { quota, surcharges };
 }
 
 /** Quota in USD (QuotaPerUnit quota = $1). */
@@ -189,50 +157,6 @@ function splitUsage(usage: Usage): TokenSplit {
     webSearchCalls: nonNegative(usage.webSearchCalls),
     fileSearchCalls: nonNegative(usage.fileSearchCalls),
   };
-}
-
-function baseOther(input: SettleInput, t: TokenSplit): BillingOther {
-  const { price } = input;
-  const other: BillingOther = {
-    model_ratio: price.modelRatio,
-    group_ratio: price.groupRatio,
-    completion_ratio: price.completionRatio,
-    cache_tokens: t.cached,
-    cache_ratio: price.cacheRatio,
-    model_price: price.perCallUsd ?? -1,
-    user_group_ratio: price.userGroupRatio ?? -1,
-  };
-  const claude = input.semantics === 'claude';
-  if (claude) {
-    other.usage_semantic = 'anthropic';
-    other.input_tokens_total = t.prompt;
-  }
-  const creation = t.creation5m + t.creation1h;
-  if (creation > 0) {
-    other.cache_creation_tokens = creation;
-    other.cache_creation_ratio = price.cacheCreationRatio;
-  }
-  if (t.creation1h > 0 || (claude && creation > 0)) {
-    other.cache_creation_tokens_5m = t.creation5m;
-    other.cache_creation_ratio_5m = price.cacheCreationRatio;
-    other.cache_creation_tokens_1h = t.creation1h;
-    other.cache_creation_ratio_1h = price.cacheCreationRatio * CACHE_CREATION_1H_MULTIPLIER;
-  }
-  if (t.imageIn > 0) {
-    other.image = true;
-    other.image_ratio = price.imageRatio;
-    other.image_output = t.imageIn;
-  }
-  if (t.audioIn > 0 || t.audioOut > 0) {
-    other.audio = true;
-    other.audio_input = t.audioIn;
-    other.audio_output = t.audioOut;
-    other.text_input = t.prompt - t.audioIn;
-    other.text_output = t.textOut;
-    other.audio_ratio = price.audioRatio;
-    other.audio_completion_ratio = price.audioCompletionRatio;
-  }
-  return other;
 }
 
 function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {

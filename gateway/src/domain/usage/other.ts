@@ -1,4 +1,5 @@
 import type { ModelPrice, Usage, WireFormat } from '../../relay/types.ts';
+import type { ToolSurcharges } from '../billing/quota.ts';
 
 /**
  * The `other` JSON of usage logs, with new-api's key names (spec doc 3 §3, reference §5.7): the
@@ -17,10 +18,7 @@ export interface StreamOutcome {
 }
 
 /** Paid tool calls and separately priced inputs, as billed (reference §5.4). */
-export interface Surcharges {
-  /** Web search calls and the price in USD per 1,000 calls. */
-  webSearch?: { calls: number; priceUsdPer1k: number };
-  fileSearch?: { calls: number; priceUsdPer1k: number };
+export interface Surcharges extends ToolSurcharges {
   /** Audio input priced on its own (Gemini): tokens and USD per 1M tokens. */
   audioInput?: { tokens: number; priceUsdPer1M: number };
   /** Responses API image_generation_call: USD per call. */
@@ -50,7 +48,8 @@ export interface ConsumeOtherInput {
   claudeUsage?: boolean;
   reasoningEffort?: string;
   systemPromptOverwritten?: boolean;
-  /** 'audio' for audio models, 'realtime' for the realtime websocket: adds the audio/text split. */
+  /** 'audio' for audio models, 'realtime' for the realtime websocket: adds the audio/text split (also added
+   * whenever the usage has audio tokens). */
   mode?: 'text' | 'audio' | 'realtime';
   /** The ratio 1-hour cache writes were billed at; default the write ratio × 1.6 (reference §5.2). */
   cacheCreation1hRatio?: number;
@@ -94,6 +93,8 @@ export interface ConsumeOther {
   request_conversion?: string[];
   claude?: true;
   usage_semantic?: 'anthropic';
+  /** Claude semantics: every input token, cache included. */
+  input_tokens_total?: number;
   billing_source?: string;
   billing_preference?: string;
   po?: unknown[];
@@ -178,6 +179,7 @@ export function buildConsumeOther(input: ConsumeOtherInput): ConsumeOther {
   if (input.claudeUsage) {
     other.claude = true;
     other.usage_semantic = 'anthropic';
+    other.input_tokens_total = usage.promptTokens;
   }
   if (input.billingSource) other.billing_source = input.billingSource;
   if (input.billingPreference) other.billing_preference = input.billingPreference;
@@ -231,9 +233,10 @@ function addMedia(other: ConsumeOther, input: ConsumeOtherInput): void {
     other.image_ratio = price.imageRatio;
     other.image_output = usage.imageInputTokens;
   }
-  if (input.mode === 'audio' || input.mode === 'realtime') {
-    if (input.mode === 'audio') other.audio = true;
-    else other.ws = true;
+  const audioTokens = (usage.audioInputTokens ?? 0) + (usage.audioOutputTokens ?? 0);
+  if (input.mode === 'audio' || input.mode === 'realtime' || audioTokens > 0) {
+    if (input.mode === 'realtime') other.ws = true;
+    else other.audio = true;
     const audioIn = usage.audioInputTokens ?? 0;
     const audioOut = usage.audioOutputTokens ?? 0;
     other.audio_input = audioIn;

@@ -4,7 +4,7 @@ import type { Bus } from '../../cluster/index.ts';
 import { readSetting } from '../../domain/accounts/settings.ts';
 import { AUTH_CHANGES_CHANNEL, type AuthChange } from '../../domain/auth-changes.ts';
 import type { Keyring } from '../../domain/keyring.ts';
-import type { Database } from '../../store/database.ts';
+import type { Database, UserRow } from '../../store/database.ts';
 
 /** A token and its owner as the relay checks them, without any database access per request. */
 export interface KeyIdentity {
@@ -29,6 +29,26 @@ export interface KeyIdentity {
     status: number;
     email: string;
     acceptUnsetModels: boolean;
+    /** The user's own low-quota alert threshold; undefined: the QuotaRemindThreshold option. */
+    quotaWarningThreshold?: number;
+  };
+}
+
+type UserColumns = Pick<UserRow, 'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting'>;
+
+/** A user as the relay checks and bills them. */
+export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user'] {
+  const setting = readSetting(row.setting, keyring);
+  return {
+    id: row.id,
+    username: row.username,
+    group: row.group,
+    role: row.role,
+    status: row.status,
+    email: row.email,
+    acceptUnsetModels: setting.accept_unset_model_ratio_model,
+    // A user who never saved their settings has no threshold of their own.
+    ...(row.setting ? { quotaWarningThreshold: setting.quota_warning_threshold } : {}),
   };
 }
 
@@ -127,15 +147,18 @@ export class KeyCache {
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
       },
-      user: {
-        id: row.user_id,
-        username: row.username,
-        group: row.user_group,
-        role: row.role,
-        status: row.user_status,
-        email: row.email,
-        acceptUnsetModels: readSetting(row.setting, this.#keyring).accept_unset_model_ratio_model,
-      },
+      user: relayUser(
+        {
+          id: row.user_id,
+          username: row.username,
+          group: row.user_group,
+          role: row.role,
+          status: row.user_status,
+          email: row.email,
+          setting: row.setting,
+        },
+        this.#keyring,
+      ),
     };
   }
 

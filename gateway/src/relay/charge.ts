@@ -1,0 +1,67 @@
+import {
+  estimatePromptTokens,
+  imagePriceMultiplier,
+  requestedMaxTokens,
+  transcriptionTokens,
+} from '../domain/billing/index.ts';
+import { probeAudioSeconds } from './audio-duration.ts';
+import type { WireFormat } from './types.ts';
+
+/** What a request asks for, as billing sees it before the upstream answers (reference §5.3). */
+export interface RequestCharge {
+  /** Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none. */
+  promptEstimate: number;
+  /** The completion budget the request sets (0 when none). */
+  maxTokens: number;
+  /** Per-call prices: items per call (images `n`). */
+  n?: number;
+  /** Per-call prices: the image size/quality multiplier. */
+  priceMultiplier?: number;
+}
+
+/** The billing view of a parsed request body (JSON, or the multipart form of uploads). */
+export async function requestCharge(
+  format: WireFormat,
+  model: string,
+  body: Record<string, unknown> | FormData,
+): Promise<RequestCharge> {
+  if (body instanceof FormData) return formCharge(format, model, body);
+  const charge: RequestCharge = {
+    promptEstimate: estimatePromptTokens(format, model, body),
+    maxTokens: requestedMaxTokens(format, body),
+  };
+  if (format === 'openai-images') return { ...charge, ...imageCharge(model, body.n, body.size, body.quality) };
+  return charge;
+}
+
+async function formCharge(format: WireFormat, model: string, form: FormData): Promise<RequestCharge> {
+  const field = (name: string) => {
+    const value = form.get(name);
+    return typeof value === 'string' ? value : undefined;
+  };
+  if (format === 'openai-image-edits') {
+    const prompt = field('prompt') ?? '';
+    return {
+      promptEstimate: estimatePromptTokens(format, model, { prompt }),
+      maxTokens: 0,
+      ...imageCharge(model, Number(field('n') ?? 1), field('size'), field('quality')),
+    };
+  }
+  if (format === 'openai-audio-transcriptions' || format === 'openai-audio-translations') {
+    const file = form.get('file');
+    const seconds = file instanceof Blob ? await probeAudioSeconds(file) : 0;
+    return { promptEstimate: transcriptionTokens(seconds), maxTokens: 0 };
+  }
+  return { promptEstimate: 0, maxTokens: 0 };
+}
+
+function imageCharge(model: string, n: unknown, size: unknown, quality: unknown) {
+  return {
+    n: typeof n === 'number' && Number.isFinite(n) && n >= 1 ? Math.floor(n) : 1,
+    priceMultiplier: imagePriceMultiplier(
+      model,
+      typeof size === 'string' ? size : undefined,
+      typeof quality === 'string' ? quality : undefined,
+    ),
+  };
+}
