@@ -282,6 +282,17 @@ describe('funding rules', () => {
     ).rejects.toMatchObject({ status: 403 });
   });
 
+  it('skips the reservation for a caller holding more than the trust quota ($10)', async () => {
+    upstream.behaviour = { usage: { prompt_tokens: 10, completion_tokens: 10 } };
+    // max_tokens 50M would reserve (50M + prompt) × 1.25 × 0.8 > 40M quota: more than either wallet.
+    const big = { model: 'gpt-4o', max_tokens: 50_000_000, messages: [{ role: 'user' as const, content: 'hi' }] };
+    const trusted = await walletUser('trusted', 12 * QPU);
+    const log = await billed(() => trusted.openai.chat.completions.create(big));
+    expect(log.quota).toBe(Math.round((10 + 10 * 4) * 1.25 * GROUP));
+    const modest = await walletUser('modest', 8 * QPU);
+    await expect(modest.openai.chat.completions.create(big)).rejects.toMatchObject({ status: 403 });
+  });
+
   it('mails the user once when a charge takes the wallet below their threshold', async () => {
     upstream.behaviour = { usage: { prompt_tokens: 1000, completion_tokens: 0 } };
     // Each call costs 1000 × 1.25 × 0.8 = 1000; the wallet starts 1500 above the threshold.

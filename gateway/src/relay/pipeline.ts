@@ -180,27 +180,35 @@ async function reserve(
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
-  const trust = TRUST_QUOTA_USD * options.getNumber('QuotaPerUnit');
   const hasToken = token.id > 0;
-  const tokenTrusted = !hasToken || token.unlimited || (ledger.tokenBalance(token.id) ?? 0) > trust;
-  const trusted = tokenTrusted && (ledger.balance(user.id) ?? 0) > trust;
-  const amount = trusted
-    ? 0
-    : preConsumeQuota({
-        price,
-        promptTokens: charge.promptEstimate,
-        maxTokens: charge.maxTokens,
-        options,
-        n: charge.n,
-        priceMultiplier: charge.priceMultiplier,
-      });
-  return ledger.reserve({
-    userId: user.id,
-    // The playground has no token (id 0): only the wallet is reserved from.
-    tokenId: hasToken ? token.id : undefined,
-    tokenUnlimited: token.unlimited,
-    amount,
+  const trust = TRUST_QUOTA_USD * options.getNumber('QuotaPerUnit');
+  // Balances are known once this pod has served the account; until then a refusal loads them.
+  const trusted = () =>
+    (!hasToken || token.unlimited || (ledger.tokenBalance(token.id) ?? 0) > trust) &&
+    (ledger.balance(user.id) ?? 0) > trust;
+  const hold = (amount: number) =>
+    ledger.reserve({
+      userId: user.id,
+      // The playground has no token (id 0): only the wallet is reserved from.
+      tokenId: hasToken ? token.id : undefined,
+      tokenUnlimited: token.unlimited,
+      amount,
+    });
+  if (trusted()) return hold(0);
+  const amount = preConsumeQuota({
+    price,
+    promptTokens: charge.promptEstimate,
+    maxTokens: charge.maxTokens,
+    options,
+    n: charge.n,
+    priceMultiplier: charge.priceMultiplier,
   });
+  try {
+    return await hold(amount);
+  } catch (error) {
+    if (amount > 0 && trusted()) return hold(0);
+    throw error;
+  }
 }
 
 /**
