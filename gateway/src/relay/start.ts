@@ -18,7 +18,7 @@ import { Transport } from './transport.ts';
 /**
  * Starts what the relay keeps in memory (key cache, routing index, quota leases, the usage queue and
  * upstream connections) and registers their shutdown in `opened`, so a stop drains them in reverse:
- * usage written, leases given back, then connections closed.
+ * leases given back once open reservations are settled, alerts sent and usage written, then connections closed.
  */
 export async function startRelay(
   config: Config,
@@ -47,13 +47,6 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'routing index', run: () => routing.close() });
-  const ledger = await QuotaLedger.start({
-    db,
-    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
-    cluster,
-    logger,
-  });
-  opened.push({ name: 'quota ledger', run: () => ledger.close() });
   const recorder = new UsageRecorder({
     writer: databaseUsageWriter(db),
     settings: usageSettings(options, config.relay.errorLogEnabled),
@@ -62,6 +55,16 @@ export async function startRelay(
   opened.push({ name: 'usage logs', run: () => recorder.close() });
   const alerts = new QuotaAlerts({ db, notifier: services.notifier, options, logger });
   opened.push({ name: 'quota alerts', run: () => alerts.close() });
+  const ledger = await QuotaLedger.start({
+    db,
+    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    cluster,
+    logger,
+  });
+  // Closed before the recorder and the alerts: an answered request may still be settling (a charge
+  // above its reservation waits for the database) after HTTP has drained, and records its usage and
+  // alerts only then. The ledger waits for open reservations, so those close after the last record.
+  opened.push({ name: 'quota ledger', run: () => ledger.close() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,

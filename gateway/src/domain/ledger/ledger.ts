@@ -278,20 +278,32 @@ export class QuotaLedger {
     );
   }
 
+  /**
+   * Resolves once no reservation is open, one macrotask after the last settled: what its caller does
+   * in the same turn as the settlement (queueing the usage record) is done by then, so whatever closes
+   * after the ledger (the usage recorder) still takes it.
+   */
   #drained(): Promise<boolean> {
-    if (this.#open === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), this.#drainTimeoutMs);
       this.#onDrained = () => {
         clearTimeout(timer);
         resolve(true);
       };
+      if (this.#open === 0) this.#notifyDrained();
     });
   }
 
   #finished(): void {
     this.#open--;
-    if (this.#open === 0) this.#onDrained?.();
+    if (this.#open === 0) this.#notifyDrained();
+  }
+
+  #notifyDrained(): void {
+    if (!this.#onDrained) return;
+    setImmediate(() => {
+      if (this.#open === 0) this.#onDrained?.();
+    });
   }
 
   #claim(reservation: Reservation): ReservationState | undefined {
