@@ -80,7 +80,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(cookie);
-  await app.register(apiPlugin, { prefix: '/api', services: deps.services, rateLimits: deps.config.rateLimits });
+  await app.register(apiPlugin, {
+    prefix: '/api',
+    services: deps.services,
+    rateLimits: deps.config.rateLimits,
+    channelTester: deps.relay.tester,
+  });
   await app.register(relayPlugin, deps.relay);
   await app.register(playgroundPlugin, {
     relay: deps.relay,

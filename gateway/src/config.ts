@@ -49,6 +49,14 @@ export interface Config {
   };
   /** How often one pod refreshes every enabled channel's upstream balance (CHANNEL_UPDATE_FREQUENCY); undefined: never. */
   channelBalanceIntervalMs: number | undefined;
+  channelHealth: {
+    /** CHANNEL_TEST_FREQUENCY: test every channel this often even if the option is off; undefined: by the option. */
+    testIntervalMs: number | undefined;
+    /** Longest a channel test waits for its upstream. */
+    testTimeoutMs: number;
+    /** First wait before re-testing a channel the gateway disabled; doubles after each failed re-test. */
+    recoveryCooldownMs: number;
+  };
   nodeName: string;
   version: string;
 }
@@ -190,6 +198,13 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     channelBalanceIntervalMs: env.CHANNEL_UPDATE_FREQUENCY
       ? integer(env, 'CHANNEL_UPDATE_FREQUENCY', 0, 1, 525_600) * 60_000
       : undefined,
+    channelHealth: {
+      testIntervalMs: env.CHANNEL_TEST_FREQUENCY
+        ? integer(env, 'CHANNEL_TEST_FREQUENCY', 0, 1, 525_600) * 60_000
+        : undefined,
+      testTimeoutMs: integer(env, 'CHANNEL_TEST_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+      recoveryCooldownMs: integer(env, 'CHANNEL_RECOVERY_COOLDOWN_SECONDS', 60, 1, 86_400) * 1000,
+    },
     nodeName: env.NODE_NAME || os.hostname(),
     version,
   };

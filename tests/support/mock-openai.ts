@@ -37,6 +37,8 @@ export interface MockBehaviour {
     audio_input_tokens?: number;
     audio_output_tokens?: number;
   };
+  /** Keys (without "Bearer ") refused with 401 invalid_api_key, as OpenAI refuses a revoked key. */
+  refuseKeys?: string[];
   /** Responses: web_search_call items to put in the output. */
   webSearchCalls?: number;
   /** Transcriptions: report the audio duration as usage (`{type: "duration"}`), as whisper-1 does. */
@@ -100,6 +102,12 @@ function json(res: ServerResponse, status: number, body: unknown) {
 
 async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerResponse, path: string, body: any) {
   if (!req.headers.authorization?.startsWith('Bearer ') && !req.headers['api-key']) {
+    return json(res, 401, {
+      error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+    });
+  }
+  const key = req.headers.authorization?.slice('Bearer '.length) ?? '';
+  if (b.refuseKeys?.includes(key)) {
     return json(res, 401, {
       error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
     });

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import type { ChannelTester } from '../relay/health/channel-test.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
 import { channelRoutes } from './channel.ts';
+import { channelTestRoutes } from './channel-test.ts';
 import { emailRoutes } from './email.ts';
 import { logRoutes } from './log.ts';
 import { oauthRoutes } from './oauth.ts';
@@ -19,10 +21,12 @@ import { userRoutes } from './user.ts';
 export interface ApiDeps {
   services: Services;
   rateLimits: Config['rateLimits'];
+  /** Channel tests need the relay's upstream connections and routing index. */
+  channelTester: ChannelTester;
 }
 
 /** The /api/* routes in new-api's shapes; registered under the /api prefix. */
-export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: ApiDeps): Promise<void> {
+export async function apiPlugin(app: FastifyInstance, { services, rateLimits, channelTester }: ApiDeps): Promise<void> {
   const counters = services.cluster.counters;
   app.decorateRequest('auth', null);
   app.addHook('onRequest', ipRateLimit(counters, 'api', rateLimits.globalApi));
@@ -63,6 +67,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits }: 
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
   channelRoutes(app, { guards, channels: services.channels });
+  channelTestRoutes(app, { guards, tester: channelTester });
   logRoutes(app, { guards, logs: services.logs });
   taskRoutes(app, { guards, tasks: services.tasks });
 }

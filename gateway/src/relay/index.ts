@@ -8,6 +8,7 @@ import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import type { ChannelTester } from './health/channel-test.ts';
 import { openAIError } from './openai-error.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
 import type { WireFormat } from './types.ts';
@@ -17,6 +18,7 @@ export interface RelayPluginDeps extends PipelineDeps {
   keys: KeyCache;
   options: OptionsService;
   bodyLimitBytes: number;
+  tester: ChannelTester;
 }
 
 interface Route {

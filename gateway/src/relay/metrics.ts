@@ -21,6 +21,10 @@ export interface RelayMetrics {
   }): void;
   failed(facts: { model: string; group: string; format: WireFormat; status: number }): void;
   upstreamError(channel: ChannelSnapshot, code: string): void;
+  /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
+  autoDisabled(channel: ChannelSnapshot, scope: 'channel' | 'key'): void;
+  /** A channel test ran (manual, test-all, periodic or recovery). */
+  tested(channel: ChannelSnapshot, ok: boolean): void;
   inFlight: Gauge;
 }
 
@@ -64,6 +68,18 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     labelNames: ['channel', 'code'] as const,
     registers,
   });
+  const autoDisables = new Counter({
+    name: 'tollgate_channel_auto_disabled_total',
+    help: 'Channels (or keys of multi-key channels) the gateway disabled after upstream failures.',
+    labelNames: ['channel', 'scope'] as const,
+    registers,
+  });
+  const tests = new Counter({
+    name: 'tollgate_channel_tests_total',
+    help: 'Channel tests by channel and result.',
+    labelNames: ['channel', 'result'] as const,
+    registers,
+  });
   const inFlight = new Gauge({
     name: 'tollgate_relay_in_flight_requests',
     help: 'Relay requests being served.',
@@ -98,6 +114,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });
+    },
+    autoDisabled(channel, scope) {
+      autoDisables.inc({ channel: String(channel.id), scope });
+    },
+    tested(channel, ok) {
+      tests.inc({ channel: String(channel.id), result: ok ? 'ok' : 'failed' });
     },
     inFlight,
   };

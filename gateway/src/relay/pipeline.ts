@@ -10,6 +10,7 @@ import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { type RequestCharge, requestCharge } from './charge.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { forwardStream } from './forward.ts';
+import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
@@ -34,6 +35,7 @@ export interface PipelineDeps {
   transport: Transport;
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
+  health: ChannelHealth;
 }
 
 /** A parsed client request, ready to route. */
@@ -54,10 +56,13 @@ export interface RelayRequest {
 class UpstreamFailure extends Error {
   readonly error: UpstreamError;
   readonly channel: ChannelSnapshot;
-  constructor(error: UpstreamError, channel: ChannelSnapshot) {
+  /** The channel key the failing call used. */
+  readonly keyIndex: number;
+  constructor(error: UpstreamError, channel: ChannelSnapshot, keyIndex: number) {
     super(error.message);
     this.error = error;
     this.channel = channel;
+    this.keyIndex = keyIndex;
   }
 }
 
@@ -268,6 +273,12 @@ async function attempt(
       if (!(error instanceof UpstreamFailure) && !(error instanceof AppError)) throw error;
       lastFailure = error;
       deps.metrics.upstreamError(channel, String(code ?? status));
+      void deps.health.failed(channel, error instanceof UpstreamFailure ? error.keyIndex : undefined, {
+        status,
+        code,
+        message: error.message,
+        skipRetry,
+      });
       const again = shouldRetry(
         {
           status,
@@ -385,12 +396,17 @@ async function call(
         code: 'upstream_unreachable',
       },
       channel,
+      keyIndex,
     );
   }
   if (response.status >= 400) {
     const text = await response.body.text().catch(() => '');
     const parsed = provider.parseError(response.status, text);
-    throw new UpstreamFailure({ ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) }, channel);
+    throw new UpstreamFailure(
+      { ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) },
+      channel,
+      keyIndex,
+    );
   }
 
   const contentType = String(response.headers['content-type'] ?? '');
@@ -415,6 +431,7 @@ async function call(
           code: 'bad_response_body',
         },
         channel,
+        keyIndex,
       );
     }
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Notifier } from '../domain/notifications.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import type { Database } from '../store/database.ts';
+import { findLiveUserById } from '../store/repositories/users.ts';
 import type { KeyIdentity } from './auth/key-cache.ts';
 
 export interface QuotaAlertsDeps {
@@ -43,7 +44,7 @@ export class QuotaAlerts {
   async #send(userId: number, balance: number): Promise<void> {
     const { db, notifier, options, logger } = this.#deps;
     try {
-      const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+      const user = await findLiveUserById(db, userId);
       if (!user) return;
       const usd = (balance / options.getNumber('QuotaPerUnit')).toFixed(2);
       await notifier.notify(user, {

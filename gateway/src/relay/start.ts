@@ -8,6 +8,9 @@ import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usa
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';
 import { KeyCache } from './auth/key-cache.ts';
+import { ChannelHealth } from './health/channel-health.ts';
+import { ChannelTester } from './health/channel-test.ts';
+import { startHealthJobs } from './health/jobs.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { ModelRequestLimit } from './limits.ts';
 import { createRelayMetrics, registerStateGauges } from './metrics.ts';
@@ -53,6 +56,30 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'usage logs', run: () => recorder.close() });
+  const metrics = createRelayMetrics(registry);
+  const health = new ChannelHealth({
+    channels: services.channels,
+    options,
+    metrics,
+    logger,
+    db,
+    notifier: services.notifier,
+  });
+  opened.push({ name: 'channel health', run: () => health.close() });
+  const tester = new ChannelTester({
+    channels: services.channels,
+    routing,
+    transport,
+    options,
+    pricing,
+    recorder,
+    health,
+    metrics,
+    logger,
+    timeoutMs: config.channelHealth.testTimeoutMs,
+  });
+  opened.push({ name: 'channel tests', run: () => tester.close() });
+  startHealthJobs(config, logger, services, tester, opened);
   const alerts = new QuotaAlerts({ db, notifier: services.notifier, options, logger });
   opened.push({ name: 'quota alerts', run: () => alerts.close() });
   const ledger = await QuotaLedger.start({
@@ -76,8 +103,10 @@ export async function startRelay(
     recorder,
     limits: new ModelRequestLimit(cluster.counters, options),
     transport,
-    metrics: createRelayMetrics(registry),
+    metrics,
     alerts,
+    health,
+    tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };
 }

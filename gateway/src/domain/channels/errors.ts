@@ -94,6 +94,24 @@ export const CHANNEL_ERRORS = defineErrors({
       en: 'This channel type ({type}) has no balance API to ask',
     },
   },
+  CHANNEL_TEST_UNSUPPORTED: {
+    status: 400,
+    message: {
+      zh: '该渠道类型（{type}）不支持测试',
+      en: 'Channels of this type ({type}) cannot be tested',
+    },
+  },
+  CHANNEL_TEST_RUNNING: {
+    status: 409,
+    message: { zh: '渠道测试已在运行中，请稍后再试', en: 'A test of all channels is already running' },
+  },
+  CHANNEL_TEST_ENDPOINT_INVALID: {
+    status: 400,
+    message: {
+      zh: '未知的测试端点类型 {endpoint}（可用：{allowed}）',
+      en: 'Unknown endpoint_type {endpoint} (one of: {allowed})',
+    },
+  },
   UPSTREAM_UNREACHABLE: {
     status: 502,
     message: { zh: '无法连接上游 {url}：{detail}', en: 'Cannot reach the upstream {url}: {detail}' },

@@ -7,6 +7,7 @@ import {
   CHANNEL_SORT_FIELDS,
   type ChannelFilters,
   type ChannelSort,
+  channelsWithStatus,
   countChannelsByType,
   deleteChannels,
   deleteDisabledUnmanagedChannels,
@@ -25,6 +26,7 @@ import { findOptionDefinition } from '../options/definitions.ts';
 import { rebuildAbilities, syncAbilities } from './abilities.ts';
 import { balanceKey, balanceSupported, fetchUpstreamBalance } from './balance.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
+import { afterFailure, afterRecovery, type HealthChange, parseObject } from './health.ts';
 import {
   applyChannelInput,
   CHANNEL_DEFAULTS,
@@ -267,20 +269,47 @@ export class ChannelService {
   }
 
   /**
-   * A status change made by the gateway itself (health checks, auto-ban): runtime state, so it is
-   * allowed on managed channels too. An auto-disable records why and when in other_info.
+   * The gateway's own verdict that a channel (or, with `keyIndex` on a multi-key channel, one key) is
+   * failing: runtime state, so allowed on managed channels too. Answers the channel when it changed.
    */
-  async setStatusByHealthCheck(id: number, status: number, reason = ''): Promise<ChannelView> {
-    const row = await this.#db.transaction().execute(async (trx) => {
-      const current = await this.#lock(trx, id);
-      const otherInfo =
-        status === CHANNEL_STATUS.autoDisabled
-          ? JSON.stringify({ ...parseObject(current.other_info), status_reason: reason, status_time: now() })
-          : current.other_info;
-      const [updated] = await updateChannels(trx, [id], { status, other_info: otherInfo });
-      if (updated) await syncAbilities(trx, [updated]);
-      return updated ?? current;
+  autoDisable(id: number, reason: string, keyIndex?: number): Promise<ChannelView | undefined> {
+    return this.#changeHealth(id, (row) => afterFailure(row, reason, now(), keyIndex));
+  }
+
+  /** Re-enables a channel the gateway disabled, after it tested well. */
+  autoEnable(id: number): Promise<ChannelView | undefined> {
+    return this.#changeHealth(id, afterRecovery);
+  }
+
+  /** Channels a test-all run covers: every one not disabled by hand, in id order. */
+  async idsToTest(): Promise<number[]> {
+    const rows = await channelsWithStatus(this.#db, [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]);
+    return rows.map((row) => row.id);
+  }
+
+  /** Channels the gateway disabled, with when (unix seconds), for the recovery re-tests. */
+  async autoDisabled(): Promise<Array<{ id: number; since: number }>> {
+    const rows = await channelsWithStatus(this.#db, [CHANNEL_STATUS.autoDisabled]);
+    return rows.map((row) => {
+      const since = parseObject(row.other_info).status_time;
+      return { id: row.id, since: typeof since === 'number' ? since : 0 };
     });
+  }
+
+  /** Records a channel test's response time (milliseconds) and when it ran. */
+  async recordTest(id: number, responseTimeMs: number): Promise<void> {
+    await updateChannels(this.#db, [id], { response_time: Math.round(responseTimeMs), test_time: now() });
+  }
+
+  async #changeHealth(id: number, decide: (row: ChannelRow) => HealthChange | undefined) {
+    const row = await this.#db.transaction().execute(async (trx) => {
+      const change = decide(await this.#lock(trx, id));
+      if (!change) return undefined;
+      const [updated] = await updateChannels(trx, [id], change);
+      if (updated) await syncAbilities(trx, [updated]);
+      return updated;
+    });
+    if (!row) return undefined;
     this.#announce([id]);
     return channelView(row);
   }
@@ -549,15 +578,4 @@ function knownType(id: number): ChannelType {
   const type = channelType(id);
   if (!type) throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNKNOWN, { type: id });
   return type;
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
 }

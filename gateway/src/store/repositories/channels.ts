@@ -164,6 +164,11 @@ export function insertChannel(db: Db, values: Insertable<ChannelsTable>): Promis
   return db.insertInto('channels').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Ids and other_info of the channels in the given statuses, in id order (health checks). */
+export function channelsWithStatus(db: Db, statuses: readonly number[]) {
+  return db.selectFrom('channels').select(['id', 'other_info']).where('status', 'in', statuses).orderBy('id').execute();
+}
+
 export function updateChannels(
   db: Db,
   ids: readonly number[],

@@ -1,0 +1,301 @@
+import type { Logger } from 'pino';
+import { resolvePrice, settleQuota } from '../../domain/billing/index.ts';
+import { CHANNEL_ERRORS } from '../../domain/channels/errors.ts';
+import { CHANNEL_STATUS } from '../../domain/channels/input.ts';
+import type { ChannelService } from '../../domain/channels/service.ts';
+import type { OptionsService } from '../../domain/options/index.ts';
+import type { PricingService } from '../../domain/pricing/service.ts';
+import type { UsageRecorder } from '../../domain/usage/index.ts';
+import { AppError } from '../../errors.ts';
+import type { RelayMetrics } from '../metrics.ts';
+import { applyHeaderOverride } from '../overrides/header-override.ts';
+import { providerFor } from '../providers/index.ts';
+import type { RoutingIndex } from '../routing/index-cache.ts';
+import { resolveModelMapping } from '../routing/model-mapping.ts';
+import { pickKey } from '../routing/picker.ts';
+import { SseParser } from '../sse.ts';
+import type { Transport } from '../transport.ts';
+import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
+import type { ChannelFailure } from './auto-disable.ts';
+import type { ChannelHealth } from './channel-health.ts';
+
+/** new-api's answer to a channel test: `time` in seconds. */
+export interface ChannelTestResult {
+  success: boolean;
+  message: string;
+  time: number;
+  error_code?: string;
+}
+
+export interface ChannelTestOptions {
+  model?: string | undefined;
+  /** Forces the endpoint (new-api's names or ours); otherwise guessed from the model's name. */
+  endpointType?: string | undefined;
+  stream?: boolean | undefined;
+  /** Test-all: a slower answer than ChannelDisableThreshold seconds counts as a failure. */
+  enforceThreshold?: boolean;
+}
+
+export interface ChannelTesterDeps {
+  channels: ChannelService;
+  routing: RoutingIndex;
+  transport: Transport;
+  options: OptionsService;
+  pricing: PricingService;
+  recorder: UsageRecorder;
+  health: ChannelHealth;
+  metrics: RelayMetrics;
+  logger: Logger;
+  /** Longest a test may take. */
+  timeoutMs: number;
+}
+
+/** Types whose upstreams are task APIs (images, music, video jobs): a chat request means nothing to them. */
+const UNTESTABLE_TYPES = new Set([2, 5, 36, 50, 51, 52, 54]);
+const DEFAULT_TEST_MODEL = 'gpt-4o-mini';
+/** The user a test's log belongs to (the first root account), as in new-api. */
+const TEST_LOG_USER_ID = 1;
+
+const ENDPOINTS: Record<string, WireFormat> = {
+  chat: 'openai-chat',
+  openai: 'openai-chat',
+  responses: 'openai-responses',
+  'openai-response': 'openai-responses',
+  embeddings: 'openai-embeddings',
+  images: 'openai-images',
+  'image-generation': 'openai-images',
+  rerank: 'rerank',
+  'jina-rerank': 'rerank',
+};
+
+/**
+ * Channel tests (reference §4.5): one small real request to the channel's upstream, timed. The time
+ * is recorded on the channel; a failure goes through the auto-disable rules and a success re-enables
+ * a channel the gateway disabled (when AutomaticEnableChannelEnabled is on). Tests cost nobody: the
+ * log they leave has quota 0 and says what the call would have cost.
+ */
+export class ChannelTester {
+  readonly #deps: ChannelTesterDeps;
+  #runningAll: Promise<void> | undefined;
+
+  constructor(deps: ChannelTesterDeps) {
+    this.#deps = deps;
+  }
+
+  async test(id: number, options: ChannelTestOptions = {}): Promise<ChannelTestResult> {
+    const { routing, channels, metrics, health } = this.#deps;
+    const channel = routing.channel(id) ?? (await this.#loaded(id));
+    if (UNTESTABLE_TYPES.has(channel.type)) {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_UNSUPPORTED, { type: channel.type });
+    }
+    const model = options.model || channel.testModel || channel.models[0] || DEFAULT_TEST_MODEL;
+    const format = endpointFormat(options.endpointType, model);
+    const keyIndex = Math.max(0, pickKey(channel, routing.keyState(id)));
+    const started = performance.now();
+    const outcome = await this.#call(channel, keyIndex, model, format, options.stream === true);
+    const elapsedMs = performance.now() - started;
+    await channels.recordTest(id, elapsedMs).catch(() => {});
+
+    let failure = outcome.failure;
+    const threshold = this.#deps.options.getNumber('ChannelDisableThreshold') * 1000;
+    if (!failure && options.enforceThreshold && threshold > 0 && elapsedMs > threshold) {
+      failure = {
+        status: 408,
+        code: 'channel:response_time_exceeded',
+        message: `response time ${(elapsedMs / 1000).toFixed(2)}s exceeds ${threshold / 1000}s`,
+        skipRetry: false,
+      };
+    }
+    metrics.tested(channel, !failure);
+    if (failure) {
+      await health.failed(channel, keyIndex, failure);
+      return {
+        success: false,
+        message: failure.message,
+        time: elapsedMs / 1000,
+        ...(failure.code ? { error_code: failure.code } : {}),
+      };
+    }
+    this.#log(channel, model, format, outcome.usage, elapsedMs);
+    if (channel.status === CHANNEL_STATUS.autoDisabled) await health.recovered(channel);
+    return { success: true, message: '', time: elapsedMs / 1000 };
+  }
+
+  /**
+   * Starts testing every channel not disabled by hand, one at a time, in the background (new-api's
+   * GET /api/channel/test). Refused while a run is going on this pod.
+   */
+  startAll(): Promise<void> {
+    if (this.#runningAll) throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_RUNNING);
+    const run = this.#testAll().finally(() => {
+      this.#runningAll = undefined;
+    });
+    this.#runningAll = run;
+    return run;
+  }
+
+  /** Waits for a test-all run in progress, for a clean shutdown. */
+  async close(): Promise<void> {
+    await this.#runningAll?.catch(() => {});
+  }
+
+  async #testAll(): Promise<void> {
+    const { channels, logger } = this.#deps;
+    const ids = await channels.idsToTest();
+    let failed = 0;
+    for (const id of ids) {
+      try {
+        const result = await this.test(id, { enforceThreshold: true });
+        if (!result.success) failed++;
+      } catch (error) {
+        // Untestable types and channels deleted meanwhile: skipped.
+        if (!(error instanceof AppError)) logger.warn({ err: error, channel: id }, 'channel test failed to run');
+      }
+    }
+    logger.info({ tested: ids.length, failed }, 'channel test run finished');
+  }
+
+  /** A channel the routing index has not loaded yet (created a moment ago on another pod). */
+  async #loaded(id: number): Promise<ChannelSnapshot> {
+    await this.#deps.channels.get(id);
+    await this.#deps.routing.reload([id]);
+    const channel = this.#deps.routing.channel(id);
+    if (!channel) throw new AppError(CHANNEL_ERRORS.CHANNEL_NOT_FOUND);
+    return channel;
+  }
+
+  async #call(
+    channel: ChannelSnapshot,
+    keyIndex: number,
+    model: string,
+    format: WireFormat,
+    stream: boolean,
+  ): Promise<{ failure?: ChannelFailure; usage?: Usage }> {
+    const mapping = resolveModelMapping(model, channel.modelMapping);
+    if (!mapping.ok) {
+      return { failure: { status: 400, code: mapping.error.code, message: mapping.error.message, skipRetry: true } };
+    }
+    const key = channel.keys[keyIndex] ?? '';
+    const provider = providerFor(channel.type);
+    const upstream = provider.buildRequest({
+      format,
+      channel,
+      key,
+      upstreamModel: mapping.upstreamModel,
+      body: JSON.stringify(testBody(format, mapping.upstreamModel, stream)),
+      stream,
+    });
+    const headerError = applyHeaderOverride(upstream.headers, channel.headerOverride, {
+      apiKey: key,
+      clientHeaders: {},
+    });
+    if (headerError)
+      return { failure: { status: 400, code: headerError.code, message: headerError.message, skipRetry: true } };
+    try {
+      const response = await this.#deps.transport.send(upstream, AbortSignal.timeout(this.#deps.timeoutMs));
+      const text = await response.body.text();
+      if (response.status >= 400) {
+        const error = provider.parseError(response.status, text);
+        return { failure: { status: error.status, code: error.code, message: error.message, skipRetry: false } };
+      }
+      if (!stream) return { usage: provider.usageFromBody(format, JSON.parse(text)) };
+      const observer = provider.streamObserver(format);
+      const parser = new SseParser();
+      for (const event of [...parser.push(Buffer.from(text)), ...parser.end()]) observer.observe(event);
+      return { usage: observer.usage };
+    } catch (error) {
+      const timedOut = (error as Error).name === 'TimeoutError';
+      return {
+        failure: {
+          status: timedOut ? 504 : 502,
+          code: timedOut ? 'upstream_timeout' : 'upstream_error',
+          message: timedOut
+            ? `the upstream did not answer within ${this.#deps.timeoutMs / 1000}s`
+            : `the upstream answer could not be read: ${(error as Error).message}`,
+          skipRetry: false,
+        },
+      };
+    }
+  }
+
+  /** The test's log: user 1, token "模型测试", quota 0, the would-be cost in the content. */
+  #log(channel: ChannelSnapshot, model: string, format: WireFormat, usage: Usage | undefined, elapsedMs: number): void {
+    const { options, pricing, recorder } = this.#deps;
+    const billed = usage ?? { promptTokens: 0, completionTokens: 0 };
+    let cost = 0;
+    try {
+      const price = resolvePrice({
+        model,
+        usingGroup: 'default',
+        userGroup: 'default',
+        maps: pricing.maps(),
+        options,
+        acceptUnset: true,
+      });
+      cost = settleQuota({ price, usage: billed, options, semantics: 'openai', model }).quota;
+    } catch {
+      // An unpriced model still tests; it just has no cost to report.
+    }
+    recorder.recordConsume({
+      userId: TEST_LOG_USER_ID,
+      username: '',
+      tokenId: 0,
+      tokenName: '模型测试',
+      channelId: channel.id,
+      channelName: channel.name,
+      modelName: model,
+      group: 'default',
+      useTimeSeconds: Math.round(elapsedMs / 1000),
+      isStream: false,
+      ip: '',
+      requestId: '',
+      content: `模型测试（${format}），不计费；按价格应计 ${cost}`,
+      quota: 0,
+      promptTokens: billed.promptTokens,
+      completionTokens: billed.completionTokens,
+      other: { frt: Math.round(elapsedMs), admin_info: { use_channel: [String(channel.id)] } },
+    });
+  }
+}
+
+function endpointFormat(endpointType: string | undefined, model: string): WireFormat {
+  if (endpointType) {
+    const format = ENDPOINTS[endpointType];
+    if (!format) {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_ENDPOINT_INVALID, {
+        endpoint: endpointType,
+        allowed: Object.keys(ENDPOINTS).join(', '),
+      });
+    }
+    return format;
+  }
+  const m = model.toLowerCase();
+  if (m.includes('rerank')) return 'rerank';
+  if (m.includes('embedding') || m.includes('embed') || m.startsWith('bge-') || m.startsWith('m3e')) {
+    return 'openai-embeddings';
+  }
+  if (m.startsWith('dall-e') || m.startsWith('gpt-image') || m.includes('seedream')) return 'openai-images';
+  if (m.includes('codex')) return 'openai-responses';
+  return 'openai-chat';
+}
+
+/** The smallest meaningful request of each kind. */
+function testBody(format: WireFormat, model: string, stream: boolean): Record<string, unknown> {
+  switch (format) {
+    case 'openai-responses':
+      return { model, input: 'hi', stream };
+    case 'openai-embeddings':
+      return { model, input: 'hi' };
+    case 'openai-images':
+      return { model, prompt: 'a white dot', n: 1 };
+    case 'rerank':
+      return { model, query: 'hi', documents: ['hi'] };
+    default:
+      return {
+        model,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+      };
+  }
+}
