@@ -6,7 +6,8 @@ import { authGuards } from './api/auth.ts';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
-import { notFoundError, toAppError } from './http/errors.ts';
+import { AppError } from './errors.ts';
+import { HTTP_ERRORS, notFoundError, requestLanguage, toAppError } from './http/errors.ts';
 import { type ReadinessCheck, registerObservability } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -35,7 +36,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.config.apiBodyLimitBytes,
     // While draining, requests on kept-alive connections get 503 and idle connections are closed.
-    return503OnClosing: true,
+    // Our own hook answers 503 while draining, in the caller's error shape (see below).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     trustProxy: deps.config.trustProxy,
   });
@@ -46,9 +48,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Handlers first: child plugins inherit them when they are registered.
   // Unknown relay paths answer like OpenAI does, so SDKs show a useful error; anything else in the envelope.
+  // Requests that arrive after shutdown began (on kept-alive connections) get a clean 503 to retry
+  // elsewhere; probes and metrics still answer.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!deps.isDraining()) return;
+    const path = request.url.split('?')[0] ?? '';
+    if (path === '/healthz' || path === '/readyz' || path === '/metrics') return;
+    const error = new AppError(HTTP_ERRORS.SERVER_DRAINING);
+    reply.code(503).header('connection', 'close');
+    if (isOpenAIPath(path)) {
+      return reply.send(openAIError(error.localized(requestLanguage(request)), 'server_error', 'server_draining'));
+    }
+    return reply.send(failure(request, error));
+  });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1beta')) {
+    if (isOpenAIPath(path)) {
       return reply.code(404).send(openAIError(`Invalid URL (${request.method} ${path})`, 'invalid_request_error'));
     }
     return reply.code(404).send(failure(request, notFoundError(request)));
@@ -103,4 +118,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   return app;
+}
+
+/** Paths whose errors OpenAI-style clients parse (the relay's). */
+function isOpenAIPath(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1beta');
 }

@@ -372,6 +372,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('the quota ledger under load acro
     for (const refusal of t.refused) expectRefusal(refusal, 'token');
     // Only the stopped process may fail a request: with a closed connection, or 503 while it drains.
     expect([...t.connection, ...t.closing].filter((x) => x.gateway !== 1)).toEqual([]);
+    // A request that arrived while it drained is told so in OpenAI's error shape, to retry elsewhere.
+    for (const closing of t.closing)
+      expect(JSON.parse(closing.body ?? '')).toMatchObject({ error: { code: 'server_draining' } });
     expect(t.cut).toHaveLength(0);
     expect(t.ok.length + t.refused.length + t.closing.length + t.connection.length).toBe(REQUESTS);
     expect(t.ok.filter((x) => x.gateway === 1).length).toBeGreaterThan(0);

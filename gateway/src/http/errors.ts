@@ -7,6 +7,10 @@ export const HTTP_ERRORS = defineErrors({
   EMPTY_BODY: { status: 400, message: { zh: '请求体不能为空', en: 'The request body is empty' } },
   INVALID_REQUEST: { status: 400, message: { zh: '请求参数错误：{detail}', en: 'Invalid request: {detail}' } },
   BODY_TOO_LARGE: { status: 413, message: { zh: '请求体过大', en: 'The request body is too large' } },
+  SERVER_DRAINING: {
+    status: 503,
+    message: { zh: '服务正在关闭，请重试', en: 'This server is shutting down; retry the request' },
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message: { zh: '不支持的请求内容类型', en: 'Unsupported content type; send application/json' },
