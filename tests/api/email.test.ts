@@ -10,32 +10,23 @@ import { type Received, type SmtpInbox, startSmtpInbox } from '../support/smtp.t
 let gateway: Gateway;
 let drop: () => Promise<void>;
 let smtp: SmtpInbox;
-let smtpPort: number;
 let inbox: Received[] = [];
 
 /** Response bodies are whatever the server sent; the assertions check their shape. */
 const read = (response: Response): Promise<any> => response.json();
 
-const SMTP_SETTINGS = {
-  SMTPServer: '127.0.0.1',
-  SMTPAccount: 'mailer@tollgate.test',
-  SMTPToken: 'smtp-secret',
-  SMTPFrom: 'noreply@tollgate.test',
-  SMTPSSLEnabled: 'false',
-  SystemName: 'Tollgate Test',
-  ServerAddress: 'https://gate.example.com/',
-};
+/** The site fields mails are written with. */
+const SITE = { SystemName: 'Tollgate Test', ServerAddress: 'https://gate.example.com/' };
 
 beforeAll(async () => {
   smtp = await startSmtpInbox();
-  smtpPort = smtp.port;
   inbox = smtp.inbox;
 
   const database = await createTestDatabase();
   drop = database.drop;
   // The critical per-IP limit (20 per 20 minutes) would stop this file halfway; it has its own tests.
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace(), { CRITICAL_RATE_LIMIT: '100000' }));
-  await gateway.options.setMany({ ...SMTP_SETTINGS, SMTPPort: String(smtpPort) });
+  await gateway.options.setMany({ ...smtp.options, ...SITE });
   const setup = await api('/api/setup', {
     method: 'POST',
     body: { username: 'root', password: 'root-pass-1', confirmPassword: 'root-pass-1' },
@@ -52,8 +43,8 @@ afterAll(async () => {
 beforeEach(async () => {
   // Every test starts from working mail and no restrictions; a test that changes them changes them back here.
   await gateway.options.setMany({
-    ...SMTP_SETTINGS,
-    SMTPPort: String(smtpPort),
+    ...smtp.options,
+    ...SITE,
     EmailVerificationEnabled: 'false',
     EmailDomainRestrictionEnabled: 'false',
     EmailAliasRestrictionEnabled: 'false',
@@ -143,7 +134,7 @@ describe('sign-up verification code (GET /api/verification)', () => {
     expect(mails[0]!.body).toContain('10 minutes');
     // Sent as the configured sender, after authenticating with the configured account.
     expect(mails[0]!.from).toBe('noreply@tollgate.test');
-    expect(mails[0]!.auth).toEqual({ username: 'mailer@tollgate.test', password: 'smtp-secret' });
+    expect(mails[0]!.auth).toEqual({ username: smtp.options.SMTPAccount, password: smtp.options.SMTPToken });
     const code = codeIn(mails[0]);
 
     const account = { username: 'alice', password: 'alice-pass-1', email };
@@ -289,7 +280,7 @@ describe('mail delivery failures', () => {
     expect((await read(response)).code).toBe('MAIL_SEND_FAILED');
     expect(await storedCode('register', email)).toBeUndefined();
 
-    await gateway.options.setMany({ SMTPPort: String(smtpPort) });
+    await gateway.options.setMany({ SMTPPort: smtp.options.SMTPPort });
     expect((await read(await api(`/api/verification?${q({ email })}`))).success).toBe(true);
   });
 

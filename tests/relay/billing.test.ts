@@ -63,12 +63,7 @@ beforeAll(async () => {
     AudioRatio: JSON.stringify({ 'gpt-4o-audio-preview': 16 }),
     AudioCompletionRatio: JSON.stringify({ 'gpt-4o-audio-preview': 2 }),
     ModelPrice: JSON.stringify({ 'fixed-price-model': 0.02, 'dall-e-3': 0.04 }),
-    SMTPServer: '127.0.0.1',
-    SMTPPort: String(smtp.port),
-    SMTPAccount: 'mailer@tollgate.test',
-    SMTPToken: 'smtp-secret',
-    SMTPFrom: 'noreply@tollgate.test',
-    SMTPSSLEnabled: 'false',
+    ...smtp.options,
   });
   const token = await root.post('/api/token/', { name: 'billing', unlimited_quota: true });
   client = new OpenAI({ apiKey: token.body.data.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });

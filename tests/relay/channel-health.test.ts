@@ -30,12 +30,7 @@ beforeAll(async () => {
   root = await setupRoot(a.url);
   await a.options.setMany({
     ModelRatio: JSON.stringify({ 'gpt-4o-mini': 0.075 }),
-    SMTPServer: '127.0.0.1',
-    SMTPPort: String(smtp.port),
-    SMTPAccount: 'mailer@tollgate.test',
-    SMTPToken: 'smtp-secret',
-    SMTPFrom: 'noreply@tollgate.test',
-    SMTPSSLEnabled: 'false',
+    ...smtp.options,
   });
   expect(
     (await root.put('/api/user/setting', { notify_type: 'email', notification_email: 'ops@example.test' })).body

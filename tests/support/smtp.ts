@@ -13,6 +13,10 @@ export interface Received {
 
 export interface SmtpInbox {
   port: number;
+  /** The gateway options that send mail to this inbox. */
+  options: Readonly<
+    Record<'SMTPServer' | 'SMTPPort' | 'SMTPAccount' | 'SMTPToken' | 'SMTPFrom' | 'SMTPSSLEnabled', string>
+  >;
   /** Every message received so far, oldest first. */
   inbox: Received[];
   close(): Promise<void>;
@@ -48,8 +52,17 @@ export async function startSmtpInbox(): Promise<SmtpInbox> {
   });
   smtp.listen(0, '127.0.0.1');
   await once(smtp.server, 'listening');
+  const port = (smtp.server.address() as AddressInfo).port;
   return {
-    port: (smtp.server.address() as AddressInfo).port,
+    port,
+    options: {
+      SMTPServer: '127.0.0.1',
+      SMTPPort: String(port),
+      SMTPAccount: 'mailer@tollgate.test',
+      SMTPToken: 'smtp-secret',
+      SMTPFrom: 'noreply@tollgate.test',
+      SMTPSSLEnabled: 'false',
+    },
     inbox,
     close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
   };

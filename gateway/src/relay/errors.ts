@@ -40,6 +40,13 @@ export const RELAY_ERRORS = defineErrors({
       en: 'Request limit reached: at most {count} requests in {minutes} minutes',
     },
   },
+  format_unsupported: {
+    status: 400,
+    message: {
+      zh: '渠道 {channel} 无法处理 {format} 格式的请求',
+      en: 'Channel {channel} cannot serve a {format} request',
+    },
+  },
   api_not_implemented: { status: 501, message: { zh: '该接口尚未实现', en: 'This API is not implemented' } },
   upstream_error: { status: 502, message: { zh: '上游错误：{detail}', en: 'Upstream error: {detail}' } },
   upstream_unreachable: {

@@ -4,8 +4,8 @@ import type { StreamObserver } from './providers/index.ts';
 import { type SseEvent, SseParser } from './sse.ts';
 
 export interface ForwardOptions {
-  /** Rewrites or drops an event before it reaches the client (undefined drops it). */
-  transform?: (event: SseEvent) => SseEvent | undefined;
+  /** The events the client gets for one upstream event: rewritten, dropped ([]) or several (conversions). */
+  transform?: (event: SseEvent) => SseEvent[];
   /** Sent after the upstream's last event (a synthesised usage chunk, a missing [DONE]). */
   finish?: () => SseEvent[];
   /** `: PING` comment lines while the upstream is silent this long; 0 turns pings off. */
@@ -59,8 +59,11 @@ export async function forwardStream(
   /** Upstream events are observed and transformed; our own closing events are sent as they are. */
   const write = async (event: SseEvent, ours = false) => {
     if (!ours) observer.observe(event);
-    const out = options.transform && !ours ? options.transform(event) : event;
-    if (!out || clientGone) return;
+    const out = options.transform && !ours ? options.transform(event) : [event];
+    for (const next of out) await send(next);
+  };
+  const send = async (out: SseEvent) => {
+    if (clientGone) return;
     if (events++ === 0) options.onFirstEvent?.();
     lastWrite = Date.now();
     if (!client.write(`${out.event ? `event: ${out.event}\n` : ''}data: ${out.data}\n\n`)) {

@@ -7,9 +7,10 @@ import { requestLanguage, toAppError } from '../http/errors.ts';
 import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
+import { errorBodyFor } from './convert/index.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { ChannelTester } from './health/channel-test.ts';
-import { openAIError } from './openai-error.ts';
+import { listShapeOf, modelList, oneModel } from './models.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
 import type { WireFormat } from './types.ts';
 
@@ -46,7 +47,16 @@ const ROUTES: Route[] = [
   { path: '/v1/audio/translations', format: 'openai-audio-translations', defaultModel: 'whisper-1', multipart: true },
   { path: '/v1/moderations', format: 'openai-moderations', defaultModel: 'text-moderation-stable' },
   { path: '/v1/rerank', format: 'rerank' },
+  { path: '/v1/messages', format: 'claude-messages' },
 ];
+
+/** Gemini's native actions, `POST /v1beta/models/{model}:{action}` (also under /v1). */
+const GEMINI_ACTIONS: Record<string, { format: WireFormat; stream: boolean }> = {
+  generateContent: { format: 'gemini-generate', stream: false },
+  streamGenerateContent: { format: 'gemini-generate', stream: true },
+  embedContent: { format: 'gemini-embed', stream: false },
+  batchEmbedContents: { format: 'gemini-embed', stream: false },
+};
 
 /** OpenAI routes Tollgate does not relay: answered 501 in OpenAI's shape, as new-api does. */
 const NOT_IMPLEMENTED: Array<[method: 'GET' | 'POST' | 'DELETE', path: string]> = [
@@ -95,11 +105,28 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     });
   }
 
-  app.get('/v1/models', async (request) => {
+  for (const prefix of ['/v1beta/models/*', '/v1/models/*']) {
+    app.post(prefix, { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+      await relay(deps, caller(request), parseGeminiRequest(request), request, reply);
+      return reply;
+    });
+  }
+
+  /** Models the key may use: its group's, narrowed by the token's model limits. */
+  const usableModels = (request: FastifyRequest) => {
     const { identity, group } = caller(request);
     const limits = identity.token.modelLimits;
-    const models = deps.routing.models(group).filter((model) => !limits || limits.has(model));
-    return { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'tollgate' })) };
+    return deps.routing.models(group).filter((model) => !limits || limits.has(model));
+  };
+  app.get('/v1/models', async (request) => modelList(usableModels(request), listShapeOf(request)));
+  app.get('/v1beta/models', async (request) => modelList(usableModels(request), 'gemini'));
+  app.get('/v1beta/openai/models', async (request) => modelList(usableModels(request), 'openai'));
+  app.get<{ Params: { model: string } }>('/v1/models/:model', async (request) => {
+    const model = request.params.model;
+    if (!usableModels(request).includes(model)) {
+      throw new AppError(RELAY_ERRORS.model_not_found, { group: caller(request).group, model });
+    }
+    return oneModel(model, listShapeOf(request));
   });
 
   // OpenAI's legacy billing endpoints, which many dashboards and CLI tools still read (reference §2.6).
@@ -205,12 +232,52 @@ async function parseRequest(route: Route, request: FastifyRequest): Promise<Rela
   };
 }
 
-/** Every relay error in OpenAI's error shape, with the request id appended as new-api does. */
+/** A Gemini native request: the model and the action are in the path, the key may be in ?key=. */
+function parseGeminiRequest(request: FastifyRequest): RelayRequest {
+  const target = decodeURIComponent((request.params as { '*': string })['*'] ?? '');
+  const colon = target.lastIndexOf(':');
+  const model = target.slice(0, colon).replace(/^models\//, '');
+  const action = GEMINI_ACTIONS[target.slice(colon + 1)];
+  if (colon <= 0 || !action) {
+    throw new AppError(RELAY_ERRORS.invalid_request, {
+      detail: `expected models/{model}:{${Object.keys(GEMINI_ACTIONS).join('|')}}`,
+    });
+  }
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError(RELAY_ERRORS.invalid_request, { detail: 'the body must be a JSON object' });
+  }
+  return {
+    format: action.format,
+    model,
+    body: body as Record<string, unknown>,
+    stream: action.stream,
+    wantsStreamUsage: false,
+  };
+}
+
+/** The client format of a relay path, so that errors come back in the shape the client parses. */
+function formatOfPath(request: FastifyRequest): WireFormat {
+  const path = request.url.split('?')[0] ?? '';
+  if (path === '/v1/messages') return 'claude-messages';
+  if (path.startsWith('/v1beta/') || (request.method === 'POST' && path.startsWith('/v1/models/'))) {
+    return path.includes('embed') ? 'gemini-embed' : 'gemini-generate';
+  }
+  return 'openai-chat';
+}
+
+/** Every relay error in the client's error shape, with the request id appended as new-api does. */
 async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const appError = toAppError(error);
   if (appError.status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'relay request failed');
   const code = BILLING_OPENAI_CODES[appError.code as keyof typeof BILLING_OPENAI_CODES] ?? appError.code;
   const message = `${appError.localized(requestLanguage(request))} (request id: ${request.id})`;
   if (reply.sent || reply.raw.headersSent) return;
-  return reply.code(appError.status).send(openAIError(message, 'new_api_error', code));
+  const body = errorBodyFor(formatOfPath(request), {
+    status: appError.status,
+    message,
+    type: 'new_api_error',
+    code,
+  });
+  return reply.code(appError.status).send(body);
 }

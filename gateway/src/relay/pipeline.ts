@@ -8,6 +8,15 @@ import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts'
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { type RequestCharge, requestCharge } from './charge.ts';
+import {
+  type ConvertContext,
+  canConvert,
+  conversionChain,
+  convertRequest,
+  convertResponse,
+  convertStream,
+  responseInHub,
+} from './convert/index.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { forwardStream } from './forward.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
@@ -22,6 +31,7 @@ import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey } from './routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from './routing/retry.ts';
+import type { SseEvent } from './sse.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -107,7 +117,7 @@ export async function relay(
       price,
       usage,
       options,
-      semantics: 'openai',
+      semantics: claudeUsage(input.format, outcome.upstreamFormat) ? 'claude' : 'openai',
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
@@ -141,6 +151,9 @@ export async function relay(
         usedChannels: outcome.tried,
         surcharges,
         requestPath: request.url.split('?')[0] ?? '',
+        formatChain: conversionChain(input.format, outcome.upstreamFormat),
+        upstreamFormat: outcome.upstreamFormat,
+        claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
         ...(input.stream
           ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
           : {}),
@@ -231,8 +244,14 @@ function billedUsage(outcome: Outcome, model: string, promptEstimate: number): U
   };
 }
 
+/** Claude's usage semantics (reference §5.4): a Claude-format request, or a Claude upstream. */
+const claudeUsage = (client: WireFormat, upstream: WireFormat) =>
+  client === 'claude-messages' || upstream === 'claude-messages';
+
 interface Outcome {
   channel: ChannelSnapshot;
+  /** The format the upstream was spoken to in. */
+  upstreamFormat: WireFormat;
   upstreamModel: string;
   usage: Usage | undefined;
   text: string;
@@ -325,9 +344,13 @@ async function call(
   tried: number[],
 ): Promise<Outcome> {
   const provider = providerFor(channel.type);
+  const upstreamFormat = provider.nativeFormat(input.format);
+  if (!upstreamFormat || !canConvert(input.format, upstreamFormat)) {
+    throw new AppError(RELAY_ERRORS.format_unsupported, { format: input.format, channel: channel.name });
+  }
   const mapping = resolveModelMapping(input.model, channel.modelMapping);
   if (!mapping.ok) throw mapping.error;
-  const upstreamModel = mapping.upstreamModel;
+  let upstreamModel = mapping.upstreamModel;
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (keyIndex < 0 || key === undefined) {
@@ -337,6 +360,7 @@ async function call(
       message: { zh: '渠道没有可用的密钥', en: 'The channel has no enabled key' },
     });
   }
+  const ctx: ConvertContext = { model: input.model, upstreamModel, stream: input.stream };
 
   let headerOverride = channel.headerOverride;
   let body: string | FormData;
@@ -349,10 +373,24 @@ async function call(
     }
     body = form as unknown as FormData;
   } else {
-    let json: unknown = { ...input.body, model: upstreamModel };
-    if (input.stream && input.format === 'openai-chat') {
-      const streamOptions = (input.body.stream_options ?? {}) as Record<string, unknown>;
-      json = { ...(json as object), stream_options: { ...streamOptions, include_usage: true } };
+    const prepared = provider.prepareBody(
+      upstreamFormat,
+      convertRequest(input.format, upstreamFormat, input.body, ctx),
+      {
+        channel,
+        model: input.model,
+        upstreamModel,
+        stream: input.stream,
+        options: deps.options,
+        clientHeaders: request.headers,
+      },
+    );
+    upstreamModel = prepared.upstreamModel;
+    let json = prepared.body;
+    if (input.stream && upstreamFormat === 'openai-chat') {
+      // Always asked for, so the bill uses the upstream's count; a client that declined never sees it.
+      const streamOptions = (json.stream_options ?? {}) as Record<string, unknown>;
+      json = { ...json, stream_options: { ...streamOptions, include_usage: true } };
     }
     const overridden = applyParamOverride(json, channel.paramOverride, {
       model: upstreamModel,
@@ -370,12 +408,14 @@ async function call(
   }
 
   const upstream = provider.buildRequest({
-    format: input.format,
+    format: upstreamFormat,
     channel,
     key,
     upstreamModel,
     body,
     stream: input.stream,
+    options: deps.options,
+    clientHeaders: request.headers,
   });
   const headerError = applyHeaderOverride(upstream.headers, headerOverride, {
     apiKey: key,
@@ -409,19 +449,20 @@ async function call(
     );
   }
 
+  const answered = { channel, upstreamFormat, upstreamModel, tried };
   const contentType = String(response.headers['content-type'] ?? '');
   if (input.stream && contentType.includes('text/event-stream')) {
-    return streamAnswer(deps, provider, channel, input, reply, response.body, abort, started, upstreamModel, tried);
+    return streamAnswer(deps, provider, input, ctx, reply, response.body, abort, started, answered);
   }
   // A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through.
-  const bytes = Buffer.from(await response.body.arrayBuffer());
+  let bytes = Buffer.from(await response.body.arrayBuffer());
   let usage: Usage | undefined;
   let text = '';
+  let type = contentType || 'application/octet-stream';
   if (contentType.includes('application/json')) {
+    let parsed: Record<string, any>;
     try {
-      const parsed = JSON.parse(bytes.toString('utf8')) as Record<string, any>;
-      usage = provider.usageFromBody(input.format, parsed);
-      text = answerText(parsed);
+      parsed = JSON.parse(bytes.toString('utf8')) as Record<string, any>;
     } catch {
       throw new UpstreamFailure(
         {
@@ -434,25 +475,31 @@ async function call(
         keyIndex,
       );
     }
+    usage = provider.usageFromBody(upstreamFormat, parsed);
+    text = answerText(responseInHub(upstreamFormat, parsed, ctx));
+    if (upstreamFormat !== input.format) {
+      bytes = Buffer.from(JSON.stringify(convertResponse(upstreamFormat, input.format, parsed, ctx)));
+      type = 'application/json';
+    }
   }
-  reply.code(response.status).header('content-type', contentType || 'application/octet-stream');
+  reply.code(response.status).header('content-type', type);
   await reply.send(bytes);
-  return { channel, upstreamModel, usage, text, toolCalls: 0, firstTokenMs: now() - started, tried, clientGone: false };
+  return { ...answered, usage, text, toolCalls: 0, firstTokenMs: now() - started, clientGone: false };
 }
 
 async function streamAnswer(
   deps: PipelineDeps,
   provider: Provider,
-  channel: ChannelSnapshot,
   input: RelayRequest,
+  ctx: ConvertContext,
   reply: FastifyReply,
   body: NodeJS.ReadableStream & AsyncIterable<unknown>,
   abort: AbortController,
   started: number,
-  upstreamModel: string,
-  tried: number[],
+  answered: Pick<Outcome, 'channel' | 'upstreamFormat' | 'upstreamModel' | 'tried'>,
 ): Promise<Outcome> {
-  const observer = provider.streamObserver(input.format);
+  const observer = provider.streamObserver(answered.upstreamFormat);
+  const converter = convertStream(answered.upstreamFormat, input.format, ctx);
   const raw = reply.raw;
   reply.hijack();
   raw.writeHead(200, {
@@ -462,7 +509,17 @@ async function streamAnswer(
     'x-request-id': reply.request.id,
   });
   let firstTokenMs: number | undefined;
-  const endsWithDone = input.format === 'openai-chat' || input.format === 'openai-completions';
+  const openAIClient = input.format === 'openai-chat' || input.format === 'openai-completions';
+  // What an OpenAI client gets: [DONE] held back and sent last, so a synthesised usage chunk can
+  // come before it; the usage chunk we asked for on its behalf dropped if it declined it.
+  const forClient = (events: SseEvent[]) =>
+    openAIClient
+      ? events.filter(
+          (e) =>
+            e.data !== '[DONE]' &&
+            (input.wantsStreamUsage || input.format !== 'openai-chat' || !isUsageOnlyChunk(e.data)),
+        )
+      : events;
   const ping = deps.options.getBoolean('general_setting.ping_interval_enabled')
     ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
     : 0;
@@ -471,16 +528,10 @@ async function streamAnswer(
     onFirstEvent: () => {
       firstTokenMs = now() - started;
     },
-    transform: (event) => {
-      // [DONE] is held back and sent last, so a synthesised usage chunk can still come before it.
-      if (endsWithDone && event.data === '[DONE]') return undefined;
-      // We asked for the usage chunk on the client's behalf; a client that declined it does not get it.
-      if (!input.wantsStreamUsage && input.format === 'openai-chat' && isUsageOnlyChunk(event.data)) return undefined;
-      return event;
-    },
+    transform: (event) => forClient(converter ? converter.push(event) : [event]),
     finish: () => {
-      if (!endsWithDone) return [];
-      const events = [];
+      const events = forClient(converter ? converter.end() : []);
+      if (!openAIClient) return events;
       if (input.format === 'openai-chat' && input.wantsStreamUsage && !observer.usage) {
         events.push({ data: JSON.stringify(estimatedUsageChunk(input, observer.text, observer.toolCalls)) });
       }
@@ -490,13 +541,11 @@ async function streamAnswer(
   });
   raw.end();
   return {
-    channel,
-    upstreamModel,
+    ...answered,
     usage: observer.usage,
     text: observer.text,
     toolCalls: observer.toolCalls,
     firstTokenMs,
-    tried,
     clientGone: result.clientGone,
   };
 }

@@ -7,6 +7,7 @@ import type { OptionsService } from '../../domain/options/index.ts';
 import type { PricingService } from '../../domain/pricing/service.ts';
 import type { UsageRecorder } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
+import { canConvert, convertRequest } from '../convert/index.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import { providerFor } from '../providers/index.ts';
@@ -177,13 +178,35 @@ export class ChannelTester {
     }
     const key = channel.keys[keyIndex] ?? '';
     const provider = providerFor(channel.type);
+    // The test request is written in OpenAI's format and spoken in the channel's own.
+    const native = provider.nativeFormat(format);
+    if (!native || !canConvert(format, native)) {
+      const message = `channel type ${channel.type} cannot serve ${format} requests`;
+      return { failure: { status: 400, code: 'format_unsupported', message, skipRetry: true } };
+    }
+    const context = {
+      channel,
+      model,
+      upstreamModel: mapping.upstreamModel,
+      stream,
+      options: this.#deps.options,
+      clientHeaders: {},
+    };
+    const ctx = { model, upstreamModel: mapping.upstreamModel, stream };
+    const prepared = provider.prepareBody(
+      native,
+      convertRequest(format, native, testBody(format, model, stream), ctx),
+      context,
+    );
     const upstream = provider.buildRequest({
-      format,
+      format: native,
       channel,
       key,
-      upstreamModel: mapping.upstreamModel,
-      body: JSON.stringify(testBody(format, mapping.upstreamModel, stream)),
+      upstreamModel: prepared.upstreamModel,
+      body: JSON.stringify(prepared.body),
       stream,
+      options: this.#deps.options,
+      clientHeaders: {},
     });
     const headerError = applyHeaderOverride(upstream.headers, channel.headerOverride, {
       apiKey: key,
@@ -198,8 +221,8 @@ export class ChannelTester {
         const error = provider.parseError(response.status, text);
         return { failure: { status: error.status, code: error.code, message: error.message, skipRetry: false } };
       }
-      if (!stream) return { usage: provider.usageFromBody(format, JSON.parse(text)) };
-      const observer = provider.streamObserver(format);
+      if (!stream) return { usage: provider.usageFromBody(native, JSON.parse(text)) };
+      const observer = provider.streamObserver(native);
       const parser = new SseParser();
       for (const event of [...parser.push(Buffer.from(text)), ...parser.end()]) observer.observe(event);
       return { usage: observer.usage };

@@ -1,3 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { OptionsService } from '../../domain/options/index.ts';
+import type { Json } from '../convert/types.ts';
 import type { SseEvent } from '../sse.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 
@@ -27,15 +30,40 @@ export interface StreamObserver {
   readonly toolCalls: number;
 }
 
+/** What a provider may read while finishing a request. */
+export interface ProviderContext {
+  channel: ChannelSnapshot;
+  /** The model the client asked for. */
+  model: string;
+  /** The model to send upstream, after the channel's mapping. */
+  upstreamModel: string;
+  stream: boolean;
+  options: OptionsService;
+  /** The client's request headers (anthropic-version, anthropic-beta, … pass through). */
+  clientHeaders: IncomingHttpHeaders;
+}
+
 /**
  * One upstream protocol (DESIGN.md §7: one folder per provider, same few files). A provider builds
  * the request for a body already in its native format, and reads usage and errors from the answer;
- * converting between formats is the converters' job, not the provider's.
+ * converting between formats is the converters' job (relay/convert), not the provider's.
  */
 export interface Provider {
   readonly name: string;
   /** Formats this provider speaks natively; anything else must be converted first. */
   readonly formats: ReadonlySet<WireFormat>;
+  /**
+   * The native format to speak upstream for a client request in `format`: the format itself when
+   * native, else one it converts to (e.g. Anthropic: openai-chat → claude-messages); undefined when
+   * this provider cannot serve that kind of request at all.
+   */
+  nativeFormat(format: WireFormat): WireFormat | undefined;
+  /**
+   * Finishes a JSON body already in the native `format` before it is sent: where the model goes,
+   * the provider's defaults and adapters (default max_tokens, thinking from a model suffix, safety
+   * settings). May change the upstream model (a `-thinking` suffix is a setting, not a model).
+   */
+  prepareBody(format: WireFormat, body: Json, context: ProviderContext): { body: Json; upstreamModel: string };
   buildRequest(input: {
     format: WireFormat;
     channel: ChannelSnapshot;
@@ -43,6 +71,8 @@ export interface Provider {
     upstreamModel: string;
     body: string | FormData;
     stream: boolean;
+    options: OptionsService;
+    clientHeaders: IncomingHttpHeaders;
   }): UpstreamRequest;
   usageFromBody(format: WireFormat, body: unknown): Usage | undefined;
   streamObserver(format: WireFormat): StreamObserver;

@@ -19,10 +19,22 @@ const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
   'rerank',
 ]);
 
+/** Client formats OpenAI-compatible upstreams serve by conversion. */
+const CONVERTED: Partial<Record<WireFormat, WireFormat>> = {
+  'claude-messages': 'openai-chat',
+  'gemini-generate': 'openai-chat',
+  'gemini-embed': 'openai-embeddings',
+};
+
 /** OpenAI and every OpenAI-compatible upstream (Azure's URL and auth variant, custom full-URL channels). */
 export const openAIProvider: Provider = {
   name: 'openai',
   formats: FORMATS,
+  nativeFormat: (format) => (FORMATS.has(format) ? format : CONVERTED[format]),
+  prepareBody: (_format, body, context) => ({
+    body: { ...body, model: context.upstreamModel },
+    upstreamModel: context.upstreamModel,
+  }),
   buildRequest: buildOpenAIRequest,
   usageFromBody: openAIUsage,
   streamObserver: (format) => new OpenAIStreamObserver(format),

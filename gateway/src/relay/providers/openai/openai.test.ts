@@ -35,6 +35,9 @@ const build = (
     upstreamModel: 'gpt-4o',
     body: '{}',
     stream: false,
+    // The OpenAI protocol reads neither options nor client headers.
+    options: undefined as never,
+    clientHeaders: {},
   });
 
 describe('OpenAI provider', () => {
