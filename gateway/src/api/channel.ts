@@ -183,6 +183,23 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
     async (request) => ok(await channels.fetchModelsFor(request.body ?? {})),
   );
 
+  app.get<{ Params: { id: number } }>(
+    '/channel/test_upstream/:id',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Upstream detection: the groups and kinds of client that reached a channel through the relay',
+        description:
+          'Observed from real traffic (channel tests are not counted); the client type is told from the ' +
+          'User-Agent. Answers {groups: [{group, first_seen, last_seen, client_types: [{client_type, count, ' +
+          'first_seen, last_seen}]}]}: groups latest first, client types most used first, times in Unix seconds.',
+        params: idSchema,
+      },
+    },
+    async (request) => ok(await channels.upstreamObservations(request.params.id)),
+  );
+
   // Upstream balances: new-api answers `balance` beside success and message; `data` holds it too.
   for (const path of ['/channel/update_balance/:id', '/channel/update_balance/:id/']) {
     app.get<{ Params: { id: number } }>(

@@ -8,6 +8,7 @@ import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts'
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { type RequestCharge, requestCharge } from './charge.ts';
+import { clientType } from './client-type.ts';
 import {
   type ConvertContext,
   canConvert,
@@ -142,6 +143,7 @@ export async function relay(
       quota,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
+      clientType: clientType(request.headers['user-agent']),
       other: buildConsumeOther({
         price,
         usage,

@@ -23,6 +23,7 @@ export interface Database {
   top_ups: TopUpsTable;
   quota_leases: QuotaLeasesTable;
   instance_secrets: InstanceSecretsTable;
+  channel_observations: ChannelObservationsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -320,6 +321,21 @@ export interface InstanceSecretsTable {
   name: string;
   value: string;
   created_at: number;
+}
+
+/**
+ * Upstream detection: which groups and client types reached a channel through the relay, from real
+ * traffic (channel tests are not counted). One row per (channel, group, client type).
+ */
+export interface ChannelObservationsTable {
+  channel_id: number;
+  group: string;
+  /** A name from relay/client-type.ts, never a raw User-Agent. */
+  client_type: string;
+  count: number;
+  /** Unix seconds of the first and latest request seen. */
+  first_seen: number;
+  last_seen: number;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -9,6 +9,7 @@ import { migrations } from './migrations/index.ts';
 
 const TABLES = [
   'abilities',
+  'channel_observations',
   'channels',
   'groups',
   'instance_secrets',

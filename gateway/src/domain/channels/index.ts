@@ -24,6 +24,7 @@ export {
   type ChannelUpdateInput,
   type CreateMode,
   type TagEdit,
+  type UpstreamGroupObservation,
 } from './service.ts';
 export { CHANNEL_TYPES, type ChannelType, channelType, knownModels, modelsByChannelType } from './types.ts';
 export { type ChannelRow, type ChannelView, channelView } from './view.ts';

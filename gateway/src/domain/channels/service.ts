@@ -7,6 +7,7 @@ import {
   CHANNEL_SORT_FIELDS,
   type ChannelFilters,
   type ChannelSort,
+  channelObservations,
   channelsWithStatus,
   countChannelsByType,
   deleteChannels,
@@ -49,6 +50,14 @@ import { type ChannelRow, type ChannelView, channelView } from './view.ts';
 
 /** Bus channel on which every change to channels is announced, so routing caches on every pod refresh. */
 export const CHANNELS_CHANNEL = 'channels';
+
+/** Upstream detection: one group that reached a channel, and the kinds of client in it (Unix seconds). */
+export interface UpstreamGroupObservation {
+  group: string;
+  first_seen: number;
+  last_seen: number;
+  client_types: Array<{ client_type: string; count: number; first_seen: number; last_seen: number }>;
+}
 
 /** How a create treats a key text holding several keys (new-api's `mode`). */
 export type CreateMode = 'single' | 'batch' | 'multi_to_single';
@@ -367,7 +376,7 @@ export class ChannelService {
 
   /** Deletes every manually or automatically disabled channel (status 2 and 3) that no resource owns. */
   async deleteDisabled(): Promise<number> {
-    const deleted = await deleteDisabledUnmanagedChannels(this.#db);
+    const deleted = await this.#db.transaction().execute((trx) => deleteDisabledUnmanagedChannels(trx));
     if (deleted > 0) this.#announce([]);
     return deleted;
   }
@@ -497,6 +506,44 @@ export class ChannelService {
     if (!updated) throw new AppError(CHANNEL_ERRORS.CHANNEL_NOT_FOUND);
     this.#announce([row.id]);
     return { balance, balance_updated_time: time };
+  }
+
+  // --- upstream detection ---
+
+  /**
+   * Which groups and kinds of client reached the channel's upstream through the relay (real traffic,
+   * not channel tests): groups latest first, client types most used first.
+   */
+  async upstreamObservations(id: number): Promise<{ groups: UpstreamGroupObservation[] }> {
+    await this.#find(this.#db, id);
+    const byGroup = new Map<string, UpstreamGroupObservation>();
+    for (const row of await channelObservations(this.#db, id)) {
+      const type = {
+        client_type: row.client_type,
+        count: row.count,
+        first_seen: row.first_seen,
+        last_seen: row.last_seen,
+      };
+      const group = byGroup.get(row.group);
+      if (!group) {
+        byGroup.set(row.group, {
+          group: row.group,
+          first_seen: row.first_seen,
+          last_seen: row.last_seen,
+          client_types: [type],
+        });
+        continue;
+      }
+      group.first_seen = Math.min(group.first_seen, row.first_seen);
+      group.last_seen = Math.max(group.last_seen, row.last_seen);
+      group.client_types.push(type);
+    }
+    const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const groups = [...byGroup.values()].sort((a, b) => b.last_seen - a.last_seen || byName(a.group, b.group));
+    for (const group of groups) {
+      group.client_types.sort((a, b) => b.count - a.count || byName(a.client_type, b.client_type));
+    }
+    return { groups };
   }
 
   // --- helpers ---

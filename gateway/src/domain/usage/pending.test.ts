@@ -69,6 +69,29 @@ describe('PendingUsage', () => {
     expect(batch.tokens).toEqual([]);
     expect(batch.channels).toEqual([]);
     expect(batch.quotaData).toEqual([]);
+    expect(batch.observations).toEqual([]);
+  });
+
+  it('counts requests per (channel, group, client type) with first and last seen, sorted by that key', () => {
+    const p = new PendingUsage();
+    p.addCounters(record({ clientType: 'curl' }), HOUR + 30, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'curl' }), HOUR + 10, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'curl' }), HOUR + 20, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'codex', group: 'vip' }), HOUR + 5, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'browser', channelId: 7 }), HOUR, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'curl', group: 'a\u0000b' }), HOUR, 'gpt-4o', false);
+    // No client type (a channel test) or no channel: not observed, though still counted.
+    p.addCounters(record(), HOUR, 'gpt-4o', false);
+    p.addCounters(record({ clientType: 'curl', channelId: 0 }), HOUR, 'gpt-4o', false);
+    const batch = p.take(100)!;
+    expect(batch.records).toBe(8);
+    expect(batch.observations).toEqual([
+      { channelId: 7, group: 'default', clientType: 'browser', count: 1, firstSeen: HOUR, lastSeen: HOUR },
+      { channelId: 100, group: 'ab', clientType: 'curl', count: 1, firstSeen: HOUR, lastSeen: HOUR },
+      { channelId: 100, group: 'default', clientType: 'curl', count: 3, firstSeen: HOUR + 10, lastSeen: HOUR + 30 },
+      { channelId: 100, group: 'vip', clientType: 'codex', count: 1, firstSeen: HOUR + 5, lastSeen: HOUR + 5 },
+    ]);
+    expect(p.take(100)).toBeUndefined();
   });
 
   it('takes at most maxLogs log rows; the rest wait for the next batch', () => {

@@ -2,7 +2,13 @@ import type { Insertable } from 'kysely';
 import type { LogsTable } from '../../store/database.ts';
 import { LOG_TYPE } from '../../store/repositories/logs.ts';
 import { hourOf } from '../../store/repositories/quota-data.ts';
-import type { ChannelUsage, QuotaBucket, TokenUsage, UserUsage } from '../../store/repositories/usage.ts';
+import type {
+  ChannelObservation,
+  ChannelUsage,
+  QuotaBucket,
+  TokenUsage,
+  UserUsage,
+} from '../../store/repositories/usage.ts';
 import type { ConsumeRecord, ErrorRecord, UsageBatch, UsageRecordBase } from './types.ts';
 import { pgText } from './validate.ts';
 
@@ -17,6 +23,7 @@ export class PendingUsage {
   #tokens = new Map<number, TokenUsage>();
   #channels = new Map<number, ChannelUsage>();
   #buckets = new Map<string, QuotaBucket>();
+  #observations = new Map<string, ChannelObservation>();
   #records = 0;
 
   get logs(): number {
@@ -85,6 +92,29 @@ export class PendingUsage {
         });
       }
     }
+    if (record.clientType !== undefined && record.channelId > 0) this.#observe(record, record.clientType, at);
+  }
+
+  /** One more request of this client type in this group on this channel (upstream detection). */
+  #observe(record: ConsumeRecord, type: string, at: number): void {
+    const group = pgText(record.group);
+    const clientType = pgText(type);
+    const key = `${record.channelId}\u0000${group}\u0000${clientType}`;
+    const o = this.#observations.get(key);
+    if (o) {
+      o.count += 1;
+      o.firstSeen = Math.min(o.firstSeen, at);
+      o.lastSeen = Math.max(o.lastSeen, at);
+    } else {
+      this.#observations.set(key, {
+        channelId: record.channelId,
+        group,
+        clientType,
+        count: 1,
+        firstSeen: at,
+        lastSeen: at,
+      });
+    }
   }
 
   /** Everything pending except log rows beyond `maxLogs`, which wait for the next batch. */
@@ -107,12 +137,19 @@ export class PendingUsage {
           (a.modelName < b.modelName ? -1 : a.modelName > b.modelName ? 1 : 0) ||
           a.hour - b.hour,
       ),
+      observations: [...this.#observations.values()].sort(
+        (a, b) =>
+          a.channelId - b.channelId ||
+          (a.group < b.group ? -1 : a.group > b.group ? 1 : 0) ||
+          (a.clientType < b.clientType ? -1 : a.clientType > b.clientType ? 1 : 0),
+      ),
       records: this.#records,
     };
     this.#users = new Map();
     this.#tokens = new Map();
     this.#channels = new Map();
     this.#buckets = new Map();
+    this.#observations = new Map();
     this.#records = 0;
     return batch;
   }

@@ -64,7 +64,7 @@ afterAll(() => dispose());
 
 beforeEach(async () => {
   const db = store.db;
-  for (const table of ['logs', 'quota_data', 'tokens', 'channels', 'users'] as const)
+  for (const table of ['logs', 'quota_data', 'channel_observations', 'tokens', 'channels', 'users'] as const)
     await db.deleteFrom(table).execute();
   userIds = [];
   tokenIds = [];
@@ -307,6 +307,60 @@ describe('UsageRecorder', () => {
     expect(r.stats().flushes).toBe(2);
     const { want, got } = await expectCounters([...first, ...second], () => HOUR + 10);
     for (const [key, b] of want.buckets) expect(got.buckets.get(key)).toMatchObject(b);
+  });
+
+  it('upserts channel observations per (channel, group, client type): counts add up, first and last seen widen', async () => {
+    let clock = (HOUR + 100) * 1000;
+    const statements = new Statements();
+    const r = recorder({ writer: databaseUsageWriter(store.db.withPlugin(statements)), now: () => clock });
+    const [a, b] = channelIds as [number, number];
+    const observations = () =>
+      store.db
+        .selectFrom('channel_observations')
+        .selectAll()
+        .orderBy('channel_id')
+        .orderBy('group')
+        .orderBy('client_type')
+        .execute();
+    for (let i = 0; i < 6; i++) r.recordConsume(consume(i, { channelId: a, clientType: 'curl' }));
+    r.recordConsume(consume(6, { channelId: a, clientType: 'codex', group: 'vip' }));
+    r.recordConsume(consume(7, { channelId: b, clientType: 'browser', at: HOUR + 50 }));
+    r.recordConsume(consume(8, { channelId: b })); // no client type: a channel test, not observed
+    await r.flush();
+    expect(statements.count('insert channel_observations')).toBe(1);
+    expect(await observations()).toEqual([
+      { channel_id: a, group: 'default', client_type: 'curl', count: 6, first_seen: HOUR + 100, last_seen: HOUR + 100 },
+      { channel_id: a, group: 'vip', client_type: 'codex', count: 1, first_seen: HOUR + 100, last_seen: HOUR + 100 },
+      {
+        channel_id: b,
+        group: 'default',
+        client_type: 'browser',
+        count: 1,
+        first_seen: HOUR + 50,
+        last_seen: HOUR + 50,
+      },
+    ]);
+
+    clock = (HOUR + 200) * 1000;
+    r.recordConsume(consume(9, { channelId: a, clientType: 'curl' }));
+    r.recordConsume(consume(10, { channelId: a, clientType: 'curl', at: HOUR }));
+    r.recordConsume(consume(11, { channelId: b, clientType: 'browser' }));
+    // A channel deleted before the batch is written: its observations are dropped, the batch goes through.
+    r.recordConsume(consume(12, { channelId: 2_000_000, clientType: 'curl' }));
+    await r.flush();
+    expect(r.stats()).toMatchObject({ failedFlushes: 0, queuedRecords: 0 });
+    expect(await observations()).toEqual([
+      { channel_id: a, group: 'default', client_type: 'curl', count: 8, first_seen: HOUR, last_seen: HOUR + 200 },
+      { channel_id: a, group: 'vip', client_type: 'codex', count: 1, first_seen: HOUR + 100, last_seen: HOUR + 100 },
+      {
+        channel_id: b,
+        group: 'default',
+        client_type: 'browser',
+        count: 2,
+        first_seen: HOUR + 50,
+        last_seen: HOUR + 200,
+      },
+    ]);
   });
 
   it('flushes on its own after the interval, and at once when the batch is full', async () => {

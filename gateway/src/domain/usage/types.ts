@@ -1,6 +1,12 @@
 import type { Insertable } from 'kysely';
 import type { LogsTable } from '../../store/database.ts';
-import type { ChannelUsage, QuotaBucket, TokenUsage, UserUsage } from '../../store/repositories/usage.ts';
+import type {
+  ChannelObservation,
+  ChannelUsage,
+  QuotaBucket,
+  TokenUsage,
+  UserUsage,
+} from '../../store/repositories/usage.ts';
 
 /** What every usage log row carries (reference §5.7). */
 export interface UsageRecordBase {
@@ -34,6 +40,12 @@ export interface ConsumeRecord extends UsageRecordBase {
   promptTokens: number;
   completionTokens: number;
   /**
+   * The kind of client that sent the request (relay/client-type.ts: a small fixed set, never the raw
+   * User-Agent). When present, the request counts in the channel's upstream detection observations
+   * (per channel, group and client type); absent (channel tests), it does not.
+   */
+  clientType?: string;
+  /**
    * Overrides of what the request adds to the running counters. By default the quota goes to the
    * user, the token and the channel (each when its id is > 0) and the user's request count grows by 1.
    */
@@ -58,6 +70,8 @@ export interface UsageBatch {
   tokens: TokenUsage[];
   channels: ChannelUsage[];
   quotaData: QuotaBucket[];
+  /** Requests per (channel, group, client type), distinct and sorted by that key. */
+  observations: ChannelObservation[];
   /** How many recorded requests this batch completes (for metrics). */
   records: number;
 }

@@ -13,6 +13,9 @@ function quota(name: string, value: unknown): void {
     throw new TypeError(`usage record: ${name} must be an integer, got ${String(value)}`);
 }
 
+/** A client type is a short name from a fixed set (relay/client-type.ts), never a raw User-Agent. */
+const CLIENT_TYPE_MAX = 64;
+
 const TEXT_FIELDS = [
   'username',
   'tokenName',
@@ -43,6 +46,10 @@ export function checkRecord(record: ConsumeRecord | ErrorRecord): void {
     if (c?.tokenQuota !== undefined) quota('counters.tokenQuota', c.tokenQuota);
     if (c?.channelQuota !== undefined) quota('counters.channelQuota', c.channelQuota);
     if (c?.requests !== undefined) int32('counters.requests', c.requests);
+    const type = record.clientType as unknown;
+    if (type !== undefined && (typeof type !== 'string' || type === '' || type.length > CLIENT_TYPE_MAX)) {
+      throw new TypeError(`usage record: clientType must be a string of 1 to ${CLIENT_TYPE_MAX} characters`);
+    }
   }
   for (const field of TEXT_FIELDS) {
     if (typeof record[field] !== 'string') throw new TypeError(`usage record: ${field} must be a string`);

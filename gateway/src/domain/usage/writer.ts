@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import {
+  addChannelObservations,
   addChannelUsage,
   addQuotaBuckets,
   addTokenUsage,
@@ -11,8 +12,8 @@ import type { UsageBatch, UsageWriter } from './types.ts';
 
 /**
  * Writes a batch in one transaction, so a batch that fails is not applied at all and can be retried
- * whole without counting anything twice. Logs and buckets go first and the hot counter rows (users,
- * tokens, channels) last, so their row locks are held only for the last few statements.
+ * whole without counting anything twice. Logs, buckets and channel observations go first and the hot
+ * counter rows (users, tokens, channels) last, so their row locks are held only for the last few statements.
  */
 export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
   return {
@@ -20,6 +21,7 @@ export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
       await db.transaction().execute(async (tx) => {
         if (batch.logs.length > 0) await insertLogRows(tx, batch.logs);
         if (batch.quotaData.length > 0) await addQuotaBuckets(tx, batch.quotaData);
+        if (batch.observations.length > 0) await addChannelObservations(tx, batch.observations);
         if (batch.users.length > 0) await addUserUsage(tx, batch.users);
         if (batch.tokens.length > 0) await addTokenUsage(tx, batch.tokens);
         if (batch.channels.length > 0) await addChannelUsage(tx, batch.channels);

@@ -181,6 +181,10 @@ export function updateChannels(
 export async function deleteChannels(db: Db, ids: readonly number[]): Promise<number> {
   if (ids.length === 0) return 0;
   const deleted = await db.deleteFrom('channels').where('id', 'in', ids).returning('id').execute();
+  await deleteChannelObservations(
+    db,
+    deleted.map((r) => r.id),
+  );
   return deleted.length;
 }
 
@@ -192,7 +196,32 @@ export async function deleteDisabledUnmanagedChannels(db: Db): Promise<number> {
     .where('managed_by', 'is', null)
     .returning('id')
     .execute();
+  await deleteChannelObservations(
+    db,
+    deleted.map((r) => r.id),
+  );
   return deleted.length;
+}
+
+// --- upstream detection (channel_observations) ---
+
+/**
+ * Removes the observations of deleted channels. Called after the channels' own DELETE, in its
+ * transaction: that DELETE waits for any usage batch holding the channels (see addChannelObservations),
+ * so this statement sees what such a batch wrote.
+ */
+async function deleteChannelObservations(db: Db, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('channel_observations').where('channel_id', 'in', ids).execute();
+}
+
+/** A channel's observations: one row per (group, client type), in no particular order. */
+export function channelObservations(db: Db, channelId: number) {
+  return db
+    .selectFrom('channel_observations')
+    .select(['group', 'client_type', 'count', 'first_seen', 'last_seen'])
+    .where('channel_id', '=', channelId)
+    .execute();
 }
 
 export async function modelListsOfTag(db: Db, tag: string): Promise<string[]> {

@@ -116,3 +116,60 @@ export async function addChannelUsage(db: Db, rows: readonly ChannelUsage[]): Pr
       where c.id = v.id`.execute(db);
   }
 }
+
+/** Requests of one client type in one group on one channel, summed in memory (upstream detection). */
+export interface ChannelObservation {
+  channelId: number;
+  group: string;
+  clientType: string;
+  count: number;
+  /** Unix seconds. */
+  firstSeen: number;
+  lastSeen: number;
+}
+
+/**
+ * Adds observations to channel_observations, creating missing rows: counts add up, first_seen takes
+ * the earliest and last_seen the latest. Rows must be distinct by (channel, group, client type).
+ *
+ * Only channels that still exist are written, and they are held (KEY SHARE) until the transaction ends:
+ * a channel deleted meanwhile either is gone before this batch reads it, and its observations are
+ * dropped, or its deletion waits for this batch and then removes what the batch wrote.
+ */
+export async function addChannelObservations(db: Db, rows: readonly ChannelObservation[]): Promise<void> {
+  const ids = [...new Set(rows.map((r) => r.channelId))].sort((a, b) => a - b);
+  const live = new Set<number>();
+  for (const part of chunks(ids)) {
+    const found = await db
+      .selectFrom('channels')
+      .select('id')
+      .where('id', 'in', part)
+      .orderBy('id')
+      .forKeyShare()
+      .execute();
+    for (const { id } of found) live.add(id);
+  }
+  const kept = rows.filter((r) => live.has(r.channelId));
+  for (const part of chunks(kept)) {
+    await db
+      .insertInto('channel_observations')
+      .values(
+        part.map((r) => ({
+          channel_id: r.channelId,
+          group: r.group,
+          client_type: r.clientType,
+          count: r.count,
+          first_seen: r.firstSeen,
+          last_seen: r.lastSeen,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['channel_id', 'group', 'client_type']).doUpdateSet((eb) => ({
+          count: eb('channel_observations.count', '+', eb.ref('excluded.count')),
+          first_seen: eb.fn('least', [eb.ref('channel_observations.first_seen'), eb.ref('excluded.first_seen')]),
+          last_seen: eb.fn('greatest', [eb.ref('channel_observations.last_seen'), eb.ref('excluded.last_seen')]),
+        })),
+      )
+      .execute();
+  }
+}
