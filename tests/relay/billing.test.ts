@@ -7,6 +7,7 @@ import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 import { type SmtpInbox, startSmtpInbox } from '../support/smtp.ts';
+import { billed as billedBy } from '../support/usage.ts';
 import { eventually, waitFor } from '../support/wait.ts';
 
 // Each test works the expected quota out by the formula of reference §5.3–5.4 and compares it, to the
@@ -81,32 +82,8 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-interface ConsumeLog {
-  quota: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  model_name: string;
-  content: string;
-  other: Record<string, any>;
-}
-
-/** Runs `call` and answers the consume log it produced, once the usage queue has written it. */
-async function billed(call: () => Promise<unknown>): Promise<ConsumeLog> {
-  const db = gateway.store.db;
-  const last = async () =>
-    (await db.selectFrom('logs').select('id').where('type', '=', 2).orderBy('id', 'desc').executeTakeFirst())?.id ?? 0;
-  const before = await last();
-  await call();
-  await eventually(last, (id) => id > before, 5000);
-  const row = await db
-    .selectFrom('logs')
-    .selectAll()
-    .where('type', '=', 2)
-    .where('id', '>', before)
-    .orderBy('id', 'asc')
-    .executeTakeFirstOrThrow();
-  return { ...row, other: JSON.parse(row.other || '{}') };
-}
+/** Runs `call` and answers its consume log. */
+const billed = (call: () => Promise<unknown>) => billedBy(gateway, call);
 
 /** A WAV file of `seconds` of silence (8 kHz, 8-bit mono PCM): its header states its length. */
 function silentWav(seconds: number): Buffer {

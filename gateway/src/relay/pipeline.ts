@@ -18,6 +18,7 @@ import {
   convertStream,
   responseInHub,
 } from './convert/index.ts';
+import { chatViaResponses } from './convert/responses-policy.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { forwardStream } from './forward.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
@@ -346,13 +347,20 @@ async function call(
   tried: number[],
 ): Promise<Outcome> {
   const provider = providerFor(channel.type);
-  const upstreamFormat = provider.nativeFormat(input.format);
-  if (!upstreamFormat || !canConvert(input.format, upstreamFormat)) {
-    throw new AppError(RELAY_ERRORS.format_unsupported, { format: input.format, channel: channel.name });
-  }
   const mapping = resolveModelMapping(input.model, channel.modelMapping);
   if (!mapping.ok) throw mapping.error;
   let upstreamModel = mapping.upstreamModel;
+  let upstreamFormat = provider.nativeFormat(input.format);
+  if (
+    upstreamFormat === 'openai-chat' &&
+    provider.formats.has('openai-responses') &&
+    chatViaResponses(deps.options, channel, upstreamModel)
+  ) {
+    upstreamFormat = 'openai-responses';
+  }
+  if (!upstreamFormat || !canConvert(input.format, upstreamFormat)) {
+    throw new AppError(RELAY_ERRORS.format_unsupported, { format: input.format, channel: channel.name });
+  }
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (keyIndex < 0 || key === undefined) {

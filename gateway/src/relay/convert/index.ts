@@ -3,13 +3,15 @@ import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
-// WIP-ADAPTERS: imports restored when the adapters land
+import { claudeAdapter } from './claude/index.ts';
+import { geminiAdapter, geminiEmbedAdapter } from './gemini/index.ts';
+import { responsesAdapter } from './responses/index.ts';
 import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter } from './types.ts';
 
 export type { ConvertContext, Json, RelayErrorInfo, StreamConverter } from './types.ts';
 
 const ADAPTERS = new Map<WireFormat, FormatAdapter>(
-  ([] as FormatAdapter[]).map((adapter) => [adapter.format, adapter]),
+  [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter].map((adapter) => [adapter.format, adapter]),
 );
 
 /** The hub a format converts through: its adapter's, or the format itself for the hubs. */
@@ -73,14 +75,7 @@ export function convertStream(from: WireFormat, to: WireFormat, ctx: ConvertCont
 
 /** An error body in the format the client speaks (OpenAI's shape for OpenAI formats). */
 export function errorBodyFor(format: WireFormat, error: RelayErrorInfo): Json {
-  const convert = ADAPTERS.get(format);
-  if (convert && convert.hub === 'openai-chat' && format !== 'openai-responses') return convert.errorBody(error);
-  if (format === 'gemini-embed')
-    return (
-      ADAPTERS.get('gemini-generate')?.errorBody(error) ??
-      openAIError(error.message, error.type, error.code ?? undefined)
-    );
-  return openAIError(error.message, error.type, error.code ?? undefined);
+  return ADAPTERS.get(format)?.errorBody(error) ?? openAIError(error.message, error.type, error.code);
 }
 
 function adapter(format: WireFormat): FormatAdapter {
