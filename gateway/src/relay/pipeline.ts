@@ -530,9 +530,11 @@ async function streamAnswer(
             (input.wantsStreamUsage || input.format !== 'openai-chat' || !isUsageOnlyChunk(e.data)),
         )
       : events;
-  const ping = deps.options.getBoolean('general_setting.ping_interval_enabled')
-    ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
-    : 0;
+  // Gemini's clients read every event as JSON; a comment line between them is not worth the risk.
+  const ping =
+    deps.options.getBoolean('general_setting.ping_interval_enabled') && input.format !== 'gemini-generate'
+      ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
+      : 0;
   const result = await forwardStream(body as never, raw, observer, () => abort.abort(), {
     pingIntervalMs: ping,
     onFirstEvent: () => {
