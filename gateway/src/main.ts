@@ -1,21 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config.ts';
+import { configFromEnvironment } from './cli.ts';
 import { startGateway } from './gateway.ts';
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig(process.env, version);
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`tollgate: configuration error: ${error.message}`);
-  process.exit(2);
-}
-
+const config = configFromEnvironment();
 const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
 
 try {

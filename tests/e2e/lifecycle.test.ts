@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,5 +120,30 @@ describe.skipIf(!hasPostgres())('gateway process on Postgres and Redis', () => {
     }
     expect(await a!.stop()).toBe(0);
     expect(await b!.stop()).toBe(0);
+  });
+
+  it('migrates with `node gateway/src/migrate.ts` and exits, for the chart’s migration job', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const env = gatewayEnv(database.options, testNamespace());
+    const run = () =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ['gateway/src/migrate.ts'], {
+          env: { PATH: process.env.PATH ?? '', ...env },
+          stdio: 'ignore',
+        });
+        child.once('exit', resolve);
+      });
+    expect(await run()).toBe(0);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const ran = await client.query('select name from tollgate_migrations order by name');
+      expect(ran.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
+    } finally {
+      await client.end();
+    }
+    // Nothing left to do: a second run succeeds too.
+    expect(await run()).toBe(0);
   });
 });
