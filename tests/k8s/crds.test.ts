@@ -354,8 +354,14 @@ describe('CEL rules', () => {
     const channel = (statusCodeMapping: Record<string, string>) =>
       errorsOf('Channel', { type: 1, keySecretRef: { name: 'k' }, models: ['m'], statusCodeMapping });
     expect(channel({ '429': '503' })).toEqual([]);
-    expect(channel({ teapot: '500' })).toEqual([
-      'spec.statusCodeMapping: Invalid value: statusCodeMapping keys and values must be HTTP status codes (100-599)',
+    const rule =
+      'spec.statusCodeMapping: Invalid value: statusCodeMapping keys and values must be HTTP status codes (100-599)';
+    expect(channel({ teapot: '500' })).toEqual([rule]);
+    expect(channel({ '099': '500' })).toEqual([rule]);
+    expect(channel({ '400': '200 ' })).toHaveLength(2); // too long for the schema, and not a code
+    // A three-character key that is no number fails to evaluate, which rejects the object too.
+    expect(channel({ abc: '500' })).toEqual([
+      expect.stringMatching(/^spec.statusCodeMapping: Invalid value: rule .* failed to evaluate/),
     ]);
   });
 
