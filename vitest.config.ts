@@ -2,7 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['gateway/src/**/*.test.ts', 'operator/src/**/*.test.ts', 'tests/**/*.test.ts'],
+    include: [
+      'gateway/src/**/*.test.ts',
+      'operator/src/**/*.test.ts',
+      'console/src/**/*.test.ts',
+      'tests/**/*.test.ts',
+    ],
     globalSetup: ['tests/support/global-setup.ts'],
     reporters: ['default', './tests/support/summary-reporter.ts'],
     pool: 'forks',

@@ -7,6 +7,7 @@ import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
+import { consolePlugin } from './http/console.ts';
 import { HTTP_ERRORS, notFoundError, requestLanguage, toAppError } from './http/errors.ts';
 import { type ReadinessCheck, registerObservability } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
@@ -116,6 +117,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services: deps.services,
     rateLimit: deps.config.rateLimits.globalApi,
   });
+  // The web console (console/dist) at `/`: its catch-all GET never shadows a gateway route (the more specific wins).
+  await app.register(consolePlugin, {});
 
   return app;
 }

@@ -1,0 +1,25 @@
+import simpleRestProvider from 'ra-data-simple-rest';
+import { type DataProvider, fetchUtils, HttpError } from 'react-admin';
+import { gatewayHeaders, genericHttpMessage } from './http.ts';
+
+/**
+ * Sends the session cookie and the gateway headers (user id, no caching, language) with every /rest call,
+ * and replaces the message of 429/500/405 answers with the generic ones of spec doc 1 §8. A 401 reaches
+ * `authProvider.checkError`, which sends the browser to /login?expired=true.
+ */
+export const restClient = async (url: string, options: fetchUtils.Options = {}) => {
+  const headers = gatewayHeaders(options.headers);
+  if (!headers.has('Accept')) headers.set('Accept', 'application/json');
+  try {
+    return await fetchUtils.fetchJson(url, { ...options, headers, credentials: 'include' });
+  } catch (error) {
+    if (error instanceof HttpError) {
+      const generic = genericHttpMessage(error.status);
+      if (generic) throw new HttpError(generic, error.status, error.body);
+    }
+    throw error;
+  }
+};
+
+/** The console's single data provider: react-admin's simple-REST dialect on the gateway's /rest. */
+export const dataProvider: DataProvider = simpleRestProvider('/rest', restClient);

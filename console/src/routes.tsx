@@ -1,0 +1,86 @@
+import { Box, Typography } from '@mui/material';
+import type { ReactElement, ReactNode } from 'react';
+import { AccessDenied, type ResourceProps, useTranslate } from 'react-admin';
+import { Navigate, useLocation } from 'react-router';
+import { LoginPage } from './pages/account/LoginPage.tsx';
+import { SetupPage } from './pages/account/SetupPage.tsx';
+import { ROLE, useSessionUser } from './providers/session.ts';
+
+/** Who may open a page (spec doc 1 §2 and §6). */
+export type Access = 'public' | 'user' | 'admin' | 'root';
+
+export interface PageRoute {
+  /** A react-router path (`:id` parameters, `?` for optional segments). */
+  path: string;
+  access: Access;
+  element: ReactElement;
+}
+
+/**
+ * Every page of the console (spec doc 1 §2, doc 2 §2, doc 3 §2), one entry each. Pages that are not built
+ * yet point at <NotBuilt> naming the spec section that describes them: replace the element when the page
+ * arrives (or move the path to RESOURCES when it becomes a react-admin resource).
+ * Menu entries are in menu.tsx; labels and texts in i18n/zh.ts and i18n/en.ts.
+ */
+export const PAGES: PageRoute[] = [
+  { path: '/', access: 'public', element: <NotBuilt section="doc 1 §2 home" /> },
+  { path: '/setup', access: 'public', element: <SetupPage /> },
+  { path: '/login', access: 'public', element: <LoginPage /> },
+  { path: '/register', access: 'public', element: <NotBuilt section="doc 1 §2 Register screen" /> },
+  { path: '/reset', access: 'public', element: <NotBuilt section="doc 2 §2 Password reset request page" /> },
+  { path: '/user/reset', access: 'public', element: <NotBuilt section="doc 2 §2 Password reset confirm page" /> },
+  { path: '/oauth/github', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
+  { path: '/oauth/oidc', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
+  { path: '/oauth/linuxdo', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
+  { path: '/pricing', access: 'public', element: <NotBuilt section="doc 3 §2 Pricing page" /> },
+  { path: '/about', access: 'public', element: <NotBuilt section="doc 1 §2 about (public page)" /> },
+
+  { path: '/personal', access: 'user', element: <NotBuilt section="doc 1 §2 Personal settings screen" /> },
+  { path: '/topup', access: 'user', element: <NotBuilt section="doc 2 §2 Wallet page" /> },
+  { path: '/token', access: 'user', element: <NotBuilt section="doc 2 §2 Tokens page" /> },
+  { path: '/log', access: 'user', element: <NotBuilt section="doc 3 §2 Usage log page" /> },
+  { path: '/detail', access: 'user', element: <NotBuilt section="doc 3 §2 dashboard (/detail)" /> },
+  { path: '/midjourney', access: 'user', element: <NotBuilt section="doc 3 §2 Drawing log page" /> },
+  { path: '/task', access: 'user', element: <NotBuilt section="doc 3 §2 Task log page" /> },
+  { path: '/playground', access: 'user', element: <NotBuilt section="doc 3 §2 Playground" /> },
+  { path: '/chat/:id?', access: 'user', element: <NotBuilt section="doc 3 §2 Chat frame page" /> },
+  { path: '/chat2link', access: 'user', element: <NotBuilt section="doc 3 §2 Chat-to-link page" /> },
+
+  { path: '/channel', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page" /> },
+  { path: '/channel/add', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page (add)" /> },
+  { path: '/channel/edit/:id', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page (edit)" /> },
+  { path: '/redemption', access: 'admin', element: <NotBuilt section="doc 2 §2 Redemption codes page" /> },
+  { path: '/user', access: 'admin', element: <NotBuilt section="doc 1 §2 User management screen" /> },
+  { path: '/user/edit', access: 'admin', element: <NotBuilt section="doc 1 §2 User management (edit self)" /> },
+  { path: '/user/edit/:id', access: 'admin', element: <NotBuilt section="doc 1 §2 User management (edit)" /> },
+  { path: '/setting', access: 'admin', element: <NotBuilt section="doc 2 §2 Settings page" /> },
+];
+
+/**
+ * react-admin resources (`/rest/<name>` lists, edits, creations), e.g. `{ name: 'token', list: TokenList }`
+ * from resources/token/index.ts. Administrators-only names are in providers/authProvider.ts.
+ * A path listed in PAGES wins over a resource route of the same path.
+ */
+export const RESOURCES: ResourceProps[] = [];
+
+/** Redirects a visitor to /login, shows access denied to a user below the page's role. */
+export function Guard({ access, children }: { access: Access; children: ReactNode }) {
+  const user = useSessionUser();
+  const location = useLocation();
+  if (access === 'public') return children;
+  if (!user) {
+    return <Navigate to="/login" replace state={{ nextPathname: location.pathname, nextSearch: location.search }} />;
+  }
+  const minimum = access === 'root' ? ROLE.root : access === 'admin' ? ROLE.admin : ROLE.user;
+  return user.role >= minimum ? children : <AccessDenied />;
+}
+
+/** Stand-in for a page another issue builds: says which spec section it is, nothing else. */
+function NotBuilt({ section }: { section: string }) {
+  const translate = useTranslate();
+  return (
+    <Box data-testid="not-built" sx={{ py: 4 }}>
+      <Typography color="text.secondary">{translate('common.not_built', { section })}</Typography>
+    </Box>
+  );
+}
