@@ -1,0 +1,147 @@
+import type { Kysely } from 'kysely';
+import type { Bus } from '../../cluster/types.ts';
+import type { Database } from '../../store/database.ts';
+import {
+  type ManagedRecordOwner,
+  managedColumns,
+  OPERATOR_MANAGER,
+  type ResourceRef,
+  resourceName,
+  type SpecRejection,
+} from '../managed-resource.ts';
+
+/** Bus channel naming the groups rows that changed, so every pod can re-read them. */
+export const GROUPS_CHANNEL = 'groups';
+
+/** A group as a Group custom resource declares it (crds/README.md). */
+export interface GroupSpec {
+  name: string;
+  ratio: number;
+  description?: string | undefined;
+  selectable?: boolean | undefined;
+  /** User group -> ratio when a user of that group uses this group. */
+  userGroupRatios?: Record<string, number> | undefined;
+}
+
+export type ManagedGroupResult = { ok: true; changed: boolean } | SpecRejection;
+
+const ratioOk = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/** The groups row a spec stands for, or why the gateway refuses it. */
+export function groupColumns(spec: GroupSpec) {
+  const name = spec.name.trim();
+  if (name === '' || /[\s,]/.test(name)) {
+    return invalid(`group name "${spec.name}" must be non-empty, without spaces or commas`);
+  }
+  if (!ratioOk(spec.ratio)) return invalid('ratio must be a number ≥ 0');
+  const ratios = spec.userGroupRatios ?? {};
+  for (const [group, ratio] of Object.entries(ratios)) {
+    if (!ratioOk(ratio)) return invalid(`userGroupRatios.${group} must be a number ≥ 0`);
+  }
+  const sorted = Object.fromEntries(Object.entries(ratios).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return {
+    ok: true as const,
+    columns: {
+      name,
+      ratio: spec.ratio,
+      description: spec.description ?? '',
+      selectable: spec.selectable ?? false,
+      user_group_ratios: JSON.stringify(sorted),
+    },
+  };
+}
+
+/**
+ * Makes the groups table hold `spec` for `owner`: one row under its name (a name another resource
+ * declares is refused, naming it), and none under a name it used before.
+ */
+export async function applyManagedGroup(
+  deps: { db: Kysely<Database>; bus?: Bus | undefined },
+  owner: ResourceRef,
+  spec: GroupSpec,
+): Promise<ManagedGroupResult> {
+  const computed = groupColumns(spec);
+  if (!computed.ok) return computed;
+  const { columns } = computed;
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('groups')
+      .selectAll()
+      .where((eb) => eb.or([eb('name', '=', columns.name), eb('managed_uid', '=', owner.uid)]))
+      .forUpdate()
+      .execute();
+    const current = rows.find((row) => row.name === columns.name);
+    if (current?.managed_by && current.managed_uid !== owner.uid) {
+      return {
+        ok: false as const,
+        code: 'GROUP_CONFLICT',
+        message: `group ${columns.name} is already declared by Group ${resourceName(current)}`,
+      };
+    }
+    const stale = rows.filter((row) => row.name !== columns.name && row.managed_uid === owner.uid).map((r) => r.name);
+    if (stale.length > 0) await trx.deleteFrom('groups').where('name', 'in', stale).execute();
+    const ownership = managedColumns(owner);
+    const same =
+      current !== undefined &&
+      current.ratio === columns.ratio &&
+      current.description === columns.description &&
+      current.selectable === columns.selectable &&
+      current.user_group_ratios === columns.user_group_ratios &&
+      current.managed_by === ownership.managed_by &&
+      current.managed_namespace === ownership.managed_namespace &&
+      current.managed_name === ownership.managed_name;
+    if (!same) {
+      const { name, ...rest } = columns;
+      const values = { ...rest, ...ownership, updated_at: Math.floor(Date.now() / 1000) };
+      await trx
+        .insertInto('groups')
+        .values({ name, ...values })
+        .onConflict((conflict) => conflict.column('name').doUpdateSet(values))
+        .execute();
+    }
+    return { ok: true as const, changed: !same || stale.length > 0, names: [columns.name, ...stale] };
+  });
+  if (!result.ok) return result;
+  if (result.changed) announce(deps.bus, result.names);
+  return { ok: true, changed: result.changed };
+}
+
+/** Deletes the groups `uid` declares; answers how many. */
+export async function deleteManagedGroups(deps: { db: Kysely<Database>; bus?: Bus | undefined }, uid: string) {
+  const deleted = await deps.db
+    .deleteFrom('groups')
+    .where('managed_by', '=', OPERATOR_MANAGER)
+    .where('managed_uid', '=', uid)
+    .returning('name')
+    .execute();
+  if (deleted.length > 0) {
+    announce(
+      deps.bus,
+      deleted.map((r) => r.name),
+    );
+  }
+  return deleted.length;
+}
+
+/** Every resource that declares a group, for finding groups whose resource is gone. */
+export async function managedGroupOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
+  const rows = await db
+    .selectFrom('groups')
+    .select(['managed_namespace', 'managed_name', 'managed_uid'])
+    .distinct()
+    .where('managed_by', '=', OPERATOR_MANAGER)
+    .execute();
+  return rows.map((r) => ({
+    namespace: r.managed_namespace ?? '',
+    name: r.managed_name ?? '',
+    uid: r.managed_uid ?? '',
+  }));
+}
+
+function invalid(message: string): SpecRejection {
+  return { ok: false, code: 'GROUP_INVALID', message };
+}
+
+function announce(bus: Bus | undefined, names: string[]): void {
+  bus?.publish(GROUPS_CHANNEL, JSON.stringify({ names })).catch(() => {});
+}

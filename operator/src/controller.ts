@@ -1,0 +1,392 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { describeError, httpStatus, type KubeClient, type Resource, type Secret } from './kube/client.ts';
+import { type InformerEvent, SupervisedInformer } from './kube/informer.ts';
+import { SecretIndex } from './kube/secret-index.ts';
+import { type Condition, type ConditionInput, kubeTime, mergeConditions, mergePatchOf } from './kube/status.ts';
+import { WorkQueue } from './kube/workqueue.ts';
+import type { OperatorMetrics, ReconcileResult } from './metrics.ts';
+import {
+  FINALIZER,
+  type Logger,
+  type Outcome,
+  type ReconcileContext,
+  type Reconciler,
+  WATCH_LABEL,
+} from './reconcile/types.ts';
+import { GROUP, type Kind, PLURALS, VERSION } from './types/generated.ts';
+
+export interface ControllerOptions {
+  kubeConfig: KubeConfig;
+  kube: KubeClient;
+  reconcilers: readonly Reconciler<any>[];
+  /** Everything a reconcile needs but the Secret cache, which the controller provides. */
+  context: Omit<ReconcileContext, 'secret' | 'secrets'>;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  /** undefined: every namespace. */
+  watchNamespace: string | undefined;
+  resyncMs: number;
+  workers: number;
+  /** Backoff of failing keys (tests shorten it). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+const SECRET_KIND = 'Secret';
+
+/** `Kind/namespace/name`. */
+const keyOf = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
+
+function parseKey(key: string): { kind: Kind; namespace: string; name: string } {
+  const [kind, namespace, ...rest] = key.split('/');
+  return { kind: kind as Kind, namespace: namespace ?? '', name: rest.join('/') };
+}
+
+/** What about an object, besides status, makes it worth reconciling again. */
+function fingerprint(resource: Resource): string {
+  const m = resource.metadata;
+  return JSON.stringify([
+    m.uid,
+    m.generation,
+    m.deletionTimestamp ?? null,
+    m.finalizers ?? [],
+    m.annotations ?? {},
+    m.labels ?? {},
+  ]);
+}
+
+/**
+ * The control loop: one informer per kind plus labelled Secrets feed a deduplicating work queue;
+ * while this process leads, workers take keys and reconcile each resource from the cache —
+ * level-triggered: whatever happened, the resource as it is now is made true in the store.
+ *
+ * Per pass: a resource being deleted has its records removed, then its finalizer; otherwise the
+ * finalizer is added first (before any database write), the kind's reconciler converges the store,
+ * and the status (conditions with observedGeneration, runtime state) is patched if it changed. A
+ * success comes back after the resync period (drift repair); a spec problem or an error comes back
+ * after the key's exponential backoff.
+ */
+export class Controller {
+  readonly #options: ControllerOptions;
+  readonly #reconcilers = new Map<Kind, Reconciler<any>>();
+  readonly #informers = new Map<Kind, SupervisedInformer<Resource>>();
+  readonly #secretInformer: SupervisedInformer<Secret>;
+  readonly #secretIndex = new SecretIndex();
+  readonly #fingerprints = new Map<string, string>();
+  readonly #context: ReconcileContext;
+  #queue: WorkQueue | undefined;
+  #workers: Promise<void>[] = [];
+  #sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: ControllerOptions) {
+    this.#options = options;
+    const { kubeConfig, kube, watchNamespace, metrics, logger } = options;
+    const ns = watchNamespace;
+    for (const reconciler of options.reconcilers) {
+      const plural = PLURALS[reconciler.kind];
+      this.#reconcilers.set(reconciler.kind, reconciler);
+      this.#informers.set(
+        reconciler.kind,
+        new SupervisedInformer<Resource>({
+          kind: reconciler.kind,
+          kubeConfig,
+          path: ns ? `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${plural}` : `/apis/${GROUP}/${VERSION}/${plural}`,
+          list: () => kube.listResources(plural, ns),
+          onEvent: (event, resource) => this.#onResource(reconciler, event, resource),
+          onRestart: () => metrics.informerRestarts.inc({ kind: reconciler.kind }),
+          onActivity: () => metrics.informerEvent(reconciler.kind),
+          logger,
+        }),
+      );
+    }
+    this.#secretInformer = new SupervisedInformer<Secret>({
+      kind: SECRET_KIND,
+      kubeConfig,
+      path: ns ? `/api/v1/namespaces/${ns}/secrets` : '/api/v1/secrets',
+      list: () => kube.listSecrets(`${WATCH_LABEL}=true`, ns),
+      labelSelector: `${WATCH_LABEL}=true`,
+      onEvent: (_event, secret) => this.#onSecret(secret),
+      onRestart: () => metrics.informerRestarts.inc({ kind: SECRET_KIND }),
+      onActivity: () => metrics.informerEvent(SECRET_KIND),
+      logger,
+    });
+    this.#context = {
+      ...options.context,
+      secret: (namespace, name) => this.#secretInformer.get(name, namespace),
+      secrets: (namespace) => this.#secretInformer.list(namespace),
+    };
+  }
+
+  /** Starts every informer; resolves once each has listed its collection once. */
+  async startInformers(): Promise<void> {
+    await Promise.all([this.#secretInformer.start(), ...[...this.#informers.values()].map((i) => i.start())]);
+  }
+
+  /** Whether every informer's cache is complete and current. */
+  get informersHealthy(): boolean {
+    return this.#secretInformer.healthy && [...this.#informers.values()].every((i) => i.healthy);
+  }
+
+  get leading(): boolean {
+    return this.#queue !== undefined;
+  }
+
+  /** Leader: start the workers and reconcile everything in the caches. */
+  startLeading(): void {
+    if (this.#queue) return;
+    const { metrics, workers } = this.#options;
+    const queue = new WorkQueue({
+      baseDelayMs: this.#options.retryBaseMs ?? 5,
+      maxDelayMs: this.#options.retryMaxMs ?? 300_000,
+      onDepth: (depth) => metrics.queueDepth.set(depth),
+    });
+    this.#queue = queue;
+    metrics.isLeader.set(1);
+    for (const [kind, informer] of this.#informers) {
+      for (const resource of informer.list())
+        queue.add(keyOf(kind, resource.metadata.namespace ?? '', resource.metadata.name));
+    }
+    this.#workers = Array.from({ length: workers }, () => this.#work(queue));
+    this.#scheduleSweep(5_000);
+  }
+
+  /** No longer leader (or stopping): no new reconciles; waits for the running ones. */
+  async stopLeading(): Promise<void> {
+    const queue = this.#queue;
+    if (!queue) return;
+    this.#queue = undefined;
+    clearTimeout(this.#sweepTimer);
+    queue.shutdown();
+    await Promise.all(this.#workers);
+    this.#workers = [];
+    this.#options.metrics.isLeader.set(0);
+    this.#options.metrics.queueDepth.set(0);
+  }
+
+  async stop(): Promise<void> {
+    await this.stopLeading();
+    await Promise.all([this.#secretInformer.stop(), ...[...this.#informers.values()].map((i) => i.stop())]);
+  }
+
+  // --- events ---
+
+  #onResource(reconciler: Reconciler<any>, event: InformerEvent, resource: Resource): void {
+    const namespace = resource.metadata.namespace ?? '';
+    const key = keyOf(reconciler.kind, namespace, resource.metadata.name);
+    if (event === 'delete') {
+      this.#secretIndex.remove(key);
+      this.#fingerprints.delete(key);
+      this.#queue?.add(key);
+      return;
+    }
+    this.#secretIndex.set(key, namespace, reconciler.secretNames?.(resource) ?? []);
+    // A change of status alone (usually our own write) is no reason to reconcile again.
+    const print = fingerprint(resource);
+    if (event === 'update' && this.#fingerprints.get(key) === print) return;
+    this.#fingerprints.set(key, print);
+    this.#queue?.add(key);
+  }
+
+  #onSecret(secret: Secret): void {
+    const namespace = secret.metadata.namespace ?? '';
+    for (const key of this.#secretIndex.lookup(namespace, secret.metadata.name)) this.#queue?.add(key);
+    for (const owner of secret.metadata.ownerReferences ?? []) {
+      if (owner.kind === 'AccessToken' && owner.apiVersion.startsWith(`${GROUP}/`)) {
+        this.#queue?.add(keyOf('AccessToken', namespace, owner.name));
+      }
+    }
+  }
+
+  // --- work ---
+
+  async #work(queue: WorkQueue): Promise<void> {
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      try {
+        await this.#process(queue, key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+
+  async #process(queue: WorkQueue, key: string): Promise<void> {
+    const { kind, namespace, name } = parseKey(key);
+    const reconciler = this.#reconcilers.get(kind);
+    const informer = this.#informers.get(kind);
+    if (!reconciler || !informer) return;
+    const { metrics, logger, resyncMs } = this.#options;
+    const timer = metrics.reconcileDuration.startTimer({ kind });
+    let result: ReconcileResult = 'ok';
+    const resource = informer.get(name, namespace);
+    try {
+      if (!resource) {
+        // Gone from the cache: its finalizer ran before the API server let it go.
+        queue.forget(key);
+        return;
+      }
+      if (resource.metadata.deletionTimestamp) {
+        await this.#finalize(reconciler, resource);
+        queue.forget(key);
+        return;
+      }
+      const outcome = await this.#reconcile(reconciler, resource);
+      if (outcome.retry) {
+        result = 'requeue';
+        queue.addRateLimited(key);
+      } else {
+        queue.forget(key);
+        queue.addAfter(key, Math.min(resyncMs, outcome.requeueAfterMs ?? resyncMs));
+      }
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 404) {
+        queue.forget(key); // deleted meanwhile; its delete event follows
+        return;
+      }
+      if (status === 409) {
+        // The cache was behind our last write: try again shortly from the newer copy.
+        result = 'requeue';
+        queue.addRateLimited(key);
+        return;
+      }
+      result = 'error';
+      metrics.reconcileErrors.inc({ kind });
+      const delay = queue.addRateLimited(key);
+      logger.error(
+        { kind, resource: `${namespace}/${name}`, err: describeError(error), retryInMs: delay },
+        'Reconcile failed',
+      );
+      if (resource && !resource.metadata.deletionTimestamp) await this.#reportFailure(reconciler, resource, error);
+    } finally {
+      metrics.reconciles.inc({ kind, result });
+      timer();
+    }
+  }
+
+  async #finalize(reconciler: Reconciler<any>, resource: Resource): Promise<void> {
+    const finalizers = resource.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) return;
+    await reconciler.finalize(resource, this.#context);
+    await this.#options.kube.patchMetadata(
+      PLURALS[reconciler.kind],
+      resource.metadata.namespace ?? '',
+      resource.metadata.name,
+      {
+        resourceVersion: resource.metadata.resourceVersion,
+        finalizers: finalizers.filter((f) => f !== FINALIZER),
+      },
+    );
+    this.#options.logger.info(
+      { kind: reconciler.kind, resource: `${resource.metadata.namespace}/${resource.metadata.name}` },
+      'Records removed; finalizer released',
+    );
+  }
+
+  async #reconcile(reconciler: Reconciler<any>, cached: Resource): Promise<Outcome> {
+    const { kube } = this.#options;
+    const plural = PLURALS[reconciler.kind];
+    const namespace = cached.metadata.namespace ?? '';
+    let resource = cached;
+    const finalizers = resource.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) {
+      // Before the first database write, so that a delete can never skip the cleanup.
+      resource = await kube.patchMetadata(plural, namespace, resource.metadata.name, {
+        resourceVersion: resource.metadata.resourceVersion,
+        finalizers: [...finalizers, FINALIZER],
+      });
+    }
+    const outcome = await reconciler.reconcile(resource, this.#context);
+    if (outcome.annotations) {
+      resource = await kube.patchMetadata(plural, namespace, resource.metadata.name, {
+        annotations: outcome.annotations,
+      });
+    }
+    await this.#writeStatus(reconciler, resource, outcome.conditions, outcome.status as Record<string, unknown>);
+    return outcome;
+  }
+
+  /** Patches the status if it differs from what the resource shows (conditions keep their transition times). */
+  async #writeStatus(
+    reconciler: Reconciler<any>,
+    resource: Resource,
+    conditions: ConditionInput[],
+    fields: Record<string, unknown>,
+  ): Promise<void> {
+    const before = resource.status ?? {};
+    const generation = resource.metadata.generation;
+    const after: Record<string, unknown> = {
+      ...fields,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      conditions: mergeConditions(
+        before.conditions as Condition[] | undefined,
+        conditions,
+        generation,
+        kubeTime(new Date()),
+      ),
+    };
+    const patch = mergePatchOf(before, after);
+    if (!patch) return;
+    await this.#options.kube.patchStatus(
+      PLURALS[reconciler.kind],
+      resource.metadata.namespace ?? '',
+      resource.metadata.name,
+      patch,
+    );
+  }
+
+  /** After an unexpected failure: Synced=False with what went wrong; Ready stays as it was (or Unknown). */
+  async #reportFailure(reconciler: Reconciler<any>, resource: Resource, error: unknown): Promise<void> {
+    const previous = (resource.status?.conditions as Condition[] | undefined) ?? [];
+    const message = describeError(error);
+    const conditions: ConditionInput[] = reconciler.conditionTypes.map((type) => {
+      if (type === 'Synced') return { type, status: 'False', reason: 'ReconcileFailed', message };
+      const old = previous.find((c) => c.type === type);
+      return old
+        ? { type, status: old.status, reason: old.reason, message: old.message }
+        : { type, status: 'Unknown', reason: 'ReconcileFailed', message };
+    });
+    const fields = Object.fromEntries(
+      Object.entries(resource.status ?? {}).filter(
+        ([field]) => field !== 'conditions' && field !== 'observedGeneration',
+      ),
+    );
+    await this.#writeStatus(reconciler, resource, conditions, fields).catch(() => {});
+  }
+
+  // --- orphans ---
+
+  #scheduleSweep(delayMs: number): void {
+    clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = setTimeout(() => {
+      this.#sweep()
+        .catch((error: unknown) => this.#options.logger.warn({ err: describeError(error) }, 'Orphan sweep failed'))
+        .finally(() => {
+          if (this.#queue) this.#scheduleSweep(this.#options.resyncMs);
+        });
+    }, delayMs);
+  }
+
+  /**
+   * Records whose resource no longer exists (its finalizer was removed by hand, or it was deleted
+   * while no operator ran) are removed. Only with complete caches, and only in the watched namespace.
+   */
+  async #sweep(): Promise<void> {
+    if (!this.#queue) return;
+    const { watchNamespace, logger } = this.#options;
+    for (const [kind, reconciler] of this.#reconcilers) {
+      const informer = this.#informers.get(kind)!;
+      if (!informer.healthy || !this.#queue) return;
+      const known = new Set(informer.list().map((r) => r.metadata.uid));
+      for (const owner of await reconciler.owners(this.#context)) {
+        if (known.has(owner.uid) || (watchNamespace && owner.namespace !== watchNamespace)) continue;
+        // Check the cache again: a resource created since the list above is not an orphan.
+        if (!informer.healthy || informer.list().some((r) => r.metadata.uid === owner.uid)) continue;
+        await reconciler.removeOrphan(owner, this.#context);
+        logger.warn(
+          { kind, resource: `${owner.namespace}/${owner.name}`, uid: owner.uid },
+          'Removed records of a resource that no longer exists',
+        );
+      }
+    }
+  }
+}

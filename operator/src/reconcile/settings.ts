@@ -1,0 +1,73 @@
+import {
+  applyManagedOptions,
+  deleteManagedOptions,
+  managedOptionOwners,
+} from '@tollgate/gateway/domain/options/managed';
+import type { ConditionInput } from '../kube/status.ts';
+import type { GatewaySettingsSpec, GatewaySettingsStatus } from '../types/generated.ts';
+import { type Outcome, type Reconciler, resourceRef } from './types.ts';
+
+/** The conditions for what the option table accepted and refused. */
+export function settingsConditions(
+  status: Required<Pick<GatewaySettingsStatus, 'applied' | 'rejected'>>,
+): ConditionInput[] {
+  const synced: ConditionInput = {
+    type: 'Synced',
+    status: 'True',
+    reason: 'Synced',
+    message: `${status.applied.length} setting(s) held as declared`,
+  };
+  if (status.rejected.length === 0) {
+    return [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: 'Every setting is applied' }, synced];
+  }
+  const listed = status.rejected
+    .slice(0, 10)
+    .map((r) => `${r.key}: ${r.reason}`)
+    .join('; ');
+  const more = status.rejected.length > 10 ? `; and ${status.rejected.length - 10} more` : '';
+  return [
+    {
+      type: 'Ready',
+      status: 'False',
+      reason: 'InvalidSettings',
+      message: `${status.rejected.length} setting(s) rejected: ${listed}${more}`,
+    },
+    synced,
+  ];
+}
+
+/**
+ * GatewaySettings -> options rows, each validated by the gateway's option table and marked as the
+ * resource's (read-only in the API). Rejected keys are listed in status.rejected and keep what they held.
+ */
+export const settingsReconciler: Reconciler<GatewaySettingsSpec> = {
+  kind: 'GatewaySettings',
+  conditionTypes: ['Ready', 'Synced'],
+
+  async reconcile(resource, ctx): Promise<Outcome> {
+    const settings = resource.spec?.settings ?? {};
+    const result = await applyManagedOptions({ db: ctx.db, bus: ctx.bus }, resourceRef(resource), settings);
+    const status = { applied: result.applied, rejected: result.rejected };
+    if (result.changed.length > 0) {
+      ctx.logger.info(
+        {
+          kind: 'GatewaySettings',
+          resource: `${resource.metadata.namespace}/${resource.metadata.name}`,
+          keys: result.changed,
+        },
+        'Options written to the store',
+      );
+    }
+    return { conditions: settingsConditions(status), status, retry: result.rejected.length > 0 };
+  },
+
+  async finalize(resource, ctx) {
+    await deleteManagedOptions({ db: ctx.db, bus: ctx.bus }, resource.metadata.uid ?? '');
+  },
+
+  owners: (ctx) => managedOptionOwners(ctx.db),
+
+  async removeOrphan(owner, ctx) {
+    await deleteManagedOptions({ db: ctx.db, bus: ctx.bus }, owner.uid);
+  },
+};
