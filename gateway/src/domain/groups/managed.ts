@@ -63,44 +63,62 @@ export async function applyManagedGroup(
   const computed = groupColumns(spec);
   if (!computed.ok) return computed;
   const { columns } = computed;
-  const result = await deps.db.transaction().execute(async (trx) => {
-    const rows = await trx
-      .selectFrom('groups')
-      .selectAll()
-      .where((eb) => eb.or([eb('name', '=', columns.name), eb('managed_uid', '=', owner.uid)]))
-      .forUpdate()
-      .execute();
-    const current = rows.find((row) => row.name === columns.name);
-    if (current?.managed_by && current.managed_uid !== owner.uid) {
+  const result = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('groups')
+        .selectAll()
+        .where((eb) => eb.or([eb('name', '=', columns.name), eb('managed_uid', '=', owner.uid)]))
+        .forUpdate()
+        .execute();
+      const current = rows.find((row) => row.name === columns.name);
+      if (current?.managed_by && current.managed_uid !== owner.uid) {
+        return {
+          ok: false as const,
+          code: 'GROUP_CONFLICT',
+          message: `group ${columns.name} is already declared by Group ${resourceName(current)}`,
+        };
+      }
+      const stale = rows.filter((row) => row.name !== columns.name && row.managed_uid === owner.uid).map((r) => r.name);
+      if (stale.length > 0) await trx.deleteFrom('groups').where('name', 'in', stale).execute();
+      const ownership = managedColumns(owner);
+      const same =
+        current !== undefined &&
+        current.ratio === columns.ratio &&
+        current.description === columns.description &&
+        current.selectable === columns.selectable &&
+        current.user_group_ratios === columns.user_group_ratios &&
+        current.managed_by === ownership.managed_by &&
+        current.managed_namespace === ownership.managed_namespace &&
+        current.managed_name === ownership.managed_name;
+      if (!same) {
+        const { name, ...rest } = columns;
+        const values = { ...rest, ...ownership, updated_at: Math.floor(Date.now() / 1000) };
+        // Only a row nobody owns or this resource owns is overwritten (another may have inserted it meanwhile).
+        const written = await trx
+          .insertInto('groups')
+          .values({ name, ...values })
+          .onConflict((conflict) =>
+            conflict
+              .column('name')
+              .doUpdateSet(values)
+              .where((eb) => eb.or([eb('groups.managed_by', 'is', null), eb('groups.managed_uid', '=', owner.uid)])),
+          )
+          .returning('name')
+          .execute();
+        if (written.length === 0) throw new OwnedElsewhere();
+      }
+      return { ok: true as const, changed: !same || stale.length > 0, names: [columns.name, ...stale] };
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof OwnedElsewhere)) throw error;
       return {
         ok: false as const,
         code: 'GROUP_CONFLICT',
-        message: `group ${columns.name} is already declared by Group ${resourceName(current)}`,
+        message: `group ${columns.name} is already declared by another Group`,
       };
-    }
-    const stale = rows.filter((row) => row.name !== columns.name && row.managed_uid === owner.uid).map((r) => r.name);
-    if (stale.length > 0) await trx.deleteFrom('groups').where('name', 'in', stale).execute();
-    const ownership = managedColumns(owner);
-    const same =
-      current !== undefined &&
-      current.ratio === columns.ratio &&
-      current.description === columns.description &&
-      current.selectable === columns.selectable &&
-      current.user_group_ratios === columns.user_group_ratios &&
-      current.managed_by === ownership.managed_by &&
-      current.managed_namespace === ownership.managed_namespace &&
-      current.managed_name === ownership.managed_name;
-    if (!same) {
-      const { name, ...rest } = columns;
-      const values = { ...rest, ...ownership, updated_at: Math.floor(Date.now() / 1000) };
-      await trx
-        .insertInto('groups')
-        .values({ name, ...values })
-        .onConflict((conflict) => conflict.column('name').doUpdateSet(values))
-        .execute();
-    }
-    return { ok: true as const, changed: !same || stale.length > 0, names: [columns.name, ...stale] };
-  });
+    });
   if (!result.ok) return result;
   if (result.changed) announce(deps.bus, result.names);
   return { ok: true, changed: result.changed };
@@ -141,6 +159,9 @@ export async function managedGroupOwners(db: Kysely<Database>): Promise<ManagedR
 function invalid(message: string): SpecRejection {
   return { ok: false, code: 'GROUP_INVALID', message };
 }
+
+/** Rolls the transaction back: the row was taken by another resource meanwhile. */
+class OwnedElsewhere extends Error {}
 
 function announce(bus: Bus | undefined, names: string[]): void {
   bus?.publish(GROUPS_CHANNEL, JSON.stringify({ names })).catch(() => {});

@@ -80,11 +80,23 @@ export async function applyManagedOptions(
         continue;
       }
       const values = { value, updated_at: now, ...ownership };
-      await trx
+      // A row another resource inserted since the lock above found none is not taken over.
+      const written = await trx
         .insertInto('options')
         .values({ key, ...values })
-        .onConflict((conflict) => conflict.column('key').doUpdateSet(values))
+        .onConflict((conflict) =>
+          conflict
+            .column('key')
+            .doUpdateSet(values)
+            .where((eb) => eb.or([eb('options.managed_by', 'is', null), eb('options.managed_uid', '=', owner.uid)])),
+        )
+        .returning('key')
         .execute();
+      if (written.length === 0) {
+        valid.delete(key);
+        rejected.push({ key, reason: 'managed by another GatewaySettings' });
+        continue;
+      }
       changed.push(key);
     }
     const dropped = rows.filter((row) => row.managed_uid === owner.uid && !declared.has(row.key)).map((r) => r.key);

@@ -108,40 +108,61 @@ export async function applyManagedPrice(
   if (!computed.ok) return computed;
   const model = spec.model.trim();
   const { columns } = computed;
-  const result = await deps.db.transaction().execute(async (trx): Promise<ManagedPriceResult> => {
-    const rows = await trx
-      .selectFrom('model_prices')
-      .selectAll()
-      .where((eb) => eb.or([eb('model', '=', model), eb('managed_uid', '=', owner.uid)]))
-      .forUpdate()
-      .execute();
-    const current = rows.find((row) => row.model === model);
-    if (current?.managed_by && current.managed_uid !== owner.uid) {
-      return {
-        ok: false,
-        code: 'MODEL_PRICE_CONFLICT',
-        message: `model ${model} is already priced by ModelPrice ${resourceName(current)}`,
-      };
-    }
-    const stale = rows.filter((row) => row.model !== model && row.managed_uid === owner.uid).map((row) => row.model);
-    if (stale.length > 0) await trx.deleteFrom('model_prices').where('model', 'in', stale).execute();
-    const ownership = managedColumns(owner);
-    const same =
-      current !== undefined &&
-      (Object.keys(columns) as Array<keyof PriceColumns>).every((key) => current[key] === columns[key]) &&
-      current.managed_by === ownership.managed_by &&
-      current.managed_namespace === ownership.managed_namespace &&
-      current.managed_name === ownership.managed_name;
-    if (!same) {
-      const values = { ...columns, ...ownership, updated_at: Math.floor(Date.now() / 1000) };
-      await trx
-        .insertInto('model_prices')
-        .values({ model, ...values })
-        .onConflict((conflict) => conflict.column('model').doUpdateSet(values))
+  const result = await deps.db
+    .transaction()
+    .execute(async (trx): Promise<ManagedPriceResult> => {
+      const rows = await trx
+        .selectFrom('model_prices')
+        .selectAll()
+        .where((eb) => eb.or([eb('model', '=', model), eb('managed_uid', '=', owner.uid)]))
+        .forUpdate()
         .execute();
-    }
-    return { ok: true, changed: !same || stale.length > 0 };
-  });
+      const current = rows.find((row) => row.model === model);
+      if (current?.managed_by && current.managed_uid !== owner.uid) {
+        return {
+          ok: false,
+          code: 'MODEL_PRICE_CONFLICT',
+          message: `model ${model} is already priced by ModelPrice ${resourceName(current)}`,
+        };
+      }
+      const stale = rows.filter((row) => row.model !== model && row.managed_uid === owner.uid).map((row) => row.model);
+      if (stale.length > 0) await trx.deleteFrom('model_prices').where('model', 'in', stale).execute();
+      const ownership = managedColumns(owner);
+      const same =
+        current !== undefined &&
+        (Object.keys(columns) as Array<keyof PriceColumns>).every((key) => current[key] === columns[key]) &&
+        current.managed_by === ownership.managed_by &&
+        current.managed_namespace === ownership.managed_namespace &&
+        current.managed_name === ownership.managed_name;
+      if (!same) {
+        const values = { ...columns, ...ownership, updated_at: Math.floor(Date.now() / 1000) };
+        // Only a row nobody owns or this resource owns is overwritten: another resource may have
+        // inserted the model since the lock above found no row.
+        const written = await trx
+          .insertInto('model_prices')
+          .values({ model, ...values })
+          .onConflict((conflict) =>
+            conflict
+              .column('model')
+              .doUpdateSet(values)
+              .where((eb) =>
+                eb.or([eb('model_prices.managed_by', 'is', null), eb('model_prices.managed_uid', '=', owner.uid)]),
+              ),
+          )
+          .returning('model')
+          .execute();
+        if (written.length === 0) throw new OwnedElsewhere();
+      }
+      return { ok: true, changed: !same || stale.length > 0 };
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof OwnedElsewhere)) throw error;
+      return {
+        ok: false as const,
+        code: 'MODEL_PRICE_CONFLICT',
+        message: `model ${model} is already priced by another ModelPrice`,
+      };
+    });
   if (result.ok && result.changed) announce(deps.bus);
   return result;
 }
@@ -176,6 +197,9 @@ export async function managedPriceOwners(db: Kysely<Database>): Promise<ManagedR
 function invalid(message: string): SpecRejection {
   return { ok: false, code: 'MODEL_PRICE_INVALID', message };
 }
+
+/** Rolls the transaction back: the row was taken by another resource meanwhile. */
+class OwnedElsewhere extends Error {}
 
 /** Every pod's PricingService re-reads model_prices on this message. */
 function announce(bus: Bus | undefined): void {
