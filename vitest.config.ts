@@ -8,7 +8,8 @@ export default defineConfig({
       'console/src/**/*.test.ts',
       'tests/**/*.test.ts',
     ],
-    globalSetup: ['tests/support/global-setup.ts'],
+    // The browser tests need console/dist: built here, once, when missing or older than its sources.
+    globalSetup: ['tests/support/global-setup.ts', 'tests/browser/build-console.ts'],
     reporters: ['default', './tests/support/summary-reporter.ts'],
     pool: 'forks',
     // Two cores: more workers only fight over them, and every test file opens its own database.

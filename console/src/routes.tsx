@@ -4,7 +4,8 @@ import { AccessDenied, type ResourceProps, useTranslate } from 'react-admin';
 import { Navigate, useLocation } from 'react-router';
 import { LoginPage } from './pages/account/LoginPage.tsx';
 import { SetupPage } from './pages/account/SetupPage.tsx';
-import { ROLE, useSessionUser } from './providers/session.ts';
+import { EXPIRED_LOGIN_PATH } from './providers/http.ts';
+import { ROLE, sessionWasExpired, useSessionUser } from './providers/session.ts';
 
 /** Who may open a page (spec doc 1 §2 and §6). */
 export type Access = 'public' | 'user' | 'admin' | 'root';
@@ -69,7 +70,9 @@ export function Guard({ access, children }: { access: Access; children: ReactNod
   const location = useLocation();
   if (access === 'public') return children;
   if (!user) {
-    return <Navigate to="/login" replace state={{ nextPathname: location.pathname, nextSearch: location.search }} />;
+    // After a 401 the shell is already on its way to /login?expired=true: go to the same place.
+    const to = sessionWasExpired() ? EXPIRED_LOGIN_PATH : '/login';
+    return <Navigate to={to} replace state={{ nextPathname: location.pathname, nextSearch: location.search }} />;
   }
   const minimum = access === 'root' ? ROLE.root : access === 'admin' ? ROLE.admin : ROLE.user;
   return user.role >= minimum ? children : <AccessDenied />;

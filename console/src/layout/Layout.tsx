@@ -1,5 +1,5 @@
 import { Box } from '@mui/material';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { type LayoutProps, Layout as RaLayout, TitlePortal, useNotify } from 'react-admin';
 import { useNavigate } from 'react-router';
 import { api, EXPIRED_LOGIN_PATH, setUnauthorizedHandler } from '../providers/http.ts';
@@ -30,9 +30,13 @@ export function ShellLayout({ children }: LayoutProps) {
  */
 function SessionWatch() {
   const navigate = useNavigate();
+  const navigateRef = useRef(navigate);
+  useEffect(() => {
+    navigateRef.current = navigate;
+  }, [navigate]);
   useEffect(() => {
     setUnauthorizedHandler(() => {
-      if (window.location.pathname !== '/login') navigate(EXPIRED_LOGIN_PATH);
+      if (window.location.pathname !== '/login') navigateRef.current(EXPIRED_LOGIN_PATH);
     });
     if (getStoredUser()) {
       api
@@ -40,7 +44,7 @@ function SessionWatch() {
         .then(storeUser)
         .catch(() => {});
     }
-  }, [navigate]);
+  }, []);
   return null;
 }
 

@@ -40,12 +40,12 @@ export const authProvider: AuthProvider = {
   },
 
   async logout() {
-    if (getStoredUser()) {
-      try {
-        await api.get('/api/user/logout', { expireOn401: false });
-      } catch {
-        // The session may already be gone; signing out locally is what matters.
-      }
+    // No stored user: already signed out, e.g. by a 401 (checkError), which must stay "expired".
+    if (!getStoredUser()) return;
+    try {
+      await api.get('/api/user/logout', { expireOn401: false });
+    } catch {
+      // The session may already be gone; signing out locally is what matters.
     }
     clearStoredUser();
   },
@@ -56,7 +56,7 @@ export const authProvider: AuthProvider = {
 
   async checkError(error: { status?: number }) {
     if (error?.status === 401) {
-      clearStoredUser();
+      clearStoredUser(true);
       throw { redirectTo: EXPIRED_LOGIN_PATH, message: false };
     }
     // 403 and others: the page shows the message, the user stays signed in.

@@ -63,7 +63,7 @@ export function setUnauthorizedHandler(handler: () => void): void {
 
 /** A 401 anywhere: forget the user and go to /login?expired=true. */
 export function sessionExpired(): void {
-  clearStoredUser();
+  clearStoredUser(true);
   unauthorized();
 }
 

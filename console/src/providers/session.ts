@@ -20,6 +20,8 @@ export const ROLE = { user: 1, admin: 10, root: 100 } as const;
 export type Permissions = 'user' | 'admin' | 'root';
 
 const USER_KEY = 'user';
+/** Set when the server said the session is gone (a 401), until the next sign-in. */
+let expired = false;
 const listeners = new Set<() => void>();
 let cache: { raw: string | null; user: SessionUser | undefined } = { raw: null, user: undefined };
 
@@ -64,6 +66,7 @@ function subscribe(listener: () => void): () => void {
 }
 
 export function storeUser(user: SessionUser): void {
+  expired = false;
   localStorage.setItem(
     USER_KEY,
     JSON.stringify({
@@ -78,9 +81,16 @@ export function storeUser(user: SessionUser): void {
   changed();
 }
 
-export function clearStoredUser(): void {
+/** Forgets the user; `expiredSession` when the server ended the session (then sign-in says so). */
+export function clearStoredUser(expiredSession = false): void {
+  expired = expiredSession;
   localStorage.removeItem(USER_KEY);
   changed();
+}
+
+/** Whether the last sign-out came from the server (a 401), so /login should say the login expired. */
+export function sessionWasExpired(): boolean {
+  return expired;
 }
 
 export function permissionsOf(role: number | undefined): Permissions | undefined {
