@@ -8,22 +8,22 @@ import { dataProvider } from './providers/dataProvider.ts';
 import { consoleStore } from './providers/store.ts';
 import { Guard, PAGES, RESOURCES } from './routes.tsx';
 import { StatusProvider, useStatus } from './status/StatusContext.tsx';
-import type { SiteStatus } from './status/status.ts';
+import type { StatusLoad } from './status/status.ts';
 import { darkTheme, lightTheme } from './theme.ts';
 
 export interface AppProps {
   i18nProvider: I18nProvider;
-  status: SiteStatus;
-  /** False when /api/status did not answer and a cached or default status is used. */
-  fresh: boolean;
+  /** GET /api/status as loaded at start (or the cached or default status, with the failure to show). */
+  loaded: StatusLoad;
 }
 
 /** The console: status context, setup redirect, and react-admin with the shell, pages and resources. */
-export function App({ i18nProvider, status, fresh }: AppProps) {
+export function App({ i18nProvider, loaded }: AppProps) {
+  const { status } = loaded;
   const store = useMemo(() => consoleStore({ sidebarOpen: !status.default_collapse_sidebar }), [status]);
   return (
     <BrowserRouter>
-      <StatusProvider initial={status} fresh={fresh}>
+      <StatusProvider initial={loaded}>
         <SetupGate>
           <Admin
             dataProvider={dataProvider}

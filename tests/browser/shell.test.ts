@@ -253,6 +253,16 @@ describe('console shell', () => {
     await screenshot(page, 'shell-12-expired');
   });
 
+  it('says so when the status cannot be loaded, and still shows the shell', async () => {
+    const { page, errors } = await newPage();
+    await page.route('**/api/status', (route) => route.abort());
+    await page.goto('/login');
+    await page.getByText('加载状态失败').waitFor();
+    await page.locator('[data-testid="login-page"]').waitFor();
+    await screenshot(page, 'shell-14-status-failed');
+    expect(errors).toEqual([]);
+  });
+
   it('hides the side menu on the home page and on a phone', async () => {
     const { page } = await newPage({ viewport: { width: 390, height: 844 } });
     await signIn(page, ALICE, false);

@@ -50,7 +50,7 @@ function SessionWatch() {
 
 /** Title and icon from the status; a notice when the status could not be loaded (spec doc 1 §8). */
 function StatusEffects() {
-  const { status, fresh } = useStatus();
+  const { status, failure } = useStatus();
   const notify = useNotify();
   useEffect(() => {
     document.title = status.system_name || 'Tollgate';
@@ -58,7 +58,7 @@ function StatusEffects() {
     if (icon) icon.href = status.logo || '/logo.svg';
   }, [status.system_name, status.logo]);
   useEffect(() => {
-    if (!fresh) notify('status.unreachable', { type: 'error' });
-  }, [fresh, notify]);
+    if (failure) notify(failure, { type: 'error' });
+  }, [failure, notify]);
   return null;
 }

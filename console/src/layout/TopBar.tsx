@@ -86,7 +86,9 @@ function NavLinks() {
   const { status } = useStatus();
   const { pathname } = useLocation();
   const mobile = useIsMobile();
+  const inConsole = useSideMenuVisible();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const active = (link: NavLink) => (link.key === 'console' ? inConsole : !link.external && link.to === pathname);
   const links: NavLink[] = [
     { key: 'home', label: 'shell.nav.home', to: '/' },
     { key: 'console', label: 'shell.nav.console', to: status.enable_data_export ? '/detail' : '/token' },
@@ -121,7 +123,7 @@ function NavLinks() {
         <Button
           key={link.key}
           {...linkProps(link)}
-          color={!link.external && link.to === pathname ? 'primary' : 'inherit'}
+          color={active(link) ? 'primary' : 'inherit'}
           size="small"
           data-nav={link.key}
         >

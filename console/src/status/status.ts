@@ -1,4 +1,4 @@
-import { api } from '../providers/http.ts';
+import { ApiError, api } from '../providers/http.ts';
 
 /**
  * The public status object of `GET /api/status` (spec doc 1 §3): what the console needs before anything
@@ -116,11 +116,18 @@ const MIRRORED_FLAGS = [
   'mj_notify_enabled',
 ] as const;
 
-export type StatusLoad = { status: SiteStatus; fresh: true } | { status: SiteStatus; fresh: false; error: unknown };
+/**
+ * The status as loaded, and when loading failed the message to show (spec doc 1 §8): the server answered
+ * with a failure, "unable to connect to the server"; the call itself failed, "failed to load the status".
+ */
+export interface StatusLoad {
+  status: SiteStatus;
+  failure?: 'status.unreachable' | 'status.load_failed' | undefined;
+}
 
 /**
- * Reads the status once at start and caches it locally. When the server does not answer, the cached
- * copy (or the defaults) is used and `fresh` is false, so the shell can say it cannot reach the server.
+ * Reads the status once at start and caches it locally. When that fails, the cached copy (or the defaults)
+ * is used and `failure` says what to show.
  */
 export async function loadStatus(): Promise<StatusLoad> {
   try {
@@ -129,9 +136,13 @@ export async function loadStatus(): Promise<StatusLoad> {
       ...(await api.get<Partial<SiteStatus>>('/api/status', { expireOn401: false })),
     };
     cacheStatus(status);
-    return { status, fresh: true };
+    return { status };
   } catch (error) {
-    return { status: cachedStatus() ?? DEFAULT_STATUS, fresh: false, error };
+    const answered = error instanceof ApiError && error.status < 400;
+    return {
+      status: cachedStatus() ?? DEFAULT_STATUS,
+      failure: answered ? 'status.unreachable' : 'status.load_failed',
+    };
   }
 }
 
