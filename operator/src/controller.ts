@@ -379,8 +379,10 @@ export class Controller {
       const known = new Set(informer.list().map((r) => r.metadata.uid));
       for (const owner of await reconciler.owners(this.#context)) {
         if (known.has(owner.uid) || (watchNamespace && owner.namespace !== watchNamespace)) continue;
-        // Check the cache again: a resource created since the list above is not an orphan.
+        // Ask the API server itself: a cache that missed a resource must not cost it its records.
         if (!informer.healthy || informer.list().some((r) => r.metadata.uid === owner.uid)) continue;
+        const live = await this.#options.kube.getResource(PLURALS[kind], owner.namespace, owner.name);
+        if (live?.metadata.uid === owner.uid || !this.#queue) continue;
         await reconciler.removeOrphan(owner, this.#context);
         logger.warn(
           { kind, resource: `${owner.namespace}/${owner.name}`, uid: owner.uid },

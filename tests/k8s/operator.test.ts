@@ -195,8 +195,13 @@ describe.runIf(hasPostgres())('operator', () => {
       );
       expect(row).toMatchObject({ models: 'gpt-4o', status: 2 });
       expect((await abilities(row!.id)).every((a) => !a.enabled)).toBe(true);
-      await until('Channel', 'openai', 'Ready', 'True');
-      expect(get('Channel', 'openai').status.state).toBe('disabled');
+      const status = await eventually(
+        async () => get('Channel', 'openai').status,
+        (s) => s.state === 'disabled' && s.observedGeneration === get('Channel', 'openai').metadata.generation,
+        10_000,
+      );
+      expect(status).toMatchObject({ state: 'disabled', modelCount: 1 });
+      expect(condition('Channel', 'openai', 'Ready').status).toBe('True');
 
       const rotatedAt = Date.now();
       fake.patch('secrets', NS, 'openai-key', { data: { apiKey: b64('sk-rotated') } });
@@ -302,6 +307,35 @@ describe.runIf(hasPostgres())('operator', () => {
       await gone('Channel', 'broken');
       expect(await channelRow(uid)).toBeUndefined();
       expect(await abilities(id)).toEqual([]);
+    });
+  });
+
+  describe('orphans', () => {
+    it('removes records whose resource no longer exists, in the watched namespace only', async () => {
+      const ghost = (namespace: string, uid: string) => ({
+        type: 1,
+        name: `${namespace}/ghost`,
+        key_encrypted: keyring.encrypt('sk-ghost'),
+        models: 'm',
+        created_time: 1,
+        managed_by: 'tollgate-operator',
+        managed_namespace: namespace,
+        managed_name: 'ghost',
+        managed_uid: uid,
+      });
+      await db()
+        .insertInto('channels')
+        .values([ghost(NS, 'ghost-uid'), ghost('elsewhere', 'other-uid')])
+        .execute();
+      expect(
+        await eventually(
+          () => channelRow('ghost-uid'),
+          (r) => r === undefined,
+          15_000,
+        ),
+      ).toBeUndefined();
+      expect(await channelRow('other-uid')).toBeTruthy();
+      await db().deleteFrom('channels').where('managed_uid', '=', 'other-uid').execute();
     });
   });
 

@@ -102,6 +102,22 @@ export class KubeClient {
       : this.#custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural });
   }
 
+  /** One object of a Tollgate kind read straight from the API server; undefined when there is none. */
+  async getResource(plural: string, namespace: string, name: string): Promise<Resource | undefined> {
+    try {
+      return (await this.#custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural,
+        name,
+      })) as Resource;
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
   /** Merge-patches `.status` (the status subresource): send the whole `conditions` list, arrays are replaced. */
   patchStatus(plural: string, namespace: string, name: string, status: Record<string, unknown>): Promise<Resource> {
     return this.#custom.patchNamespacedCustomObjectStatus(
