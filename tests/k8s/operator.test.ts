@@ -5,6 +5,7 @@ import type { Gateway } from '../../gateway/src/gateway.ts';
 import { loadConfig } from '../../operator/src/config.ts';
 import { type Operator, startOperator } from '../../operator/src/operator.ts';
 import { type DashboardClient, setupRoot } from '../support/client.ts';
+import { validateCustomResource } from '../support/crd-schemas.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type FakeKube, startFakeKube } from '../support/fake-kube/index.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -18,6 +19,7 @@ import { eventually } from '../support/wait.ts';
  */
 
 const NS = 'ai';
+const TOLLGATE_KINDS = new Set(['Channel', 'ModelPrice', 'Group', 'GatewaySettings', 'AccessToken']);
 const SECRET_KEY = 'operator-test-secret-key-0123456789';
 
 let fake: FakeKube;
@@ -31,7 +33,11 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 beforeAll(async () => {
   if (!hasPostgres()) return;
-  fake = await startFakeKube({ namespace: NS });
+  // Every write, the operator's status patches included, is checked against the CRDs' schemas and CEL rules.
+  fake = await startFakeKube({
+    namespace: NS,
+    validate: (kind, object) => (TOLLGATE_KINDS.has(kind) ? validateCustomResource(object) : []),
+  });
   const database = await createTestDatabase();
   dropDatabase = database.drop;
   const namespace = testNamespace();
@@ -289,9 +295,9 @@ describe.runIf(hasPostgres())('operator', () => {
       secret('plain-key', { apiKey: 'sk-plain' }, false);
       editSpec('Channel', 'broken', { keySecretRef: { name: 'plain-key' } });
       await until('Channel', 'broken', 'SecretResolved', 'False', 'SecretNotWatched');
-      editSpec('Channel', 'broken', { keySecretRef: { name: 'later-key' }, type: 9999 });
+      editSpec('Channel', 'broken', { keySecretRef: { name: 'later-key' }, type: 999 });
       const invalid = await until('Channel', 'broken', 'Ready', 'False', 'InvalidSpec');
-      expect(condition('Channel', 'broken', 'Ready').message).toContain('9999');
+      expect(condition('Channel', 'broken', 'Ready').message).toContain('999');
       expect(condition('Channel', 'broken', 'SecretResolved').status).toBe('True');
       expect((await channelRow(invalid.metadata.uid))!.type).toBe(1);
       expect(operator.isLeader).toBe(true);
@@ -354,6 +360,7 @@ describe.runIf(hasPostgres())('operator', () => {
     it('relists after a 410 and misses no change, deletions included', async () => {
       await fake.waitForWatches(6);
       const uid = get('Channel', 'after-drop').metadata.uid;
+      const lists = fake.requestCount({ verb: 'list', resource: 'channels' });
       // While the watches are down, the history is compacted and resources change.
       fake.compactHistory();
       fake.dropWatches();
@@ -372,6 +379,8 @@ describe.runIf(hasPostgres())('operator', () => {
         10_000,
       );
       expect(price).toMatchObject({ quota_type: 1, model_price: 0.25 });
+      // Resuming from a compacted version got 410 Expired, and the informers listed again.
+      expect(fake.requestCount({ verb: 'list', resource: 'channels' })).toBeGreaterThan(lists);
     });
   });
 

@@ -78,7 +78,7 @@ export function channelStatus(state: ManagedChannelState | undefined, modelCount
     channelId: state.id,
     modelCount,
     state: STATES[state.status as 1 | 2 | 3] ?? 'disabled',
-    stateReason: state.statusReason,
+    stateReason: state.statusReason?.slice(0, 1024),
     stateSince: unixToKubeTime(state.statusTime),
     lastTest,
     usedQuota: Math.max(0, state.usedQuota),

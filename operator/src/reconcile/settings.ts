@@ -47,7 +47,11 @@ export const settingsReconciler: Reconciler<GatewaySettingsSpec> = {
   async reconcile(resource, ctx): Promise<Outcome> {
     const settings = resource.spec?.settings ?? {};
     const result = await applyManagedOptions({ db: ctx.db, bus: ctx.bus }, resourceRef(resource), settings);
-    const status = { applied: result.applied, rejected: result.rejected };
+    // Bounded as the CRD's status schema bounds them, so the status write is never refused.
+    const status = {
+      applied: result.applied.map((key) => key.slice(0, 128)),
+      rejected: result.rejected.map((r) => ({ key: r.key.slice(0, 128), reason: r.reason.slice(0, 1024) })),
+    };
     if (result.changed.length > 0) {
       ctx.logger.info(
         {
