@@ -1,7 +1,17 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../support/client.ts';
-import { type ConsoleGateway, launchBrowser, localItem, openPage, screenshot, startConsoleGateway } from './support.ts';
+import {
+  type ConsoleGateway,
+  type Credentials,
+  launchBrowser,
+  localItem,
+  openPage,
+  screenshot,
+  signInByApi,
+  signInThroughUi,
+  startConsoleGateway,
+} from './support.ts';
 
 // The console's shell in a real browser (spec doc 1 §2): setup redirect, setup and sign-in through the UI,
 // the side menu per role and status flags, language and theme remembered, logout, not-found, expiry.
@@ -30,12 +40,8 @@ async function newPage(options?: Parameters<typeof openPage>[2]) {
 const sideMenu = (page: Page) => page.locator('[data-testid="side-menu"]');
 
 /** Signs in through the login page, which leads to /token (with the side menu, except on a phone). */
-async function signIn(page: Page, user: { username: string; password: string }, withMenu = true) {
-  await page.goto('/login');
-  await page.locator('input[name="username"]').fill(user.username);
-  await page.locator('input[name="password"]').fill(user.password);
-  await page.locator('[data-testid="login-page"] button[type="submit"]').click();
-  await page.waitForURL('**/token');
+async function signIn(page: Page, user: Credentials, withMenu = true) {
+  await signInThroughUi(page, user);
   if (withMenu) await sideMenu(page).waitFor();
 }
 
@@ -46,7 +52,7 @@ async function rootClient(): Promise<DashboardClient> {
   return client;
 }
 
-describe('console shell', () => {
+describe('console shell', { timeout: 60_000 }, () => {
   let rootPage: Page;
 
   it('sends every path of a fresh gateway to /setup', async () => {
@@ -244,7 +250,9 @@ describe('console shell', () => {
 
   it('sends the browser to /login?expired=true when the session is gone', async () => {
     const { page, context } = await newPage();
-    await signIn(page, ALICE);
+    await signInByApi(page, server.url, ALICE);
+    await page.goto('/token');
+    await sideMenu(page).waitFor();
     await context.clearCookies();
     await page.reload();
     await page.waitForURL('**/login?expired=true');

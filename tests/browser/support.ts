@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Gateway } from '../../gateway/src/gateway.ts';
+import { DashboardClient } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 
@@ -80,23 +81,30 @@ export function localItem(page: Page, key: string): Promise<string | null> {
   return page.evaluate(`localStorage.getItem(${JSON.stringify(key)})`) as Promise<string | null>;
 }
 
-/** Calls the gateway's /api as a plain client (no session): for set-up steps a test does not click through. */
-export async function callApi(
-  baseURL: string,
-  method: string,
-  apiPath: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; cookie: string }> {
-  const response = await fetch(`${baseURL}${apiPath}`, {
-    method,
-    headers: { 'content-type': 'application/json', 'accept-language': 'en', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const cookie =
-    response.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('session='))
-      ?.split(';')[0] ?? '';
-  return { status: response.status, body: await response.json(), cookie };
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** Signs in through the login page, which leads to /token. */
+export async function signInThroughUi(page: Page, user: Credentials): Promise<void> {
+  await page.goto('/login');
+  await page.locator('input[name="username"]').fill(user.username);
+  await page.locator('input[name="password"]').fill(user.password);
+  await page.locator('[data-testid="login-page"] button[type="submit"]').click();
+  await page.waitForURL('**/token');
+}
+
+/**
+ * Signs in without the login page, for tests about other pages: the session cookie from POST /api/user/login
+ * goes into the browser context and the user into local storage, as the login page would leave them.
+ */
+export async function signInByApi(page: Page, baseURL: string, user: Credentials): Promise<void> {
+  const client = new DashboardClient(baseURL);
+  const answer = await client.login(user.username, user.password);
+  if (!answer.body?.success) throw new Error(`signing in ${user.username} failed: ${JSON.stringify(answer.body)}`);
+  const [name, value] = client.cookie.split('=') as [string, string];
+  await page.context().addCookies([{ name, value, url: baseURL }]);
+  await page.goto('/login');
+  await page.evaluate(`localStorage.setItem('user', ${JSON.stringify(JSON.stringify(answer.body.data))})`);
 }
