@@ -1,0 +1,224 @@
+/**
+ * The relay benchmark's load generator, on undici: an open-loop generator that fires requests at a fixed
+ * rate whatever the answers do (so a slow server shows up as latency, not as fewer requests), a closed
+ * loop of N connections for the most requests a second, and the time to the first byte of SSE streams.
+ * Times are in milliseconds from performance.now(), measured from the moment each request is handed to
+ * the connection pool.
+ */
+import { Pool } from 'undici';
+
+export interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface Summary {
+  count: number;
+  errors: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export interface RateResult extends Summary {
+  rate: number;
+  /** Requests a second actually sent (lower than `rate` if the generator fell behind). */
+  sentRate: number;
+  /** Largest delay between a request's planned and actual start, in ms: the generator's own lag. */
+  maxLagMs: number;
+}
+
+export interface SaturationResult extends Summary {
+  connections: number;
+  rps: number;
+}
+
+export interface StreamResult {
+  /** Time to the first byte of the SSE body. */
+  ttfb: Summary;
+  /** Time to the end of the stream. */
+  total: Summary;
+  rate: number;
+}
+
+export const chatBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
+  max_tokens: 32,
+});
+
+export const streamBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
+  max_tokens: 32,
+  stream: true,
+  stream_options: { include_usage: true },
+});
+
+export function summarize(values: ArrayLike<number>, errors = 0): Summary {
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    count: sorted.length,
+    errors,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+    mean: sorted.length ? sum / sorted.length : NaN,
+  };
+}
+
+const pools = new Map<string, Pool>();
+
+/** One connection pool per target for the whole run, so every phase after the warm-up finds warm connections. */
+function pool(target: Target): Pool {
+  let p = pools.get(target.url);
+  if (!p) {
+    p = new Pool(new URL(target.url).origin, {
+      connections: 256,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    pools.set(target.url, p);
+  }
+  return p;
+}
+
+export async function closePools(): Promise<void> {
+  await Promise.all([...pools.values()].map((p) => p.destroy()));
+  pools.clear();
+}
+
+/** One non-streaming chat request; resolves with its latency, or -1 for a failure. */
+async function chatOnce(p: Pool, target: Target): Promise<number> {
+  const started = performance.now();
+  try {
+    const answer = await p.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: target.headers,
+      body: chatBody,
+    });
+    const text = await answer.body.text();
+    if (answer.statusCode !== 200 || !text.includes('"usage"')) return -1;
+    return performance.now() - started;
+  } catch {
+    return -1;
+  }
+}
+
+/** One streaming chat request; resolves with [time to first body byte, time to end], or undefined on failure. */
+async function streamOnce(p: Pool, target: Target): Promise<[number, number] | undefined> {
+  const started = performance.now();
+  try {
+    const answer = await p.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: target.headers,
+      body: streamBody,
+    });
+    let first = -1;
+    let last = '';
+    for await (const chunk of answer.body) {
+      if (first < 0) first = performance.now() - started;
+      last = (last + chunk.toString()).slice(-64);
+    }
+    if (answer.statusCode !== 200 || first < 0 || !last.includes('[DONE]')) return undefined;
+    return [first, performance.now() - started];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Fires `kind` requests at a fixed rate for `durationMs`, each at its planned time however many are
+ * still in flight (open loop), and waits for all of them.
+ */
+async function openLoop<T>(
+  target: Target,
+  rate: number,
+  durationMs: number,
+  send: (p: Pool) => Promise<T>,
+): Promise<{ results: T[]; sentRate: number; maxLagMs: number }> {
+  const p = pool(target);
+  const total = Math.max(1, Math.round((rate * durationMs) / 1000));
+  const interval = 1000 / rate;
+  const pending: Array<Promise<T>> = [];
+  let maxLagMs = 0;
+  const start = performance.now() + 2;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (pending.length < total && start + pending.length * interval <= now) {
+        maxLagMs = Math.max(maxLagMs, now - (start + pending.length * interval));
+        pending.push(send(p));
+      }
+      if (pending.length >= total) return resolve();
+      setTimeout(tick, Math.max(0, start + pending.length * interval - performance.now()));
+    };
+    tick();
+  });
+  const sentSeconds = (performance.now() - start) / 1000;
+  const results = await Promise.all(pending);
+  return { results, sentRate: total / Math.max(sentSeconds, durationMs / 1000), maxLagMs };
+}
+
+/** Non-streaming chat requests at a fixed rate. */
+export async function fixedRate(target: Target, rate: number, durationMs: number): Promise<RateResult> {
+  const { results, sentRate, maxLagMs } = await openLoop(target, rate, durationMs, (p) => chatOnce(p, target));
+  const ok = results.filter((r) => r >= 0);
+  return { rate, sentRate, maxLagMs, ...summarize(ok, results.length - ok.length) };
+}
+
+/** Streaming chat requests at a fixed rate: time to first byte and to the end of the stream. */
+export async function streamingRate(target: Target, rate: number, durationMs: number): Promise<StreamResult> {
+  const { results } = await openLoop(target, rate, durationMs, (p) => streamOnce(p, target));
+  const ok = results.filter((r): r is [number, number] => r !== undefined);
+  const errors = results.length - ok.length;
+  return {
+    rate,
+    ttfb: summarize(
+      ok.map((r) => r[0]),
+      errors,
+    ),
+    total: summarize(
+      ok.map((r) => r[1]),
+      errors,
+    ),
+  };
+}
+
+/** `connections` loops, each sending its next request as soon as the last is answered (closed loop). */
+export async function saturate(target: Target, connections: number, durationMs: number): Promise<SaturationResult> {
+  const p = pool(target);
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      const latency = await chatOnce(p, target);
+      if (latency >= 0) latencies.push(latency);
+      else errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  const seconds = (performance.now() - started) / 1000;
+  return { connections, rps: latencies.length / seconds, ...summarize(latencies, errors) };
+}
+
+/** A closed loop whose results are thrown away, to warm the JIT and the connection pools. */
+export async function warmUp(target: Target, durationMs: number): Promise<void> {
+  await saturate(target, 64, durationMs);
+  const p = pool(target);
+  await Promise.all(Array.from({ length: 200 }, () => streamOnce(p, target)));
+}
