@@ -173,6 +173,7 @@ export class Controller {
   #onResource(reconciler: Reconciler<any>, event: InformerEvent, resource: Resource): void {
     const namespace = resource.metadata.namespace ?? '';
     const key = keyOf(reconciler.kind, namespace, resource.metadata.name);
+    this.#options.logger.debug({ event, key, resourceVersion: resource.metadata.resourceVersion }, 'Informer event');
     if (event === 'delete') {
       this.#secretIndex.remove(key);
       this.#fingerprints.delete(key);

@@ -58,11 +58,17 @@ beforeAll(async () => {
     METRICS_PORT: '0',
     METRICS_HOST: '127.0.0.1',
   });
-  operator = await startOperator(config, pino({ level: 'silent' }), {
-    kubeConfig: fake.kubeConfig(),
-    retryBaseMs: 100,
-    defaultMetrics: false,
-  });
+  operator = await startOperator(
+    config,
+    process.env.OPERATOR_TEST_LOG
+      ? pino({ level: 'debug' }, pino.destination(process.env.OPERATOR_TEST_LOG))
+      : pino({ level: 'silent' }),
+    {
+      kubeConfig: fake.kubeConfig(),
+      retryBaseMs: 100,
+      defaultMetrics: false,
+    },
+  );
   await operator.synced;
   await eventually(async () => operator.isLeader, Boolean, 5_000);
 }, 60_000);
@@ -357,6 +363,19 @@ describe.runIf(hasPostgres())('operator', () => {
       expect(await metricValue('tollgate_operator_informer_restarts_total')).toBeGreaterThan(restarts);
     });
 
+    it('restarts informers whose watch and list fail with server errors', async () => {
+      await fake.waitForWatches(6);
+      const restarts = await metricValue('tollgate_operator_informer_restarts_total');
+      fake.failNext(2, 503, { verb: 'watch', resource: 'modelprices' });
+      fake.failNext(1, 500, { verb: 'list', resource: 'modelprices' });
+      fake.compactHistory();
+      fake.dropWatches({ graceful: true });
+      resource('ModelPrice', 'after-errors', { model: 'errors-model', perCall: { price: 0.5 } });
+      await until('ModelPrice', 'after-errors', 'Ready', 'True', undefined, 20_000);
+      expect(await metricValue('tollgate_operator_informer_restarts_total')).toBeGreaterThan(restarts);
+      expect(operator.isLeader).toBe(true);
+    });
+
     it('relists after a 410 and misses no change, deletions included', async () => {
       await fake.waitForWatches(6);
       const uid = get('Channel', 'after-drop').metadata.uid;
@@ -366,6 +385,7 @@ describe.runIf(hasPostgres())('operator', () => {
       fake.dropWatches();
       editSpec('Channel', 'after-drop', { priority: 42 });
       resource('ModelPrice', 'after-compaction', { model: 'compacted-model', perCall: { price: 0.25 } });
+      fake.delete('secrets', NS, 'drop-key');
       fake.compactHistory();
       const row = await eventually(
         () => channelRow(uid),
@@ -379,6 +399,9 @@ describe.runIf(hasPostgres())('operator', () => {
         10_000,
       );
       expect(price).toMatchObject({ quota_type: 1, model_price: 0.25 });
+      // The Secret deleted while no watch ran reaches the channel as a delete from the relist.
+      await until('Channel', 'after-drop', 'SecretResolved', 'False', 'SecretNotFound');
+      expect((await channelRow(uid))?.priority).toBe(42);
       // Resuming from a compacted version got 410 Expired, and the informers listed again.
       expect(fake.requestCount({ verb: 'list', resource: 'channels' })).toBeGreaterThan(lists);
     });

@@ -37,7 +37,7 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
 export class SupervisedInformer<T extends KubernetesObject> {
   readonly kind: string;
   readonly #options: SupervisedInformerOptions<T>;
-  readonly #informer: Informer<T> & ObjectCache<T>;
+  readonly #informer: Informer<T> & ObjectCache<T> & { latestResourceVersion(): string };
   #failures = 0;
   #errored = false;
   #synced = false;
@@ -49,7 +49,12 @@ export class SupervisedInformer<T extends KubernetesObject> {
   constructor(options: SupervisedInformerOptions<T>) {
     this.kind = options.kind;
     this.#options = options;
-    this.#informer = makeInformer(options.kubeConfig, options.path, options.list, options.labelSelector);
+    this.#informer = makeInformer(
+      options.kubeConfig,
+      options.path,
+      options.list,
+      options.labelSelector,
+    ) as Informer<T> & ObjectCache<T> & { latestResourceVersion(): string };
     for (const event of ['add', 'update', 'delete'] as const) {
       this.#informer.on(event, (object: T) => {
         this.#options.onActivity?.();
@@ -99,6 +104,12 @@ export class SupervisedInformer<T extends KubernetesObject> {
     this.#restarting = false;
     await this.#informer.start();
     if (this.#errored || this.#stopped) return;
+    if (this.#failures > 0) {
+      this.#options.logger?.info(
+        { kind: this.kind, resourceVersion: this.#informer.latestResourceVersion() },
+        'Informer restarted',
+      );
+    }
     this.#failures = 0;
     this.#options.onActivity?.();
     if (!this.#synced) {

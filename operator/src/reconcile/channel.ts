@@ -108,6 +108,12 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
     const secretName = spec.keySecretRef?.name ?? '';
     const dataKey = spec.keySecretRef?.key || DEFAULT_SECRET_KEY;
     const resolved = resolveKey(ctx.secret(namespace, secretName), secretName, dataKey);
+    let secretCondition: ConditionInput = {
+      type: 'SecretResolved',
+      status: 'True',
+      reason: 'SecretFound',
+      message: `Key read from Secret ${secretName} (${dataKey})`,
+    };
     if (!resolved.ok) {
       let { reason, message } = resolved;
       if (reason === 'SecretNotFound') {
@@ -118,35 +124,27 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
           message = `Secret ${secretName} lacks the label ${WATCH_LABEL}=true; the operator only reads labelled Secrets`;
         }
       }
-      const failed: ConditionInput = { type: 'Ready', status: 'False', reason, message };
-      return {
-        conditions: conditions({ ...failed, type: 'SecretResolved' }, failed, {
-          type: 'Synced',
-          status: 'False',
-          reason,
-          message: 'Nothing was written: the key could not be read',
-        }),
-        status: channelStatus(await managedChannelState(ctx.db, owner.uid), modelCount),
-        retry: true,
-      };
+      secretCondition = { type: 'SecretResolved', status: 'False', reason, message };
     }
-    const secretOk: ConditionInput = {
-      type: 'SecretResolved',
-      status: 'True',
-      reason: 'SecretFound',
-      message: `Key read from Secret ${secretName} (${dataKey})`,
-    };
+    // Without a readable key the rest of the spec is still applied; the stored key stays as it was.
     const result = await applyManagedChannel({ db: ctx.db, keyring: ctx.keyring, bus: ctx.bus }, owner, {
       input: channelInput(resource),
-      key: resolved.key,
+      key: resolved.ok ? resolved.key : undefined,
       multiKeyMode: spec.multiKeyMode === 'polling' ? 'polling' : 'random',
       enabled: spec.enabled !== false,
     });
-    if (!result.ok) {
+    if (result.ok && result.changed) {
+      ctx.logger.info(
+        { kind: 'Channel', resource: `${namespace}/${owner.name}`, channelId: result.state.id },
+        'Channel written to the store',
+      );
+    }
+    const status = channelStatus(result.ok ? result.state : await managedChannelState(ctx.db, owner.uid), modelCount);
+    if (!result.ok && result.code !== 'CHANNEL_KEY_UNAVAILABLE') {
       const message = `${result.message} (${result.code})`;
       return {
         conditions: conditions(
-          secretOk,
+          secretCondition,
           { type: 'Ready', status: 'False', reason: 'InvalidSpec', message },
           {
             type: 'Synced',
@@ -155,18 +153,32 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
             message: 'Nothing was written: the spec is invalid',
           },
         ),
-        status: channelStatus(await managedChannelState(ctx.db, owner.uid), modelCount),
+        status,
         retry: true,
       };
     }
-    if (result.changed)
-      ctx.logger.info(
-        { kind: 'Channel', resource: `${namespace}/${owner.name}`, channelId: result.state.id },
-        'Channel written to the store',
-      );
+    if (secretCondition.status === 'False') {
+      return {
+        conditions: conditions(
+          secretCondition,
+          { ...secretCondition, type: 'Ready' },
+          {
+            type: 'Synced',
+            status: 'False',
+            reason: secretCondition.reason,
+            message: result.ok
+              ? 'The configuration was written; the stored key was kept because the Secret could not be read'
+              : 'Nothing was written: there is no key to create the channel with',
+          },
+        ),
+        status,
+        retry: true,
+      };
+    }
+    if (!result.ok) throw new Error(`unexpected: ${result.code}`);
     return {
       conditions: conditions(
-        secretOk,
+        secretCondition,
         { type: 'Ready', status: 'True', reason: 'Reconciled', message: `Channel ${result.state.id} matches the spec` },
         {
           type: 'Synced',

@@ -36,8 +36,11 @@ import type { ChannelRow } from './view.ts';
 export interface ManagedChannelSpec {
   /** Configuration in the API's terms; absent fields take the defaults (the resource is the whole truth). */
   input: Omit<ChannelInput, 'status' | 'key'>;
-  /** Key text: one key per line, or a JSON array. */
-  key: string;
+  /**
+   * Key text: one key per line, or a JSON array. Undefined when the key cannot be read right now: an
+   * existing channel keeps its stored key (the rest is still applied); a new one cannot be created.
+   */
+  key: string | undefined;
   multiKeyMode: MultiKeyMode;
   enabled: boolean;
 }
@@ -82,8 +85,8 @@ export async function applyManagedChannel(
   owner: ResourceRef,
   spec: ManagedChannelSpec,
 ): Promise<ManagedChannelResult> {
-  const keys = splitKeys(spec.key);
-  if (keys.length === 0) return rejection(new AppError(CHANNEL_ERRORS.CHANNEL_NAME_AND_KEY_REQUIRED));
+  const keys = spec.key === undefined ? undefined : splitKeys(spec.key);
+  if (keys?.length === 0) return rejection(new AppError(CHANNEL_ERRORS.CHANNEL_NAME_AND_KEY_REQUIRED));
   let config: ReturnType<typeof applyChannelInput>['config'];
   try {
     config = applyChannelInput(
@@ -95,11 +98,12 @@ export async function applyManagedChannel(
     if (error instanceof AppError) return rejection(error);
     throw error;
   }
-  const keyText = keys.join('\n');
+  const keyText = keys?.join('\n');
 
-  const { row, changed } = await deps.db.transaction().execute(async (trx) => {
+  const written = await deps.db.transaction().execute(async (trx) => {
     const existing = await lockOwned(trx, owner.uid);
     if (!existing) {
+      if (keys === undefined || keyText === undefined) return undefined;
       const inserted = await insertChannel(trx, {
         ...config,
         key_encrypted: deps.keyring.encrypt(keyText),
@@ -123,7 +127,7 @@ export async function applyManagedChannel(
       if (desired[field] !== current[field]) (changes as Record<string, unknown>)[field] = desired[field];
     }
     const info = readChannelInfo(existing.channel_info);
-    if (plainKey(deps.keyring, existing.key_encrypted) !== keyText) {
+    if (keys !== undefined && keyText !== undefined && plainKey(deps.keyring, existing.key_encrypted) !== keyText) {
       changes.key_encrypted = deps.keyring.encrypt(keyText);
       changes.channel_info = JSON.stringify(channelInfoFor(keys.length, spec.multiKeyMode));
     } else if (info.multi_key_mode !== spec.multiKeyMode) {
@@ -145,6 +149,8 @@ export async function applyManagedChannel(
     const abilitiesRepaired = await repairAbilities(trx, row);
     return { row, changed: Object.keys(changes).length > 0 || abilitiesRepaired };
   });
+  if (!written) return { ok: false, code: 'CHANNEL_KEY_UNAVAILABLE', message: 'no key to create the channel with' };
+  const { row, changed } = written;
   if (changed) announce(deps.bus, [row.id]);
   return { ok: true, changed, state: channelState(row) };
 }
