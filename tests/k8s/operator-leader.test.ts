@@ -166,7 +166,7 @@ it.runIf(hasPostgres())(
     await leader.exited;
     await eventually(async () => said(follower, 'Became the leader'), Boolean, 20_000);
     const takeover = Date.now() - killedAt;
-    expect(takeover).toBeLessThan(20_000);
+    expect(takeover, `took over after ${takeover} ms`).toBeLessThan(20_000);
     expect(lease().spec.holderIdentity).toMatch(new RegExp(`^${follower.name}_`));
     expect(lease().spec.leaseTransitions).toBeGreaterThanOrEqual(1);
     channel('after-failover');

@@ -60,6 +60,7 @@ beforeAll(async () => {
   });
   operator = await startOperator(
     config,
+    // OPERATOR_TEST_LOG=/tmp/operator.log keeps the operator's debug log (every informer event) for a failing run.
     process.env.OPERATOR_TEST_LOG
       ? pino({ level: 'debug' }, pino.destination(process.env.OPERATOR_TEST_LOG))
       : pino({ level: 'silent' }),
