@@ -63,7 +63,7 @@ describe('gateway process', () => {
     const traced = await fetch(`${gateway.url}/api/status`, { headers: { 'x-request-id': 'trace-123' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-123');
     const generated = await fetch(`${gateway.url}/api/status`, { headers: { 'x-request-id': 'has spaces & symbols' } });
-    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f]{24}$/);
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     expect(metrics).toMatch(
       /http_server_request_duration_seconds_count\{[^}]*route="\/api\/status"[^}]*method="GET"[^}]*status="200"[^}]*\} 2/,

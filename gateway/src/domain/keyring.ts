@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.ts';
 import { getOrCreateInstanceSecret } from '../store/repositories/instance-secrets.ts';
@@ -11,12 +19,13 @@ const ENCRYPTED_PREFIX = 'v1:';
  * (channel keys, webhook secrets).
  */
 export class Keyring {
-  readonly #hmacKey: Buffer;
+  /** A key object, made once: building one from raw bytes on every lookup costs more than the HMAC. */
+  readonly #hmacKey: KeyObject;
   readonly #encryptionKey: Buffer;
 
   constructor(masterSecret: string) {
     const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', masterSecret, 'tollgate', purpose, 32));
-    this.#hmacKey = derive('lookup-hmac');
+    this.#hmacKey = createSecretKey(derive('lookup-hmac'));
     this.#encryptionKey = derive('at-rest-encryption');
   }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 const SAFE_ID = /^[\w.:-]{1,128}$/;
@@ -7,5 +7,6 @@ const SAFE_ID = /^[\w.:-]{1,128}$/;
 export function requestId(request: IncomingMessage): string {
   const incoming = request.headers['x-request-id'];
   if (typeof incoming === 'string' && SAFE_ID.test(incoming)) return incoming;
-  return randomBytes(12).toString('hex');
+  // A UUID's random bits come from a pooled buffer: cheaper than fresh random bytes per request.
+  return randomUUID().replaceAll('-', '');
 }
