@@ -204,6 +204,10 @@ export class Controller {
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
       try {
         await this.#process(queue, key);
+      } catch (error) {
+        // #process answers every failure itself; this only keeps a worker alive whatever happens.
+        this.#options.logger.error({ key, err: describeError(error) }, 'Worker failed');
+        queue.addRateLimited(key);
       } finally {
         queue.done(key);
       }

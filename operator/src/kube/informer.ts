@@ -57,8 +57,13 @@ export class SupervisedInformer<T extends KubernetesObject> {
     ) as Informer<T> & ObjectCache<T> & { latestResourceVersion(): string };
     for (const event of ['add', 'update', 'delete'] as const) {
       this.#informer.on(event, (object: T) => {
-        this.#options.onActivity?.();
-        this.#options.onEvent(event, object);
+        try {
+          this.#options.onActivity?.();
+          this.#options.onEvent(event, object);
+        } catch (error) {
+          // A handler must never break the informer's own bookkeeping.
+          this.#options.logger?.warn({ kind: this.kind, err: String(error) }, 'Informer event handler failed');
+        }
       });
     }
     this.#informer.on('error', (error: unknown) => this.#onError(error));
@@ -102,7 +107,12 @@ export class SupervisedInformer<T extends KubernetesObject> {
     if (this.#stopped) return;
     this.#errored = false;
     this.#restarting = false;
-    await this.#informer.start();
+    try {
+      await this.#informer.start();
+    } catch (error) {
+      this.#onError(error);
+      return;
+    }
     if (this.#errored || this.#stopped) return;
     if (this.#failures > 0) {
       this.#options.logger?.info(
