@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { type ClusterState, createClusterState, runOnOnePod } from './cluster/index.ts';
 import type { Config } from './config.ts';
+import { GroupsOverlay } from './domain/groups/overlay.ts';
 import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
 import { PricingService } from './domain/pricing/service.ts';
@@ -64,6 +65,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     }
     const pricing = await PricingService.start({ db: store.db, options, bus: cluster.bus });
     opened.push({ name: 'pricing', run: () => pricing.close() });
+    const groups = await GroupsOverlay.start({ db: store.db, options, bus: cluster.bus });
+    opened.push({ name: 'groups', run: () => groups.close() });
     const services = createServices(config, { store, cluster, options, keyring, pricing });
     await services.setup.adoptExistingRoot();
     const purge = runOnOnePod(

@@ -82,7 +82,10 @@ export class OptionsService {
   /** Tells this pod's own bus messages apart from other pods'. */
   readonly #instanceId = randomUUID();
   readonly #values = new Map<string, string>();
-  readonly #parsed = new Map<string, { raw: string; value: unknown }>();
+  readonly #parsed = new Map<string, { raw: string; version: number; value: unknown }>();
+  /** Values declared elsewhere (custom resources) laid over JSON options for readers. */
+  readonly #overlays = new Map<string, (value: unknown) => unknown>();
+  #overlayVersion = 0;
   readonly #tickets = new Map<string, number>();
   readonly #listeners = new Set<OptionChangeListener>();
   /** Problems already logged, so that the periodic sync does not repeat them every minute. */
@@ -138,14 +141,30 @@ export class OptionsService {
     return Number(this.#typed(key, 'integer', 'number'));
   }
 
-  /** The parsed value, cached until the option changes: treat it as read-only. */
+  /**
+   * The parsed value with any overlay applied, cached until the option or an overlay changes: treat
+   * it as read-only.
+   */
   getJson<T = unknown>(key: JsonOptionKey | (string & {})): T {
     const raw = this.#typed(key, 'json');
     const cached = this.#parsed.get(key);
-    if (cached?.raw === raw) return cached.value as T;
-    const value: unknown = JSON.parse(raw);
-    this.#parsed.set(key, { raw, value });
+    if (cached?.raw === raw && cached.version === this.#overlayVersion) return cached.value as T;
+    const parsed: unknown = JSON.parse(raw);
+    const overlay = this.#overlays.get(key);
+    const value = overlay ? overlay(parsed) : parsed;
+    this.#parsed.set(key, { raw, version: this.#overlayVersion, value });
     return value as T;
+  }
+
+  /**
+   * Lays values kept elsewhere over a JSON option as readers see it (getJson); the stored option,
+   * what the API lists and edits, is unchanged. `undefined` removes the overlay.
+   */
+  setOverlay(key: JsonOptionKey | (string & {}), overlay: ((value: unknown) => unknown) | undefined): void {
+    this.#typed(key, 'json');
+    if (overlay) this.#overlays.set(key, overlay);
+    else this.#overlays.delete(key);
+    this.#overlayVersion++;
   }
 
   /** Every option, secrets included: for server-side use only. */
