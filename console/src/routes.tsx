@@ -4,8 +4,16 @@ import { AccessDenied, type ResourceProps, useTranslate } from 'react-admin';
 import { Navigate, useLocation } from 'react-router';
 import { LoginPage } from './pages/account/LoginPage.tsx';
 import { SetupPage } from './pages/account/SetupPage.tsx';
+import { Chat2LinkPage, ChatPage } from './pages/user/ChatPage.tsx';
+import { DashboardPage } from './pages/user/DashboardPage.tsx';
+import { PlaygroundPage } from './pages/user/PlaygroundPage.tsx';
+import { PricingPage } from './pages/user/PricingPage.tsx';
 import { EXPIRED_LOGIN_PATH } from './providers/http.ts';
 import { ROLE, sessionWasExpired, useSessionUser } from './providers/session.ts';
+import { logResource } from './resources/log/index.ts';
+import { midjourneyResource } from './resources/midjourney/index.ts';
+import { taskResource } from './resources/task/index.ts';
+import { tokenResource } from './resources/token/index.ts';
 
 /** Who may open a page (spec doc 1 §2 and §6). */
 export type Access = 'public' | 'user' | 'admin' | 'root';
@@ -33,19 +41,16 @@ export const PAGES: PageRoute[] = [
   { path: '/oauth/github', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
   { path: '/oauth/oidc', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
   { path: '/oauth/linuxdo', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
-  { path: '/pricing', access: 'public', element: <NotBuilt section="doc 3 §2 Pricing page" /> },
+  { path: '/pricing', access: 'public', element: <PricingPage /> },
   { path: '/about', access: 'public', element: <NotBuilt section="doc 1 §2 about (public page)" /> },
 
   { path: '/personal', access: 'user', element: <NotBuilt section="doc 1 §2 Personal settings screen" /> },
   { path: '/topup', access: 'user', element: <NotBuilt section="doc 2 §2 Wallet page" /> },
-  { path: '/token', access: 'user', element: <NotBuilt section="doc 2 §2 Tokens page" /> },
-  { path: '/log', access: 'user', element: <NotBuilt section="doc 3 §2 Usage log page" /> },
-  { path: '/detail', access: 'user', element: <NotBuilt section="doc 3 §2 dashboard (/detail)" /> },
-  { path: '/midjourney', access: 'user', element: <NotBuilt section="doc 3 §2 Drawing log page" /> },
-  { path: '/task', access: 'user', element: <NotBuilt section="doc 3 §2 Task log page" /> },
-  { path: '/playground', access: 'user', element: <NotBuilt section="doc 3 §2 Playground" /> },
-  { path: '/chat/:id?', access: 'user', element: <NotBuilt section="doc 3 §2 Chat frame page" /> },
-  { path: '/chat2link', access: 'user', element: <NotBuilt section="doc 3 §2 Chat-to-link page" /> },
+  // /token, /log, /midjourney and /task are the react-admin resources below.
+  { path: '/detail', access: 'user', element: <DashboardPage /> },
+  { path: '/playground', access: 'user', element: <PlaygroundPage /> },
+  { path: '/chat/:id?', access: 'user', element: <ChatPage /> },
+  { path: '/chat2link', access: 'user', element: <Chat2LinkPage /> },
 
   { path: '/channel', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page" /> },
   { path: '/channel/add', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page (add)" /> },
@@ -62,7 +67,7 @@ export const PAGES: PageRoute[] = [
  * from resources/token/index.ts. Administrators-only names are in providers/authProvider.ts.
  * A path listed in PAGES wins over a resource route of the same path.
  */
-export const RESOURCES: ResourceProps[] = [];
+export const RESOURCES: ResourceProps[] = [tokenResource, logResource, midjourneyResource, taskResource];
 
 /** Redirects a visitor to /login, shows access denied to a user below the page's role. */
 export function Guard({ access, children }: { access: Access; children: ReactNode }) {

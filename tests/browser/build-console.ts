@@ -35,9 +35,11 @@ export default function buildConsole(): void {
   if (!consoleBuildIsStale()) return;
   const vite = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
   const started = Date.now();
+  // vitest sets NODE_ENV=test, which would make Vite bundle React's development build: build as `npm run build` does.
   const build = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
     cwd: consoleDir,
     stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   if (build.status !== 0) throw new Error(`the console build failed (exit ${build.status})`);
   console.log(`Built the console in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,0 +1,8 @@
+import type { ResourceProps } from 'react-admin';
+import { LogList } from './LogList.tsx';
+
+/** The usage log (spec doc 3 §2 "Usage log page") on /rest/log: everyone's for administrators, own for users. */
+export const logResource: ResourceProps = {
+  name: 'log',
+  list: LogList,
+};
