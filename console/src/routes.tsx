@@ -2,12 +2,19 @@ import { Box, Typography } from '@mui/material';
 import type { ReactElement, ReactNode } from 'react';
 import { AccessDenied, type ResourceProps, useTranslate } from 'react-admin';
 import { Navigate, useLocation } from 'react-router';
+import { AboutPage } from './pages/account/AboutPage.tsx';
+import { HomePage } from './pages/account/HomePage.tsx';
 import { LoginPage } from './pages/account/LoginPage.tsx';
+import { OAuthCallbackPage } from './pages/account/OAuthCallbackPage.tsx';
+import { PersonalPage } from './pages/account/PersonalPage.tsx';
+import { RegisterPage } from './pages/account/RegisterPage.tsx';
+import { ResetConfirmPage, ResetRequestPage } from './pages/account/ResetPages.tsx';
 import { SetupPage } from './pages/account/SetupPage.tsx';
 import { Chat2LinkPage, ChatPage } from './pages/user/ChatPage.tsx';
 import { DashboardPage } from './pages/user/DashboardPage.tsx';
 import { PlaygroundPage } from './pages/user/PlaygroundPage.tsx';
 import { PricingPage } from './pages/user/PricingPage.tsx';
+import { WalletPage } from './pages/user/WalletPage.tsx';
 import { EXPIRED_LOGIN_PATH } from './providers/http.ts';
 import { ROLE, sessionWasExpired, useSessionUser } from './providers/session.ts';
 import { logResource } from './resources/log/index.ts';
@@ -32,20 +39,20 @@ export interface PageRoute {
  * Menu entries are in menu.tsx; labels and texts in i18n/zh.ts and i18n/en.ts.
  */
 export const PAGES: PageRoute[] = [
-  { path: '/', access: 'public', element: <NotBuilt section="doc 1 §2 home" /> },
+  { path: '/', access: 'public', element: <HomePage /> },
   { path: '/setup', access: 'public', element: <SetupPage /> },
   { path: '/login', access: 'public', element: <LoginPage /> },
-  { path: '/register', access: 'public', element: <NotBuilt section="doc 1 §2 Register screen" /> },
-  { path: '/reset', access: 'public', element: <NotBuilt section="doc 2 §2 Password reset request page" /> },
-  { path: '/user/reset', access: 'public', element: <NotBuilt section="doc 2 §2 Password reset confirm page" /> },
-  { path: '/oauth/github', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
-  { path: '/oauth/oidc', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
-  { path: '/oauth/linuxdo', access: 'public', element: <NotBuilt section="doc 1 §2 OAuth callback screen" /> },
+  { path: '/register', access: 'public', element: <RegisterPage /> },
+  { path: '/reset', access: 'public', element: <ResetRequestPage /> },
+  { path: '/user/reset', access: 'public', element: <ResetConfirmPage /> },
+  { path: '/oauth/github', access: 'public', element: <OAuthCallbackPage provider="github" /> },
+  { path: '/oauth/oidc', access: 'public', element: <OAuthCallbackPage provider="oidc" /> },
+  { path: '/oauth/linuxdo', access: 'public', element: <OAuthCallbackPage provider="linuxdo" /> },
   { path: '/pricing', access: 'public', element: <PricingPage /> },
-  { path: '/about', access: 'public', element: <NotBuilt section="doc 1 §2 about (public page)" /> },
+  { path: '/about', access: 'public', element: <AboutPage /> },
 
-  { path: '/personal', access: 'user', element: <NotBuilt section="doc 1 §2 Personal settings screen" /> },
-  { path: '/topup', access: 'user', element: <NotBuilt section="doc 2 §2 Wallet page" /> },
+  { path: '/personal', access: 'user', element: <PersonalPage /> },
+  { path: '/topup', access: 'user', element: <WalletPage /> },
   // /token, /log, /midjourney and /task are the react-admin resources below.
   { path: '/detail', access: 'user', element: <DashboardPage /> },
   { path: '/playground', access: 'user', element: <PlaygroundPage /> },

@@ -36,7 +36,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
   });
   const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
   const critical = ipRateLimit(counters, 'critical', rateLimits.critical);
-  statusRoutes(app, services.status);
+  statusRoutes(app, services.status, services.options);
   setupRoutes(app, services.setup);
   optionRoutes(app, { guards, options: services.options, pricing: services.pricing });
   pricingRoutes(app, { guards, options: services.options, pricing: services.pricing });

@@ -1,8 +1,25 @@
-import { Alert, Box, Button, Card, CardContent, Typography } from '@mui/material';
+import Forum from '@mui/icons-material/Forum';
+import GitHub from '@mui/icons-material/GitHub';
+import Key from '@mui/icons-material/Key';
+import QrCode2 from '@mui/icons-material/QrCode2';
+import { Alert, Box, Button, Card, CardContent, Divider, Link, Stack, Typography } from '@mui/material';
 import { useState } from 'react';
 import { Form, PasswordInput, TextInput, useLogin, useNotify, useTranslate } from 'react-admin';
-import { useSearchParams } from 'react-router';
-import { errorMessage } from '../../providers/http.ts';
+import { Link as RouterLink, useSearchParams } from 'react-router';
+import type { LoginParams } from '../../providers/authProvider.ts';
+import { api, errorMessage } from '../../providers/http.ts';
+import type { SessionUser } from '../../providers/session.ts';
+import { useStatus } from '../../status/StatusContext.tsx';
+import {
+  enabledProviders,
+  type RedirectProvider,
+  startOAuth,
+  TelegramButton,
+  type TelegramFields,
+  telegramQuery,
+  WeChatDialog,
+} from './parts/oauth.tsx';
+import { useTurnstile } from './parts/turnstile.tsx';
 
 interface LoginValues {
   username?: string;
@@ -10,34 +27,76 @@ interface LoginValues {
 }
 
 /**
- * Sign-in with username (or email) and password (spec doc 1 §2 "Login screen"): on success the user is
- * stored, the header rebuilt and the browser goes to /token. Still to come with the account pages: the
- * human check, third-party sign-in buttons and the register link.
+ * Sign-in (spec doc 1 §2 "Login screen", §5): username or email and password, the human check when the
+ * status turns it on, a button per enabled third-party provider, links to registration and password reset.
+ * On success the user is stored, the header rebuilt and the browser goes to /token.
  */
 export function LoginPage() {
   const translate = useTranslate();
   const notify = useNotify();
   const login = useLogin();
+  const { status } = useStatus();
   const [params] = useSearchParams();
   const [submitting, setSubmitting] = useState(false);
+  const [wechatOpen, setWechatOpen] = useState(false);
+  /** The validation message of the last submit (spec doc 1 §5), shown in the form. */
+  const [problem, setProblem] = useState<string>();
+  const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
+  const providers = enabledProviders(status);
+  const anyProvider = Object.values(providers).some(Boolean);
+
+  /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
+  const signInAs = async (envelope: { message: string; data?: SessionUser }) => {
+    if (!envelope.data) throw new Error(envelope.message);
+    await login({ user: envelope.data } satisfies LoginParams);
+    notify(envelope.message || 'login.success', { type: 'success' });
+  };
 
   const submit = async (values: LoginValues) => {
     if (!values.username || !values.password) {
-      notify('login.required', { type: 'error' });
+      setProblem('login.required');
       return;
     }
+    if (turnstile.enabled && !turnstile.token) {
+      setProblem('login.turnstile_pending');
+      return;
+    }
+    setProblem(undefined);
     setSubmitting(true);
     try {
-      const result = (await login({ username: values.username, password: values.password })) as
-        | { message?: string }
-        | undefined;
+      const result = (await login({
+        username: values.username,
+        password: values.password,
+        turnstile: turnstile.token,
+      } satisfies LoginParams)) as { message?: string } | undefined;
       notify(result?.message || 'login.success', { type: 'success' });
     } catch (error) {
       notify(errorMessage(error), { type: 'error' });
+      if (turnstile.enabled) turnstile.reset();
     } finally {
       setSubmitting(false);
     }
+  };
+
+  const redirect = (provider: RedirectProvider) => {
+    startOAuth(provider, status).catch((error) => notify(errorMessage(error), { type: 'error' }));
+  };
+
+  const telegram = (fields: TelegramFields) => {
+    api
+      .request<SessionUser>('GET', '/api/oauth/telegram/login', { query: telegramQuery(fields), expireOn401: false })
+      .then(signInAs)
+      .catch((error) => notify(errorMessage(error), { type: 'error' }));
+  };
+
+  const wechat = async (code: string) => {
+    const envelope = await api.request<SessionUser>('GET', '/api/oauth/wechat', {
+      query: { code },
+      expireOn401: false,
+    });
+    setWechatOpen(false);
+    await signInAs(envelope);
   };
 
   return (
@@ -55,12 +114,69 @@ export function LoginPage() {
           <Form onSubmit={(values: object) => submit(values as LoginValues)}>
             <TextInput source="username" label="login.username" autoComplete="username" fullWidth />
             <PasswordInput source="password" label="login.password" autoComplete="current-password" fullWidth />
+            {turnstile.widget}
+            {problem && (
+              <Alert severity="error" sx={{ my: 1 }} data-testid="form-problem">
+                {translate(problem)}
+              </Alert>
+            )}
             <Button type="submit" variant="contained" fullWidth disabled={submitting} sx={{ mt: 1 }}>
               {translate('login.submit')}
             </Button>
           </Form>
+          <Stack direction="row" sx={{ justifyContent: 'space-between', mt: 2 }}>
+            <Link component={RouterLink} to="/reset" variant="body2" data-testid="login-reset-link">
+              {translate('login.forgot')}
+            </Link>
+            {!status.self_use_mode_enabled && (
+              <Link component={RouterLink} to="/register" variant="body2" data-testid="login-register-link">
+                {translate('login.no_account')}
+              </Link>
+            )}
+          </Stack>
+          {anyProvider && (
+            <>
+              <Divider sx={{ my: 2 }}>{translate('login.or')}</Divider>
+              <Stack spacing={1} data-testid="third-party">
+                {providers.github && (
+                  <Button variant="outlined" startIcon={<GitHub />} onClick={() => redirect('github')}>
+                    {translate('login.with_github')}
+                  </Button>
+                )}
+                {providers.oidc && (
+                  <Button variant="outlined" startIcon={<Key />} onClick={() => redirect('oidc')}>
+                    {translate('login.with_oidc')}
+                  </Button>
+                )}
+                {providers.linuxdo && (
+                  <Button variant="outlined" startIcon={<Forum />} onClick={() => redirect('linuxdo')}>
+                    {translate('login.with_linuxdo')}
+                  </Button>
+                )}
+                {providers.wechat && (
+                  <Button variant="outlined" startIcon={<QrCode2 />} onClick={() => setWechatOpen(true)}>
+                    {translate('login.with_wechat')}
+                  </Button>
+                )}
+                {providers.telegram && (
+                  <Box sx={{ display: 'flex', justifyContent: 'center' }}>
+                    <TelegramButton botName={status.telegram_bot_name} onAuth={telegram} />
+                  </Box>
+                )}
+              </Stack>
+            </>
+          )}
         </CardContent>
       </Card>
+      {providers.wechat && (
+        <WeChatDialog
+          open={wechatOpen}
+          qrcode={status.wechat_qrcode}
+          submitLabel={translate('login.submit')}
+          onClose={() => setWechatOpen(false)}
+          onCode={wechat}
+        />
+      )}
     </Box>
   );
 }

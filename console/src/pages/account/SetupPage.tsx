@@ -60,7 +60,12 @@ export function SetupPage() {
       .catch(() => notify('status.setup_failed', { type: 'error' }));
   }, [navigate, notify]);
 
-  const submit = async (values: SetupValues) => {
+  const submit = async (values: SetupValues | undefined) => {
+    // The form hands over its values; without them there is nothing to send (spec doc 1 §5).
+    if (!values || typeof values !== 'object') {
+      notify('setup.form_error', { type: 'error' });
+      return;
+    }
     setSubmitting(true);
     try {
       await api.post('/api/setup', {
@@ -86,11 +91,14 @@ export function SetupPage() {
             {translate('setup.title')}
           </Typography>
           {setup && EMBEDDED_DATABASES.has(setup.database_type) && (
-            <Alert severity="warning" sx={{ mb: 2 }}>
+            <Alert severity="warning" sx={{ mb: 2 }} data-testid="setup-database-warning">
               {translate('setup.sqlite_warning')}
             </Alert>
           )}
-          <Form onSubmit={(values: object) => submit(values as SetupValues)} defaultValues={{ mode: 'external' }}>
+          <Form
+            onSubmit={(values: object) => submit(values as SetupValues | undefined)}
+            defaultValues={{ mode: 'external' }}
+          >
             {setup?.root_init ? (
               <Alert severity="info" sx={{ mb: 2 }}>
                 {translate('setup.root_initialized')}
