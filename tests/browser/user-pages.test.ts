@@ -20,6 +20,8 @@ import {
 
 const ROOT: Credentials = { username: 'root', password: 'root-password-1' };
 const ALICE: Credentials = { username: 'alice', password: 'alice-password' };
+/** A user without any token. */
+const BOB: Credentials = { username: 'bob', password: 'bob-password' };
 const REPLY = 'Streaming answer from the mock upstream, arriving piece by piece.';
 const MODELS = ['gpt-4o-mini', 'gpt-4o'];
 
@@ -79,6 +81,16 @@ beforeAll(async () => {
     success: true,
   });
   expect((await root.post('/api/token/', { name: 'root-token' })).body).toMatchObject({ success: true });
+  // A token past its expiry (the API refuses to create one, so it is aged in the database).
+  expect((await alice.post('/api/token/', { name: 'old-token' })).body).toMatchObject({ success: true });
+  await server.gateway.store.db
+    .updateTable('tokens')
+    .set({ expired_time: Math.floor(Date.now() / 1000) - 3600 })
+    .where('name', '=', 'old-token')
+    .execute();
+  expect(
+    (await new DashboardClient(server.url).post('/api/user/register', { ...BOB, password2: BOB.password })).body,
+  ).toMatchObject({ success: true });
   // A drawing task and a creative task of alice's, for the two task logs.
   const now = Math.floor(Date.now() / 1000);
   const db = server.gateway.store.db;
@@ -131,6 +143,13 @@ describe('user pages', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="token-warning"]').waitFor();
     await page.getByText('api-token', { exact: true }).waitFor();
 
+    // An expired token cannot be enabled (spec doc 2 §5): the server's message shows.
+    const expired = page.locator('tr', { hasText: 'old-token' });
+    await expired.getByText('已过期').waitFor();
+    await expired.locator('[data-testid="token-enable"]').click();
+    await page.getByText('令牌已过期，无法启用，请先修改令牌过期时间，或者设置为永不过期').waitFor();
+    expectRefused(consoleErrors, 400);
+
     // Copying needs a selection (spec doc 2 §5).
     await page.locator('[data-testid="token-copy-selected"]').first().click();
     await page.getByText('请至少选择一个令牌！').waitFor();
@@ -147,10 +166,15 @@ describe('user pages', { timeout: 60_000 }, () => {
     await page.getByText('过期时间格式错误！').waitFor();
     await screenshot(page, 'user-01-token-validation');
 
-    await form.locator('input[name="name"]').fill('ui-token');
+    // The name length limit is the server's (spec doc 3 §5): its message shows.
+    await form.locator('input[name="name"]').fill('x'.repeat(51));
     await form.locator('input[name="count"]').fill('1');
     await page.getByRole('button', { name: '$10', exact: true }).click();
     await page.getByRole('button', { name: '一天', exact: true }).click();
+    await form.locator('button[type="submit"]').click();
+    await page.getByText('令牌名称过长，最多 50 个字符').waitFor();
+    expectRefused(consoleErrors, 400);
+    await form.locator('input[name="name"]').fill('ui-token');
     expect(await form.locator('input[name="remain_quota"]').inputValue()).toBe('5000000');
     expect(await form.locator('input[name="expired_time"]').inputValue()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     await form.locator('button[type="submit"]').click();
@@ -162,6 +186,16 @@ describe('user pages', { timeout: 60_000 }, () => {
     expect(created).toMatchObject({ remain_quota: 5_000_000, unlimited_quota: false, status: 1 });
     const inADay = Math.floor(Date.now() / 1000) + 86_400;
     expect(Math.abs(created.expired_time - inADay)).toBeLessThan(120);
+
+    // Editing: the expiry back to never.
+    await page.locator('tr', { hasText: 'ui-token' }).getByRole('link', { name: '编辑' }).click();
+    await page.waitForURL(`**/token/${created.id}`);
+    await expect.poll(() => page.locator('input[name="name"]').inputValue()).toBe('ui-token');
+    await page.getByRole('button', { name: '永不过期', exact: true }).click();
+    await page.locator('form button[type="submit"]').click();
+    await page.waitForURL((url) => url.pathname === '/token');
+    await page.locator('tr', { hasText: 'ui-token' }).getByText('永不过期').waitFor();
+    expect((await alice.get(`/api/token/${created.id}`)).body.data.expired_time).toBe(-1);
 
     // Search by name, disable and enable again from the list.
     await page.locator('input[name="q"]').fill('ui-');
@@ -178,6 +212,7 @@ describe('user pages', { timeout: 60_000 }, () => {
     await page.getByText('已复制：1 个令牌').waitFor();
     const clipboard = (await page.evaluate('navigator.clipboard.readText()')) as string;
     expect(clipboard).toBe(`ui-token\t${created.key}`);
+    await row.locator('input[type="checkbox"]').uncheck();
 
     // The chat link opens the saved chat client with this token's key.
     const [popup] = await Promise.all([
@@ -188,6 +223,8 @@ describe('user pages', { timeout: 60_000 }, () => {
     expect(decodeURIComponent(popup.url())).toContain(`key=${created.key}`);
     await popup.close();
     await screenshot(page, 'user-02-token-list');
+    await page.locator('input[name="q"]').fill('');
+    await page.getByText('api-token', { exact: true }).waitFor();
     expect(consoleErrors).toEqual([]);
   });
 
@@ -332,6 +369,14 @@ describe('user pages', { timeout: 60_000 }, () => {
     expect(admin.errors).toEqual([]);
   });
 
+  it('sends a user without an enabled token from the chat page to /token', async () => {
+    const bob = await signedInPage(BOB);
+    await bob.page.goto('/chat/0');
+    await bob.page.getByText('当前没有可用的启用令牌，请确认是否有令牌处于启用状态！').first().waitFor();
+    await bob.page.waitForURL((url) => url.pathname === '/token');
+    expect(bob.consoleErrors).toEqual([]);
+  });
+
   it('toggles the playground settings on a phone', async () => {
     const phone = await signedInPage(ALICE, { width: 390, height: 844 });
     await phone.page.goto('/playground');
@@ -343,6 +388,13 @@ describe('user pages', { timeout: 60_000 }, () => {
     expect(phone.consoleErrors).toEqual([]);
   });
 });
+
+/** The browser logs a refused call as a console error: take out the one the test caused on purpose. */
+function expectRefused(errors: string[], status: number): void {
+  const index = errors.findIndex((error) => error.includes(`status of ${status}`));
+  expect(index, `no refused call with status ${status} in ${JSON.stringify(errors)}`).toBeGreaterThanOrEqual(0);
+  errors.splice(index, 1);
+}
 
 /** Every page of this area, each waited for and photographed as `<prefix>-<page>`. */
 async function visitAll(page: Page, prefix: string): Promise<void> {

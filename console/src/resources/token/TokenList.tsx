@@ -59,6 +59,7 @@ export function TokenList() {
           bulkActionButtons={<TokenBulkActions copy={copy} />}
           rowSx={(record) => (record.status === TOKEN_STATUS.disabled ? { bgcolor: 'action.hover' } : {})}
           data-testid="token-table"
+          sx={{ '& td.column-name, & td.column-expired_time': { whiteSpace: 'nowrap' } }}
         >
           <TextField source="name" label="token.fields.name" />
           <FunctionField label="token.fields.status" render={() => <TokenStatus />} />
@@ -70,10 +71,7 @@ export function TokenList() {
           />
           <FunctionField label="token.fields.key" render={() => <KeyCell copy={copy} />} />
           <FunctionField
-            label="token.fields.created_time"
-            render={(record: TokenRecord) => formatSeconds(record.created_time)}
-          />
-          <FunctionField
+            source="expired_time"
             label="token.fields.expired_time"
             render={(record: TokenRecord) =>
               record.expired_time === -1 ? translate('token.never_expires') : formatSeconds(record.expired_time)
@@ -175,7 +173,7 @@ function KeyCell({ copy }: { copy: Copy }) {
   const masked = key.length > 12 ? `${key.slice(0, 7)}…${key.slice(-4)}` : key;
   return (
     <Box sx={{ display: 'flex', alignItems: 'center', gap: 0.5 }}>
-      <Typography variant="body2" sx={{ fontFamily: 'monospace' }}>
+      <Typography variant="body2" sx={{ fontFamily: 'monospace', whiteSpace: 'nowrap' }}>
         {masked}
       </Typography>
       <Tooltip title={translate('token.copy_key')}>
@@ -191,7 +189,7 @@ function RowActions() {
   const record = useRecordContext<TokenRecord>();
   if (!record) return null;
   return (
-    <Box sx={{ display: 'flex', alignItems: 'center', flexWrap: 'wrap', gap: 0.5 }}>
+    <Box sx={{ display: 'grid', gridTemplateColumns: 'auto auto', justifyContent: 'start', columnGap: 0.5 }}>
       <ChatButton />
       <ToggleButton />
       <EditButton label="ra.action.edit" />
