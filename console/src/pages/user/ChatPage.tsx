@@ -5,7 +5,8 @@ import { useNavigate, useParams } from 'react-router';
 import { errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { chatLinks } from '../../status/status.ts';
-import { chatLinkUrl, chatUrl, enabledTokens, serverAddress } from './chatLink.ts';
+import { chatLinkUrl, chatUrl } from './chatLink.ts';
+import { enabledTokens, serverAddress } from './chatTokens.ts';
 
 /** Delay before going to /token when there is no enabled token (spec doc 3 §9). */
 export const NO_TOKEN_REDIRECT_MS = 1500;

@@ -1,5 +1,4 @@
-import { api } from '../../providers/http.ts';
-import type { SiteStatus } from '../../status/status.ts';
+/** Pure helpers of the chat links (no browser globals, so unit tests can import them). */
 
 /** A token as the chat pages need it (spec doc 3 §3 "Token record"). */
 export interface KeyedToken {
@@ -17,11 +16,6 @@ export function skKey(key: string): string {
   return key.startsWith('sk-') ? key : `sk-${key}`;
 }
 
-/** The address chat clients should call: the configured server address, else this site. */
-export function serverAddress(status: SiteStatus): string {
-  return status.server_address || window.location.origin;
-}
-
 /**
  * A chat client URL from a saved link template (spec doc 3 §2 "Chat frame page"): `{address}` becomes the
  * encoded server address and `{key}` the key with its `sk-` prefix.
@@ -34,10 +28,4 @@ export function chatUrl(template: string, key: string, address: string): string 
 export function chatLinkUrl(chatLink: string, key: string, address: string): string {
   const settings = JSON.stringify({ key: skKey(key), url: address });
   return `${chatLink.replace(/\/+$/, '')}/#/?settings=${encodeURIComponent(settings)}`;
-}
-
-/** The user's enabled tokens (GET /api/token/?p=0&size=100, spec doc 3 §7 and §9: 100 items). */
-export async function enabledTokens(): Promise<KeyedToken[]> {
-  const page = await api.get<{ items: KeyedToken[] }>('/api/token/', { query: { p: 0, size: 100 } });
-  return (page?.items ?? []).filter((token) => token.status === TOKEN_ENABLED && token.key);
 }

@@ -1,5 +1,3 @@
-import type { SiteStatus } from '../../status/status.ts';
-
 /** A pricing item (spec doc 3 §3). */
 export interface PricingItem {
   model_name: string;
@@ -41,7 +39,7 @@ export function usdPrices(item: PricingItem, groupRatio: number): { prompt: numb
 export function displayPrice(
   usd: number,
   options: { recharge: boolean; currency: 'USD' | 'CNY' },
-  status: Pick<SiteStatus, 'price' | 'usd_exchange_rate'>,
+  status: { price: number; usd_exchange_rate: number },
 ): string {
   const rate = status.usd_exchange_rate > 0 ? status.usd_exchange_rate : 7.3;
   let value = usd;

@@ -24,7 +24,8 @@ import {
 } from 'react-admin';
 import { formatQuota } from '../../format/quota.ts';
 import { formatSeconds } from '../../format/time.ts';
-import { chatUrl, serverAddress, skKey } from '../../pages/user/chatLink.ts';
+import { chatUrl, skKey } from '../../pages/user/chatLink.ts';
+import { serverAddress } from '../../pages/user/chatTokens.ts';
 import { useClipboard } from '../../pages/user/clipboard.tsx';
 import { errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
