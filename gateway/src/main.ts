@@ -1,9 +1,10 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
-import { startGateway } from './gateway.ts';
 
+// Configuration first: a bad environment is reported before the gateway's modules load.
 const config = configFromEnvironment();
 const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
+const { startGateway } = await import('./gateway.ts');
 
 try {
   const gateway = await startGateway(config, logger);

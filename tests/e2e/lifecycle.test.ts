@@ -47,7 +47,8 @@ async function setupSurvivesRestart(env: Record<string, string>) {
   expect(await second.stop()).toBe(0);
 }
 
-describe('gateway process', () => {
+// Real processes on the embedded database: slow to start on a busy 2-core machine.
+describe('gateway process', { timeout: 120_000 }, () => {
   it('runs with no configuration on the embedded database and keeps its data across a restart', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-e2e-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -83,7 +84,7 @@ describe('gateway process', () => {
   });
 });
 
-describe.skipIf(!hasPostgres())('gateway process on Postgres and Redis', () => {
+describe.skipIf(!hasPostgres())('gateway process on Postgres and Redis', { timeout: 120_000 }, () => {
   it('keeps its data in Postgres across a restart', async () => {
     const database = await createTestDatabase();
     cleanups.push(database.drop);

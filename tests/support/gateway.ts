@@ -45,7 +45,7 @@ export interface GatewayProcess {
 }
 
 /** Runs `node gateway/src/main.ts` as a real process, as `npm start` does, and waits until it listens. */
-export function spawnGateway(env: Record<string, string>, timeoutMs = 20_000): Promise<GatewayProcess> {
+export function spawnGateway(env: Record<string, string>, timeoutMs = 45_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [path.join(root, 'gateway/src/main.ts')], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },

@@ -39,8 +39,10 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
         oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text'),
     },
   });
-  // An idle client that loses its connection must not crash the process; the next query reconnects.
+  // A client that loses its connection (Postgres restarting, a failover) must not crash the process:
+  // an idle one is dropped by the pool, one checked out fails its query, and the next query reconnects.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return storeFor(db, 'postgres');
 }
