@@ -154,6 +154,13 @@ async function newPage(): Promise<TestPage> {
       body: `<script>location.replace(${JSON.stringify(back)})</script>`,
     });
   });
+  // Screenshots show settled screens: no transitions or animations half-way (theme and language switches).
+  await context.addInitScript(`document.addEventListener('DOMContentLoaded', () => {
+    if (!document.head) return;
+    const style = document.createElement('style');
+    style.textContent = '*, *::before, *::after { transition-duration: 0s !important; transition-delay: 0s !important; animation-duration: 0s !important; animation-delay: 0s !important; }';
+    document.head.appendChild(style);
+  });`);
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(`${message.text()} (${message.location().url})`);
   });
@@ -221,6 +228,8 @@ async function screenshots(
       if (current[1] !== theme) await chooseTheme(page, theme);
     }
     current = [language, theme];
+    // Away from the top bar, so that no tooltip or hover shows.
+    await page.mouse.move(640, 795);
     await screenshot(page, `account-${name}-${language}-${theme}`);
   }
   if (options.reload) {
@@ -400,6 +409,13 @@ describe('console account pages', { timeout: 60_000 }, () => {
     await form.locator('button[type="submit"]').click();
     expect(new URL((await login).url()).searchParams.get('turnstile')).toBe(TURNSTILE_TOKEN);
     await page.waitForURL('**/token');
+
+    // The password reset request waits for the human check too (spec doc 2 §5).
+    await page.goto('/reset');
+    await byTestId(page, 'turnstile').getByText('human check').waitFor();
+    await byTestId(page, 'reset-page').locator('input[name="email"]').fill(BOB.email);
+    await byTestId(page, 'reset-submit').click();
+    await byTestId(page, 'form-problem').getByText('请稍后几秒重试，Turnstile 正在检查用户环境！').waitFor();
     expectNoErrors(errors);
   }
 
@@ -782,7 +798,10 @@ describe('console account pages', { timeout: 60_000 }, () => {
 
     await page.goto('/topup');
     await byTestId(page, 'topup-price').getByText('实付金额：14.60').waitFor();
-    await byTestId(page, 'topup-amount').fill('1');
+    // The amount is at least 1 (spec doc 2 §5), and at least the minimum top-up to pay.
+    await byTestId(page, 'topup-amount').fill('0');
+    await byTestId(page, 'topup-amount').blur();
+    await expect(byTestId(page, 'topup-amount').inputValue()).resolves.toBe('1');
     await byTestId(page, 'pay-alipay').click();
     await byTestId(page, 'wallet-online').getByText('充值数量不能小于 2').waitFor();
     await byTestId(page, 'topup-amount').fill('3');

@@ -15,7 +15,7 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { formatQuota } from '../../../format/quota.ts';
 import { ApiError, api } from '../../../providers/http.ts';
@@ -60,7 +60,7 @@ export function NotificationCard({ user, reload }: { user: SelfUser; reload(): P
   const notify = useNotify();
   const { status } = useStatus();
   const [tab, setTab] = useState<'notify' | 'pricing'>('notify');
-  const [secretSet, setSecretSet] = useState(false);
+  const secretSet = parseSetting(user.setting).webhook_secret_set;
   const [form, setForm] = useState<Form>({
     notify_type: 'email',
     threshold: String(INITIAL_WARNING_THRESHOLD),
@@ -72,9 +72,12 @@ export function NotificationCard({ user, reload }: { user: SelfUser; reload(): P
   const [problem, setProblem] = useState<ReturnType<typeof settingProblem>>();
   const [busy, setBusy] = useState(false);
 
+  // The form starts from the saved setting once; later reloads (after a save) leave what is typed alone.
+  const initialized = useRef(false);
   useEffect(() => {
+    if (initialized.current) return;
+    initialized.current = true;
     const setting = parseSetting(user.setting);
-    setSecretSet(setting.webhook_secret_set);
     setForm({
       notify_type: setting.notify_type,
       threshold: String(setting.quota_warning_threshold),
@@ -85,7 +88,11 @@ export function NotificationCard({ user, reload }: { user: SelfUser; reload(): P
     });
   }, [user.setting]);
 
-  const set = <K extends keyof Form>(key: K, value: Form[K]) => setForm((current) => ({ ...current, [key]: value }));
+  const set = <K extends keyof Form>(key: K, value: Form[K]) => {
+    setForm((current) => ({ ...current, [key]: value }));
+    // The message of a field goes as soon as the field is edited.
+    setProblem((current) => (current?.field === key ? undefined : current));
+  };
 
   const save = async () => {
     const found = settingProblem(form);
@@ -107,6 +114,7 @@ export function NotificationCard({ user, reload }: { user: SelfUser; reload(): P
         },
       });
       notify(message || 'personal.notify.saved', { type: 'success' });
+      set('webhook_secret', '');
       await reload();
     } catch (error) {
       const detail = error instanceof ApiError ? translate(error.message) : '';
