@@ -178,7 +178,8 @@ export const en = {
   oauth: {
     processing: 'Processing…',
     bind_success: 'Binding successful!',
-    failed_redirect: 'Operation failed, redirecting…',
+    failed_redirect: 'Operation failed, redirecting to the login page…',
+    failed_back_to_personal: 'Operation failed, going back to the personal settings…',
     missing_code: 'The callback has no authorization code',
   },
 

@@ -383,7 +383,8 @@ export const zh = {
   oauth: {
     processing: '处理中…',
     bind_success: '绑定成功！',
-    failed_redirect: '操作失败，正在跳转…',
+    failed_redirect: '操作失败，正在跳转到登录页面…',
+    failed_back_to_personal: '操作失败，正在返回个人设置…',
     missing_code: '回调缺少授权码',
   },
 

@@ -35,7 +35,7 @@ export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) 
       setFailure(message);
       notify(message, { type: 'error' });
       setTimeout(() => {
-        notify('oauth.failed_redirect', { type: 'warning' });
+        notify(signedIn ? 'oauth.failed_back_to_personal' : 'oauth.failed_redirect', { type: 'warning' });
         navigate(signedIn ? '/personal' : '/login', { replace: true });
       }, FAILURE_REDIRECT_MS);
     };
