@@ -274,7 +274,8 @@ describe('console shell', { timeout: 60_000 }, () => {
   it('hides the side menu on the home page and on a phone', async () => {
     const { page } = await newPage({ viewport: { width: 390, height: 844 } });
     await signIn(page, ALICE, false);
-    await page.locator('[data-testid="not-built"]').waitFor();
+    await page.waitForURL('**/token');
+    await page.locator('[data-testid="top-bar"]').waitFor();
     expect(await sideMenu(page).count()).toBe(0);
     await screenshot(page, 'shell-13-mobile');
     const desktop = await newPage();

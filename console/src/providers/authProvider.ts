@@ -1,6 +1,14 @@
 import type { AuthProvider, UserIdentity } from 'react-admin';
 import { api, EXPIRED_LOGIN_PATH } from './http.ts';
-import { clearStoredUser, getStoredUser, isAdmin, permissionsOf, type SessionUser, storeUser } from './session.ts';
+import {
+  clearStoredUser,
+  getStoredUser,
+  isAdmin,
+  permissionsOf,
+  type SessionUser,
+  sessionWasExpired,
+  storeUser,
+} from './session.ts';
 
 /** Resources only administrators may open (spec doc 1 §6): react-admin asks `canAccess` before showing them. */
 export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user']);
@@ -41,7 +49,7 @@ export const authProvider: AuthProvider = {
 
   async logout() {
     // No stored user: already signed out, e.g. by a 401 (checkError), which must stay "expired".
-    if (!getStoredUser()) return;
+    if (!getStoredUser()) return sessionWasExpired() ? EXPIRED_LOGIN_PATH : undefined;
     try {
       await api.get('/api/user/logout', { expireOn401: false });
     } catch {
@@ -51,7 +59,8 @@ export const authProvider: AuthProvider = {
   },
 
   async checkAuth() {
-    if (!getStoredUser()) throw { redirectTo: '/login', message: false };
+    // After a 401 the way out is the expired-login page, whichever of react-admin's checks gets there first.
+    if (!getStoredUser()) throw { redirectTo: sessionWasExpired() ? EXPIRED_LOGIN_PATH : '/login', message: false };
   },
 
   async checkError(error: { status?: number }) {
