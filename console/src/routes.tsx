@@ -10,6 +10,7 @@ import { PersonalPage } from './pages/account/PersonalPage.tsx';
 import { RegisterPage } from './pages/account/RegisterPage.tsx';
 import { ResetConfirmPage, ResetRequestPage } from './pages/account/ResetPages.tsx';
 import { SetupPage } from './pages/account/SetupPage.tsx';
+import { SettingsPage } from './pages/settings/SettingsPage.tsx';
 import { Chat2LinkPage, ChatPage } from './pages/user/ChatPage.tsx';
 import { DashboardPage } from './pages/user/DashboardPage.tsx';
 import { PlaygroundPage } from './pages/user/PlaygroundPage.tsx';
@@ -17,10 +18,13 @@ import { PricingPage } from './pages/user/PricingPage.tsx';
 import { WalletPage } from './pages/user/WalletPage.tsx';
 import { EXPIRED_LOGIN_PATH } from './providers/http.ts';
 import { ROLE, sessionWasExpired, useSessionUser } from './providers/session.ts';
+import { ChannelCreate, ChannelEdit, channelResource } from './resources/channel/index.ts';
 import { logResource } from './resources/log/index.ts';
 import { midjourneyResource } from './resources/midjourney/index.ts';
+import { redemptionResource } from './resources/redemption/index.ts';
 import { taskResource } from './resources/task/index.ts';
 import { tokenResource } from './resources/token/index.ts';
+import { UserEditPage, userResource } from './resources/user/index.ts';
 
 /** Who may open a page (spec doc 1 §2 and §6). */
 export type Access = 'public' | 'user' | 'admin' | 'root';
@@ -59,14 +63,13 @@ export const PAGES: PageRoute[] = [
   { path: '/chat/:id?', access: 'user', element: <ChatPage /> },
   { path: '/chat2link', access: 'user', element: <Chat2LinkPage /> },
 
-  { path: '/channel', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page" /> },
-  { path: '/channel/add', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page (add)" /> },
-  { path: '/channel/edit/:id', access: 'admin', element: <NotBuilt section="doc 2 §2 Channels page (edit)" /> },
-  { path: '/redemption', access: 'admin', element: <NotBuilt section="doc 2 §2 Redemption codes page" /> },
-  { path: '/user', access: 'admin', element: <NotBuilt section="doc 1 §2 User management screen" /> },
-  { path: '/user/edit', access: 'admin', element: <NotBuilt section="doc 1 §2 User management (edit self)" /> },
-  { path: '/user/edit/:id', access: 'admin', element: <NotBuilt section="doc 1 §2 User management (edit)" /> },
-  { path: '/setting', access: 'admin', element: <NotBuilt section="doc 2 §2 Settings page" /> },
+  // /channel, /redemption and /user are the administrators' react-admin resources below; the drawers
+  // of the spec's paths are pages over the same views.
+  { path: '/channel/add', access: 'admin', element: <ChannelCreate /> },
+  { path: '/channel/edit/:id', access: 'admin', element: <ChannelEdit /> },
+  { path: '/user/edit', access: 'admin', element: <UserEditPage /> },
+  { path: '/user/edit/:id', access: 'admin', element: <UserEditPage /> },
+  { path: '/setting', access: 'admin', element: <SettingsPage /> },
 ];
 
 /**
@@ -74,7 +77,15 @@ export const PAGES: PageRoute[] = [
  * from resources/token/index.ts. Administrators-only names are in providers/authProvider.ts.
  * A path listed in PAGES wins over a resource route of the same path.
  */
-export const RESOURCES: ResourceProps[] = [tokenResource, logResource, midjourneyResource, taskResource];
+export const RESOURCES: ResourceProps[] = [
+  tokenResource,
+  logResource,
+  midjourneyResource,
+  taskResource,
+  channelResource,
+  redemptionResource,
+  userResource,
+];
 
 /** Redirects a visitor to /login, shows access denied to a user below the page's role. */
 export function Guard({ access, children }: { access: Access; children: ReactNode }) {
@@ -91,7 +102,7 @@ export function Guard({ access, children }: { access: Access; children: ReactNod
 }
 
 /** Stand-in for a page another issue builds: says which spec section it is, nothing else. */
-function NotBuilt({ section }: { section: string }) {
+export function NotBuilt({ section }: { section: string }) {
   const translate = useTranslate();
   return (
     <Box data-testid="not-built" sx={{ py: 4 }}>

@@ -1,0 +1,19 @@
+import Hub from '@mui/icons-material/Hub';
+import type { ResourceProps } from 'react-admin';
+import { ChannelCreate, ChannelEdit, ChannelList } from './ChannelList.tsx';
+
+/**
+ * The `channel` resource (spec doc 2 §2 "Channels page"). The list works on /api/channel (tag mode and
+ * search are new-api calls); the spec's /channel/add and /channel/edit/:id are pages in routes.tsx that
+ * render the same views with the drawer open.
+ */
+export const channelResource: ResourceProps = {
+  name: 'channel',
+  list: ChannelList,
+  create: ChannelCreate,
+  edit: ChannelEdit,
+  icon: Hub,
+  recordRepresentation: 'name',
+};
+
+export { ChannelCreate, ChannelEdit, ChannelList };

@@ -1,0 +1,611 @@
+import Close from '@mui/icons-material/Close';
+import PersonAdd from '@mui/icons-material/PersonAdd';
+import {
+  Alert,
+  Box,
+  Button,
+  Chip,
+  CircularProgress,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Divider,
+  Drawer,
+  IconButton,
+  InputAdornment,
+  MenuItem,
+  Stack,
+  TextField,
+  Tooltip,
+  Typography,
+} from '@mui/material';
+import { type ReactNode, useEffect, useState } from 'react';
+import {
+  Datagrid,
+  FunctionField,
+  List,
+  TextField as RaTextField,
+  SelectInput,
+  type SelectInputProps,
+  TopToolbar,
+  useNotify,
+  useRefresh,
+  useTranslate,
+} from 'react-admin';
+import { useNavigate, useParams } from 'react-router';
+import { formatQuota } from '../../format/quota.ts';
+import { api, errorMessage } from '../../providers/http.ts';
+import { getStoredUser, storeUser, useSessionUser } from '../../providers/session.ts';
+import { useStatus } from '../../status/StatusContext.tsx';
+import { AdminOnly, RememberedPagination, rememberedPageSize, SearchFilter, useConfirm } from '../admin-shared.tsx';
+import {
+  addQuota,
+  type ManageAction,
+  type ManagedUser,
+  rowActions,
+  USER_ROLE,
+  USER_STATUS,
+  type UserFormValues,
+  validateEditUser,
+  validateNewUser,
+} from './form.ts';
+
+function GroupFilter(props: Omit<SelectInputProps, 'choices'>) {
+  const [groups, setGroups] = useState<string[]>([]);
+  useEffect(() => {
+    api
+      .get<string[]>('/api/group/')
+      .then((list) => setGroups(list ?? []))
+      .catch(() => {});
+  }, []);
+  return <SelectInput {...props} choices={groups.map((group) => ({ id: group, name: group }))} />;
+}
+
+const filters = [
+  <SearchFilter key="q" source="q" alwaysOn placeholder="user_admin.search" />,
+  <GroupFilter key="group" source="group" label="user_admin.fields.group" alwaysOn emptyText="user_admin.all_groups" />,
+];
+
+/** /user: the user management screen (spec doc 1 §2 "User management screen", §4 row actions). */
+export function UserList() {
+  return <UserManagement />;
+}
+
+/** /user/edit/:id: the list with the edit drawer open; /user/edit: the signed-in administrator's own. */
+export function UserEditPage() {
+  const { id } = useParams();
+  const target = id === undefined ? 'self' : Number(id);
+  return (
+    <AdminOnly>
+      <UserManagement drawer={target === 'self' || (Number.isSafeInteger(target) && target > 0) ? target : undefined} />
+    </AdminOnly>
+  );
+}
+
+function UserManagement({ drawer }: { drawer?: number | 'self' }) {
+  const navigate = useNavigate();
+  const [adding, setAdding] = useState(false);
+  return (
+    <Box data-testid="user-page">
+      <List
+        resource="user"
+        title="user_admin.title"
+        filters={filters}
+        empty={false}
+        perPage={rememberedPageSize()}
+        pagination={<RememberedPagination />}
+        sort={{ field: 'id', order: 'DESC' }}
+        actions={<Actions onAdd={() => setAdding(true)} />}
+        disableSyncWithLocation={drawer !== undefined}
+      >
+        <UserGrid />
+      </List>
+      {adding && <AddUserDrawer onClose={() => setAdding(false)} />}
+      {drawer !== undefined && <EditUserDrawer target={drawer} onClose={() => navigate('/user')} />}
+    </Box>
+  );
+}
+
+function Actions({ onAdd }: { onAdd: () => void }) {
+  const translate = useTranslate();
+  const navigate = useNavigate();
+  return (
+    <TopToolbar>
+      <Button onClick={() => navigate('/user/edit')} data-testid="user-edit-self">
+        {translate('user_admin.actions.edit_self')}
+      </Button>
+      <Button variant="contained" startIcon={<PersonAdd />} onClick={onAdd} data-testid="user-add">
+        {translate('user_admin.actions.add')}
+      </Button>
+    </TopToolbar>
+  );
+}
+
+const CONFIRM: Record<ManageAction, { title: string; content: string; danger?: boolean }> = {
+  promote: { title: 'user_admin.confirm.promote_title', content: 'user_admin.confirm.promote' },
+  demote: { title: 'user_admin.confirm.demote_title', content: 'user_admin.confirm.demote' },
+  disable: { title: 'user_admin.confirm.disable_title', content: 'user_admin.confirm.disable', danger: true },
+  enable: { title: 'user_admin.confirm.enable_title', content: 'user_admin.confirm.enable' },
+  delete: { title: 'user_admin.confirm.delete_title', content: 'user_admin.confirm.delete', danger: true },
+};
+
+const ACTION_LABEL: Record<ManageAction | 'edit', string> = {
+  promote: 'user_admin.actions.promote',
+  demote: 'user_admin.actions.demote',
+  disable: 'user_admin.actions.disable',
+  enable: 'user_admin.actions.enable',
+  delete: 'user_admin.actions.delete',
+  edit: 'user_admin.actions.edit',
+};
+
+function UserGrid() {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const refresh = useRefresh();
+  const navigate = useNavigate();
+  const viewer = useSessionUser();
+  const { status } = useStatus();
+  const { ask, dialog } = useConfirm();
+
+  const manage = (user: ManagedUser, action: ManageAction) =>
+    ask({
+      ...CONFIRM[action],
+      values: { name: user.username },
+      onConfirm: async () => {
+        try {
+          const envelope = await api.request<{ status: number; role: number }>('POST', '/api/user/manage', {
+            body: { id: user.id, action },
+          });
+          notify(envelope.message || 'user_admin.messages.done', { type: 'success' });
+          refresh();
+        } catch (error) {
+          notify(errorMessage(error), { type: 'error' });
+        }
+      },
+    });
+
+  return (
+    <>
+      <Datagrid bulkActionButtons={false} rowClick={false}>
+        <RaTextField source="id" label="user_admin.fields.id" />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.username"
+          sortBy="username"
+          render={(user) => (
+            <Tooltip title={user.remark || ''}>
+              <Box>
+                <Typography variant="body2" data-testid="user-name-cell">
+                  {user.username}
+                </Typography>
+                {user.display_name && user.display_name !== user.username && (
+                  <Typography variant="caption" color="text.secondary">
+                    {user.display_name}
+                  </Typography>
+                )}
+              </Box>
+            </Tooltip>
+          )}
+        />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.group"
+          render={(user) => <Chip size="small" label={user.group || 'default'} />}
+        />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.quota"
+          sortBy="quota"
+          render={(user) => (
+            <Stack direction="row" spacing={0.5}>
+              <Tooltip title={translate('user_admin.fields.remaining')}>
+                <Chip size="small" color="success" variant="outlined" label={formatQuota(user.quota, status)} />
+              </Tooltip>
+              <Tooltip title={translate('user_admin.fields.used')}>
+                <Chip size="small" variant="outlined" label={formatQuota(user.used_quota, status)} />
+              </Tooltip>
+              <Tooltip title={translate('user_admin.fields.requests')}>
+                <Chip size="small" variant="outlined" label={user.request_count} />
+              </Tooltip>
+            </Stack>
+          )}
+        />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.invite"
+          render={(user) => (
+            <Typography variant="body2">
+              {translate('user_admin.invite_summary', {
+                count: user.aff_count,
+                quota: formatQuota(user.aff_history_quota, status),
+                inviter: user.inviter_id || '-',
+              })}
+            </Typography>
+          )}
+        />
+        <FunctionField<ManagedUser> label="user_admin.fields.role" render={(user) => <RoleChip role={user.role} />} />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.status"
+          render={(user) => <UserStatusChip user={user} />}
+        />
+        <FunctionField<ManagedUser>
+          label="user_admin.fields.actions"
+          textAlign="right"
+          render={(user) => (
+            <Stack direction="row" spacing={0.5} sx={{ justifyContent: 'flex-end' }} data-user={user.username}>
+              {rowActions(user, viewer?.role ?? 0).map(({ action, disabled }) => (
+                <Button
+                  key={action}
+                  size="small"
+                  disabled={disabled}
+                  color={action === 'delete' || action === 'disable' ? 'error' : 'primary'}
+                  data-testid={`user-${action}`}
+                  onClick={() => (action === 'edit' ? navigate(`/user/edit/${user.id}`) : manage(user, action))}
+                >
+                  {translate(ACTION_LABEL[action])}
+                </Button>
+              ))}
+            </Stack>
+          )}
+        />
+      </Datagrid>
+      {dialog}
+    </>
+  );
+}
+
+function RoleChip({ role }: { role: number }) {
+  const translate = useTranslate();
+  if (role === USER_ROLE.user) return <Chip size="small" label={translate('user_admin.role.user')} />;
+  if (role === USER_ROLE.admin) return <Chip size="small" color="warning" label={translate('user_admin.role.admin')} />;
+  if (role === USER_ROLE.root) return <Chip size="small" color="error" label={translate('user_admin.role.root')} />;
+  return <Chip size="small" label={translate('user_admin.role.unknown')} />;
+}
+
+function UserStatusChip({ user }: { user: ManagedUser }) {
+  const translate = useTranslate();
+  if (user.DeletedAt) return <Chip size="small" label={translate('user_admin.status.deleted')} />;
+  if (user.status === USER_STATUS.enabled) {
+    return <Chip size="small" color="success" label={translate('user_admin.status.enabled')} />;
+  }
+  if (user.status === USER_STATUS.banned) {
+    return <Chip size="small" color="error" label={translate('user_admin.status.banned')} />;
+  }
+  return <Chip size="small" label={translate('user_admin.status.unknown')} />;
+}
+
+function DrawerFrame({
+  title,
+  testId,
+  onClose,
+  onSubmit,
+  busy,
+  children,
+}: {
+  title: string;
+  testId: string;
+  onClose: () => void;
+  onSubmit: () => void;
+  busy: boolean;
+  children: ReactNode;
+}) {
+  const translate = useTranslate();
+  return (
+    <Drawer
+      anchor="right"
+      open
+      onClose={onClose}
+      slotProps={{ paper: { sx: { width: { xs: '100%', sm: 480 } } } }}
+      data-testid={testId}
+    >
+      <Box sx={{ display: 'flex', alignItems: 'center', px: 2, py: 1.5 }}>
+        <Typography variant="h6" sx={{ flex: 1 }}>
+          {translate(title)}
+        </Typography>
+        <IconButton onClick={onClose} aria-label={translate('common.close')}>
+          <Close />
+        </IconButton>
+      </Box>
+      <Stack spacing={2} sx={{ px: 2, pb: 2, flex: 1, overflowY: 'auto' }}>
+        {children}
+      </Stack>
+      <Box sx={{ display: 'flex', gap: 1, justifyContent: 'flex-end', p: 2, borderTop: 1, borderColor: 'divider' }}>
+        <Button onClick={onClose}>{translate('common.cancel')}</Button>
+        <Button variant="contained" onClick={onSubmit} disabled={busy} data-testid="user-submit">
+          {translate('user_admin.form.submit')}
+        </Button>
+      </Box>
+    </Drawer>
+  );
+}
+
+/** The add-user drawer (spec doc 1 §5 "Add user"): username, display name, password. */
+function AddUserDrawer({ onClose }: { onClose: () => void }) {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const refresh = useRefresh();
+  const [values, setValues] = useState({ username: '', display_name: '', password: '' });
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    const problem = validateNewUser(values);
+    if (problem) {
+      notify(problem, { type: 'error' });
+      return;
+    }
+    setBusy(true);
+    try {
+      const envelope = await api.request('POST', '/api/user/', {
+        body: { username: values.username.trim(), display_name: values.display_name.trim(), password: values.password },
+      });
+      notify(envelope.message || 'user_admin.messages.created', { type: 'success' });
+      refresh();
+      onClose();
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <DrawerFrame
+      title="user_admin.form.add_title"
+      testId="user-add-drawer"
+      onClose={onClose}
+      onSubmit={submit}
+      busy={busy}
+    >
+      <TextField
+        label={translate('user_admin.fields.username')}
+        value={values.username}
+        onChange={(event) => setValues({ ...values, username: event.target.value })}
+        required
+        slotProps={{ htmlInput: { 'data-testid': 'user-username' } }}
+      />
+      <TextField
+        label={translate('user_admin.fields.display_name')}
+        value={values.display_name}
+        onChange={(event) => setValues({ ...values, display_name: event.target.value })}
+        slotProps={{ htmlInput: { 'data-testid': 'user-display_name' } }}
+      />
+      <TextField
+        label={translate('user_admin.fields.password')}
+        type="password"
+        value={values.password}
+        onChange={(event) => setValues({ ...values, password: event.target.value })}
+        required
+        autoComplete="new-password"
+        slotProps={{ htmlInput: { 'data-testid': 'user-password' } }}
+      />
+    </DrawerFrame>
+  );
+}
+
+const BINDINGS = [
+  ['email', 'user_admin.fields.email'],
+  ['github_id', 'user_admin.fields.github_id'],
+  ['oidc_id', 'user_admin.fields.oidc_id'],
+  ['wechat_id', 'user_admin.fields.wechat_id'],
+  ['telegram_id', 'user_admin.fields.telegram_id'],
+  ['linux_do_id', 'user_admin.fields.linux_do_id'],
+] as const;
+
+/**
+ * The edit-user drawer (spec doc 1 §5 "Edit user", §6): username, display name, password, group, quota
+ * (with an add-quota dialog), remark; bound third-party ids read-only. `self` edits the signed-in
+ * administrator through /api/user/self (new password needs the original).
+ */
+function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose: () => void }) {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const refresh = useRefresh();
+  const { status } = useStatus();
+  const self = target === 'self';
+  const [user, setUser] = useState<ManagedUser>();
+  const [values, setValues] = useState<UserFormValues>({
+    username: '',
+    display_name: '',
+    password: '',
+    group: '',
+    quota: '0',
+    remark: '',
+  });
+  const [original, setOriginal] = useState('');
+  const [groups, setGroups] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [adding, setAdding] = useState(false);
+  const [delta, setDelta] = useState('');
+
+  useEffect(() => {
+    api
+      .get<ManagedUser>(self ? '/api/user/self' : `/api/user/${target}`)
+      .then((loaded) => {
+        setUser(loaded);
+        setValues({
+          username: loaded.username,
+          display_name: loaded.display_name ?? '',
+          password: '',
+          group: loaded.group ?? 'default',
+          quota: String(loaded.quota ?? 0),
+          remark: loaded.remark ?? '',
+        });
+      })
+      .catch((error) => {
+        notify(errorMessage(error), { type: 'error' });
+        onClose();
+      });
+    if (!self) {
+      api
+        .get<string[]>('/api/group/')
+        .then((list) => setGroups(list ?? []))
+        .catch(() => {});
+    }
+  }, [self, target, notify, onClose]);
+
+  const set = (key: keyof UserFormValues, value: string) => setValues((current) => ({ ...current, [key]: value }));
+
+  const submit = async () => {
+    const problem = validateEditUser(self ? { ...values, quota: '0' } : values);
+    if (problem) {
+      notify(problem, { type: 'error' });
+      return;
+    }
+    setBusy(true);
+    try {
+      const body: Record<string, unknown> = self
+        ? {
+            username: values.username.trim(),
+            display_name: values.display_name.trim(),
+            ...(values.password ? { password: values.password, original_password: original } : {}),
+          }
+        : {
+            id: target,
+            username: values.username.trim(),
+            display_name: values.display_name.trim(),
+            group: values.group,
+            quota: Number(values.quota),
+            remark: values.remark,
+            ...(values.password ? { password: values.password } : {}),
+          };
+      const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
+      notify(envelope.message || 'user_admin.messages.updated', { type: 'success' });
+      const stored = getStoredUser();
+      if (self && envelope.data && stored) storeUser({ ...stored, ...envelope.data });
+      refresh();
+      onClose();
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <DrawerFrame
+      title={self ? 'user_admin.form.edit_self_title' : 'user_admin.form.edit_title'}
+      testId="user-edit-drawer"
+      onClose={onClose}
+      onSubmit={submit}
+      busy={busy || !user}
+    >
+      {!user ? (
+        <CircularProgress />
+      ) : (
+        <>
+          <TextField
+            label={translate('user_admin.fields.username')}
+            value={values.username}
+            onChange={(event) => set('username', event.target.value)}
+            slotProps={{ htmlInput: { 'data-testid': 'user-username' } }}
+          />
+          <TextField
+            label={translate('user_admin.fields.display_name')}
+            value={values.display_name}
+            onChange={(event) => set('display_name', event.target.value)}
+            slotProps={{ htmlInput: { 'data-testid': 'user-display_name' } }}
+          />
+          {self && (
+            <TextField
+              label={translate('user_admin.fields.original_password')}
+              type="password"
+              value={original}
+              onChange={(event) => setOriginal(event.target.value)}
+              autoComplete="current-password"
+            />
+          )}
+          <TextField
+            label={translate('user_admin.fields.password')}
+            type="password"
+            value={values.password}
+            onChange={(event) => set('password', event.target.value)}
+            helperText={translate('user_admin.form.password_hint')}
+            autoComplete="new-password"
+            slotProps={{ htmlInput: { 'data-testid': 'user-password' } }}
+          />
+          {!self && (
+            <>
+              <TextField
+                select
+                label={translate('user_admin.fields.group')}
+                value={values.group}
+                onChange={(event) => set('group', event.target.value)}
+                slotProps={{ htmlInput: { 'data-testid': 'user-group' } }}
+              >
+                {[...new Set([...groups, values.group])].map((group) => (
+                  <MenuItem key={group} value={group}>
+                    {group}
+                  </MenuItem>
+                ))}
+              </TextField>
+              <TextField
+                label={translate('user_admin.fields.quota')}
+                value={values.quota}
+                onChange={(event) => set('quota', event.target.value)}
+                helperText={/^-?\d+$/.test(values.quota.trim()) ? formatQuota(Number(values.quota), status) : ' '}
+                slotProps={{
+                  htmlInput: { 'data-testid': 'user-quota' },
+                  input: {
+                    endAdornment: (
+                      <InputAdornment position="end">
+                        <Button size="small" onClick={() => setAdding(true)} data-testid="user-add-quota">
+                          {translate('user_admin.form.add_quota')}
+                        </Button>
+                      </InputAdornment>
+                    ),
+                  },
+                }}
+              />
+              <TextField
+                label={translate('user_admin.fields.remark')}
+                value={values.remark}
+                onChange={(event) => set('remark', event.target.value)}
+                multiline
+              />
+            </>
+          )}
+          <Divider>{translate('user_admin.form.bindings')}</Divider>
+          <Alert severity="info">{translate('user_admin.form.bindings_read_only')}</Alert>
+          {BINDINGS.map(([field, label]) => (
+            <TextField
+              key={field}
+              label={translate(label)}
+              value={user[field] || ''}
+              placeholder={translate('user_admin.form.not_bound')}
+              slotProps={{ htmlInput: { readOnly: true }, inputLabel: { shrink: true } }}
+              size="small"
+            />
+          ))}
+        </>
+      )}
+      <Dialog open={adding} onClose={() => setAdding(false)}>
+        <DialogTitle>{translate('user_admin.form.add_quota')}</DialogTitle>
+        <DialogContent>
+          <TextField
+            autoFocus
+            label={translate('user_admin.form.add_quota_amount')}
+            value={delta}
+            onChange={(event) => setDelta(event.target.value)}
+            helperText={translate('user_admin.form.add_quota_help')}
+            sx={{ mt: 1 }}
+            slotProps={{ htmlInput: { 'data-testid': 'user-add-quota-amount' } }}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setAdding(false)}>{translate('common.cancel')}</Button>
+          <Button
+            variant="contained"
+            data-testid="user-add-quota-ok"
+            onClick={() => {
+              const next = addQuota(values.quota, delta);
+              if (next === undefined) {
+                notify('user_admin.validation.quota_integer', { type: 'error' });
+                return;
+              }
+              set('quota', next);
+              setDelta('');
+              setAdding(false);
+            }}
+          >
+            {translate('common.confirm')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+    </DrawerFrame>
+  );
+}
