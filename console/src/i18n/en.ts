@@ -1092,6 +1092,7 @@ export const en = {
       week: 'Week',
     },
     messages: {
+      save_failed: 'Save failed',
       check_input: 'Please check the input',
       enabled_models_failed: 'Failed to fetch the enabled models',
       nothing_changed: 'You did not change anything',

@@ -1289,6 +1289,7 @@ export const zh = {
       week: '周',
     },
     messages: {
+      save_failed: '保存失败',
       check_input: '请检查输入',
       enabled_models_failed: '获取启用模型失败',
       nothing_changed: '你似乎并没有修改什么',

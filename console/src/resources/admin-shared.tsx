@@ -32,6 +32,12 @@ export function AdminOnly({ children, role = ROLE.admin }: { children: ReactNode
   return user.role >= role ? children : <AccessDenied />;
 }
 
+/**
+ * The root of an administrators' page: a one-column grid whose track may shrink to nothing, so a wide
+ * table scrolls inside its container instead of widening the whole layout.
+ */
+export const PAGE_SX = { display: 'grid', gridTemplateColumns: 'minmax(0, 1fr)', width: '100%' } as const;
+
 /** Unix seconds as local date and time; 0 or less as "-". */
 export function formatTime(seconds: number | null | undefined): string {
   if (!seconds || seconds <= 0) return '-';

@@ -51,14 +51,17 @@ export function OptionsProvider({ children }: { children: ReactNode }) {
       const failure = results.find((result) => !result.ok) as { message?: string } | undefined;
       if (outcome === 'saved') notify('settings.messages.saved', { type: 'success' });
       else if (outcome === 'partial') {
-        notify(`${translate('settings.messages.partial_failed')} (${failure?.message ?? ''})`, { type: 'error' });
+        const reason = failure?.message ?? '';
+        notify(`${translate('settings.messages.partial_failed')} (${translate(reason, { _: reason })})`, {
+          type: 'error',
+        });
       } else {
-        notify(
-          failure?.message
-            ? `${translate('settings.messages.save_failed_retry')} (${failure.message})`
-            : 'settings.messages.save_failed_retry',
-          { type: 'error' },
+        // One key: "保存失败" with the server's reason; several: "保存失败，请重试" (spec doc 2 §8).
+        const summary = translate(
+          results.length === 1 ? 'settings.messages.save_failed' : 'settings.messages.save_failed_retry',
         );
+        const reason = failure?.message;
+        notify(reason ? `${summary} (${translate(reason, { _: reason })})` : summary, { type: 'error' });
       }
       try {
         setOptions(optionMap(await api.get<Array<{ key: string; value: string }>>('/api/option/')));

@@ -114,7 +114,11 @@ export function PricingEditor({ models }: { models?: readonly string[] }) {
           {translate('settings.pricing.unset_notice')}
         </Alert>
       )}
-      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mb: 1.5, alignItems: { sm: 'center' } }}>
+      <Stack
+        direction={{ xs: 'column', sm: 'row' }}
+        spacing={1}
+        sx={{ mb: 1.5, alignItems: { sm: 'center' }, '& .MuiButton-root': { whiteSpace: 'nowrap', flexShrink: 0 } }}
+      >
         <TextField
           size="small"
           label={translate('settings.pricing.search')}
@@ -123,7 +127,7 @@ export function PricingEditor({ models }: { models?: readonly string[] }) {
             setSearch(event.target.value);
             setPage(0);
           }}
-          sx={{ minWidth: 240 }}
+          sx={{ width: { xs: '100%', sm: 280 } }}
           slotProps={{ htmlInput: { 'data-testid': 'pricing-search' } }}
         />
         {!unsetView && (
@@ -175,7 +179,7 @@ export function PricingEditor({ models }: { models?: readonly string[] }) {
                       onChange={(event) => toggle(row.name, event.target.checked)}
                     />
                   </TableCell>
-                  <TableCell>{row.name}</TableCell>
+                  <TableCell sx={{ whiteSpace: 'nowrap' }}>{row.name}</TableCell>
                   <TableCell>
                     <Chip
                       size="small"

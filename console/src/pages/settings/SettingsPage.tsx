@@ -5,7 +5,7 @@ import { Title, useNotify, useTranslate } from 'react-admin';
 import { useSearchParams } from 'react-router';
 import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
-import { useConfirm } from '../../resources/admin-shared.tsx';
+import { PAGE_SX, useConfirm } from '../../resources/admin-shared.tsx';
 import { OptionSection } from './OptionSection.tsx';
 import { OptionsProvider, useOptions } from './OptionsContext.tsx';
 import type { OptionSectionDef } from './options.ts';
@@ -42,14 +42,14 @@ export function SettingsPage() {
   const tab: TabId = TABS.some((t) => t.id === requested) ? (requested as TabId) : 'operation';
   if (!user || user.role < ROLE.root) {
     return (
-      <Box data-testid="settings-page">
+      <Box data-testid="settings-page" sx={PAGE_SX}>
         <Title title="settings.title" />
         <Alert severity="info">{translate('settings.root_only')}</Alert>
       </Box>
     );
   }
   return (
-    <Box data-testid="settings-page">
+    <Box data-testid="settings-page" sx={PAGE_SX}>
       <Title title="settings.title" />
       <Paper sx={{ mb: 2 }}>
         <Tabs

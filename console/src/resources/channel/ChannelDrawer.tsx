@@ -139,7 +139,10 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
       set('models', [...new Set(models ?? [])]);
       notify('channel.messages.models_fetched', { type: 'success', messageArgs: { count: models?.length ?? 0 } });
     } catch (error) {
-      notify(errorMessage(error) || 'channel.messages.fetch_models_failed', { type: 'error' });
+      const reason = errorMessage(error);
+      notify(`${translate('channel.messages.fetch_models_failed')}: ${translate(reason, { _: reason })}`, {
+        type: 'error',
+      });
     } finally {
       setFetching(false);
     }

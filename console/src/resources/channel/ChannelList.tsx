@@ -1,6 +1,8 @@
 import Add from '@mui/icons-material/Add';
 import ArrowDropDown from '@mui/icons-material/ArrowDropDown';
+import Block from '@mui/icons-material/Block';
 import Build from '@mui/icons-material/Build';
+import CheckCircle from '@mui/icons-material/CheckCircle';
 import ContentCopy from '@mui/icons-material/ContentCopy';
 import Delete from '@mui/icons-material/Delete';
 import DeleteSweep from '@mui/icons-material/DeleteSweep';
@@ -46,7 +48,7 @@ import { useNavigate, useParams } from 'react-router';
 import { formatQuota } from '../../format/quota.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
-import { AdminOnly, formatTime, readLocal, useConfirm, writeLocal } from '../admin-shared.tsx';
+import { AdminOnly, formatTime, PAGE_SX, readLocal, useConfirm, writeLocal } from '../admin-shared.tsx';
 import { ChannelDrawer } from './ChannelDrawer.tsx';
 import {
   CHANNEL_STATUS,
@@ -79,6 +81,9 @@ const COLUMNS = [
   { id: 'tag', label: 'channel.fields.tag' },
 ] as const;
 type ColumnId = (typeof COLUMNS)[number]['id'];
+
+/** The actions column stays in view when the table scrolls sideways. */
+const ACTIONS_SX = { position: 'sticky', right: 0, bgcolor: 'background.paper', zIndex: 1 } as const;
 
 interface Filters {
   keyword: string;
@@ -324,10 +329,8 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
   const allIds = answer.items.map((channel) => channel.id);
   const allSelected = allIds.length > 0 && allIds.every((id) => selected.has(id));
 
+  // Leaving /channel/add or /channel/edit/:id mounts the list page again, which reloads it.
   const closeDrawer = useCallback(() => navigate('/channel'), [navigate]);
-  const savedDrawer = useCallback(() => {
-    navigate('/channel');
-  }, [navigate]);
 
   const search = () => {
     setPage(0);
@@ -422,7 +425,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
         </TableCell>
       )}
       {show('tag') && <TableCell>{channel.tag ? <Chip size="small" label={channel.tag} /> : null}</TableCell>}
-      <TableCell align="right">
+      <TableCell align="right" sx={ACTIONS_SX}>
         <ChannelActions
           channel={channel}
           onTest={() => quickTest(channel)}
@@ -554,7 +557,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
           </TableCell>
         )}
         {show('tag') && <TableCell />}
-        <TableCell align="right">
+        <TableCell align="right" sx={ACTIONS_SX}>
           <Stack direction="row" spacing={0.5} sx={{ justifyContent: 'flex-end' }}>
             <Button
               size="small"
@@ -592,7 +595,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
     channel.status !== CHANNEL_STATUS.enabled ? { bgcolor: 'action.disabledBackground' } : undefined;
 
   return (
-    <Box data-testid="channel-page">
+    <Box data-testid="channel-page" sx={PAGE_SX}>
       <Title title="channel.title" />
       <Paper sx={{ p: 2, mb: 2 }}>
         <Stack direction={{ xs: 'column', md: 'row' }} spacing={1.5} sx={{ mb: 1.5 }}>
@@ -602,7 +605,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
             value={draft.keyword}
             onChange={(event) => setDraft({ ...draft, keyword: event.target.value })}
             onKeyDown={(event) => event.key === 'Enter' && search()}
-            sx={{ minWidth: 240 }}
+            sx={{ width: { xs: '100%', md: 280 } }}
             slotProps={{ htmlInput: { 'data-testid': 'channel-search-keyword' } }}
           />
           <TextField
@@ -616,7 +619,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
               setPage(0);
               setFilters(next);
             }}
-            sx={{ minWidth: 160 }}
+            sx={{ width: { xs: '100%', md: 180 } }}
           >
             <MenuItem value="">{translate('channel.search.all_groups')}</MenuItem>
             {groups.map((group) => (
@@ -631,7 +634,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
             value={draft.model}
             onChange={(event) => setDraft({ ...draft, model: event.target.value })}
             onKeyDown={(event) => event.key === 'Enter' && search()}
-            sx={{ minWidth: 200 }}
+            sx={{ width: { xs: '100%', md: 200 } }}
             slotProps={{ htmlInput: { 'data-testid': 'channel-search-model' } }}
           />
           <Button variant="contained" startIcon={<Search />} onClick={search} data-testid="channel-search">
@@ -765,7 +768,9 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
                 {shownColumns.map((column) => (
                   <TableCell key={column.id}>{translate(column.label)}</TableCell>
                 ))}
-                <TableCell align="right">{translate('channel.fields.actions')}</TableCell>
+                <TableCell align="right" sx={ACTIONS_SX}>
+                  {translate('channel.fields.actions')}
+                </TableCell>
               </TableRow>
             </TableHead>
             <TableBody>
@@ -848,15 +853,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
       </Paper>
 
       {drawer !== undefined && (
-        <ChannelDrawer
-          key={String(drawer)}
-          target={drawer}
-          onClose={closeDrawer}
-          onSaved={() => {
-            savedDrawer();
-            void load();
-          }}
-        />
+        <ChannelDrawer key={String(drawer)} target={drawer} onClose={closeDrawer} onSaved={closeDrawer} />
       )}
       {testing && <ModelTestDialog channel={testing} onClose={() => setTesting(undefined)} onTested={load} />}
       {upstream && <UpstreamDialog channel={upstream} onClose={() => setUpstream(undefined)} />}
@@ -925,7 +922,7 @@ function InlineNumber({
       onKeyDown={(event) => {
         if (event.key === 'Enter') (event.target as HTMLInputElement).blur();
       }}
-      sx={{ width: 90 }}
+      sx={{ width: 76 }}
       slotProps={{ htmlInput: { min, 'data-testid': testId } }}
     />
   );
@@ -981,17 +978,28 @@ function ChannelActions(props: {
           <ArrowDropDown fontSize="small" />
         </Button>
       </Box>
-      <Button
-        size="small"
-        color={enabled ? 'warning' : 'success'}
-        onClick={props.onToggle}
-        data-testid="channel-toggle"
-      >
-        {translate(enabled ? 'channel.actions.disable' : 'channel.actions.enable')}
-      </Button>
-      <Button size="small" startIcon={<Edit />} onClick={props.onEdit} data-testid="channel-edit">
-        {translate('channel.actions.edit')}
-      </Button>
+      <Tooltip title={translate(enabled ? 'channel.actions.disable' : 'channel.actions.enable')}>
+        <IconButton
+          size="small"
+          color={enabled ? 'warning' : 'success'}
+          onClick={props.onToggle}
+          data-testid="channel-toggle"
+          aria-label={translate(enabled ? 'channel.actions.disable' : 'channel.actions.enable')}
+        >
+          {enabled ? <Block fontSize="small" /> : <CheckCircle fontSize="small" />}
+        </IconButton>
+      </Tooltip>
+      <Tooltip title={translate('channel.actions.edit')}>
+        <IconButton
+          size="small"
+          color="primary"
+          onClick={props.onEdit}
+          data-testid="channel-edit"
+          aria-label={translate('channel.actions.edit')}
+        >
+          <Edit fontSize="small" />
+        </IconButton>
+      </Tooltip>
       <IconButton size="small" onClick={(event) => setAnchor(event.currentTarget)} data-testid="channel-more">
         <MoreVert fontSize="small" />
       </IconButton>

@@ -35,6 +35,7 @@ import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import {
   formatTime,
+  PAGE_SX,
   RememberedPagination,
   rememberedPageSize,
   SearchFilter,
@@ -66,7 +67,7 @@ export function RedemptionList() {
   const [drawer, setDrawer] = useState<'new' | Redemption>();
   const [created, setCreated] = useState<string[]>();
   return (
-    <Box data-testid="redemption-page">
+    <Box data-testid="redemption-page" sx={PAGE_SX}>
       <List
         resource="redemption"
         title="redemption.title"

@@ -38,7 +38,14 @@ import { formatQuota } from '../../format/quota.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { getStoredUser, storeUser, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
-import { AdminOnly, RememberedPagination, rememberedPageSize, SearchFilter, useConfirm } from '../admin-shared.tsx';
+import {
+  AdminOnly,
+  PAGE_SX,
+  RememberedPagination,
+  rememberedPageSize,
+  SearchFilter,
+  useConfirm,
+} from '../admin-shared.tsx';
 import {
   addQuota,
   type ManageAction,
@@ -87,7 +94,7 @@ function UserManagement({ drawer }: { drawer?: number | 'self' }) {
   const navigate = useNavigate();
   const [adding, setAdding] = useState(false);
   return (
-    <Box data-testid="user-page">
+    <Box data-testid="user-page" sx={PAGE_SX}>
       <List
         resource="user"
         title="user_admin.title"
@@ -211,13 +218,18 @@ function UserGrid() {
         <FunctionField<ManagedUser>
           label="user_admin.fields.invite"
           render={(user) => (
-            <Typography variant="body2">
-              {translate('user_admin.invite_summary', {
+            <Tooltip
+              title={translate('user_admin.invite_summary', {
                 count: user.aff_count,
                 quota: formatQuota(user.aff_history_quota, status),
                 inviter: user.inviter_id || '-',
               })}
-            </Typography>
+            >
+              <Stack direction="row" spacing={0.5}>
+                <Chip size="small" variant="outlined" label={user.aff_count} />
+                <Chip size="small" variant="outlined" label={formatQuota(user.aff_history_quota, status)} />
+              </Stack>
+            </Tooltip>
           )}
         />
         <FunctionField<ManagedUser> label="user_admin.fields.role" render={(user) => <RoleChip role={user.role} />} />
@@ -230,14 +242,18 @@ function UserGrid() {
           textAlign="right"
           render={(user) => (
             <Stack direction="row" spacing={0.5} sx={{ justifyContent: 'flex-end' }} data-user={user.username}>
-              {rowActions(user, viewer?.role ?? 0).map(({ action, disabled }) => (
+              {rowActions(user, viewer?.role ?? 0, user.id === viewer?.id).map(({ action, disabled }) => (
                 <Button
                   key={action}
                   size="small"
                   disabled={disabled}
                   color={action === 'delete' || action === 'disable' ? 'error' : 'primary'}
                   data-testid={`user-${action}`}
-                  onClick={() => (action === 'edit' ? navigate(`/user/edit/${user.id}`) : manage(user, action))}
+                  onClick={() =>
+                    action === 'edit'
+                      ? navigate(user.id === viewer?.id ? '/user/edit' : `/user/edit/${user.id}`)
+                      : manage(user, action)
+                  }
                 >
                   {translate(ACTION_LABEL[action])}
                 </Button>

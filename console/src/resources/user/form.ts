@@ -33,17 +33,26 @@ export type ManageAction = 'promote' | 'demote' | 'disable' | 'enable' | 'delete
 /**
  * The row actions an administrator is offered (spec doc 1 §4, §6): promote (regular users; only a
  * super administrator may promote), demote (administrators), disable (status 1 only), enable (status 3
- * shows it disabled), delete, edit. A deregistered user gets none.
+ * shows it disabled), edit, delete. A deregistered user gets none. Users of the viewer's level or above
+ * show them disabled (the gateway refuses them), except editing oneself (at /user/edit).
  */
-export function rowActions(user: Pick<ManagedUser, 'role' | 'status' | 'DeletedAt'>, viewerRole: number) {
+export function rowActions(
+  user: Pick<ManagedUser, 'role' | 'status' | 'DeletedAt'>,
+  viewerRole: number,
+  self = false,
+): Array<{ action: ManageAction | 'edit'; disabled?: boolean }> {
   if (user.DeletedAt) return [];
+  const outranked = user.role >= viewerRole;
   const actions: Array<{ action: ManageAction | 'edit'; disabled?: boolean }> = [];
   if (user.role < USER_ROLE.admin && viewerRole >= USER_ROLE.root) actions.push({ action: 'promote' });
   if (user.role >= USER_ROLE.admin && user.role < USER_ROLE.root) actions.push({ action: 'demote' });
   if (user.status === USER_STATUS.enabled) actions.push({ action: 'disable' });
   else actions.push({ action: 'enable', disabled: user.status === USER_STATUS.unusable });
   actions.push({ action: 'edit' }, { action: 'delete' });
-  return actions;
+  return actions.map((entry) => {
+    const blocked = entry.action === 'edit' ? outranked && !self : outranked;
+    return blocked ? { ...entry, disabled: true } : entry;
+  });
 }
 
 export interface UserFormValues {

@@ -10,6 +10,13 @@ describe('user row actions (spec doc 1 §4, §6)', () => {
     expect(actions({ role: 10, status: 2 })).toEqual(['demote', 'enable', 'edit', 'delete']);
     expect(actions({ role: 1, status: 3 })).toEqual(['promote', 'enable(off)', 'edit', 'delete']);
     expect(actions({ role: 1, status: 1, DeletedAt: '2024-01-01' })).toEqual([]);
+    // The same level or above: shown but off, except editing oneself.
+    expect(actions({ role: 10, status: 1 }, 10)).toEqual(['demote(off)', 'disable(off)', 'edit(off)', 'delete(off)']);
+    expect(rowActions({ role: 100, status: 1, DeletedAt: null }, 100, true).map((a) => a.disabled ?? false)).toEqual([
+      true,
+      false,
+      true,
+    ]);
   });
 });
 
