@@ -1,21 +1,7 @@
-import { Box, Typography } from '@mui/material';
-import type { ReactElement, ReactNode } from 'react';
-import { AccessDenied, type ResourceProps, useTranslate } from 'react-admin';
+import { type ReactElement, type ReactNode, Suspense } from 'react';
+import { AccessDenied, Loading, type ResourceProps } from 'react-admin';
 import { Navigate, useLocation } from 'react-router';
-import { AboutPage } from './pages/account/AboutPage.tsx';
-import { HomePage } from './pages/account/HomePage.tsx';
-import { LoginPage } from './pages/account/LoginPage.tsx';
-import { OAuthCallbackPage } from './pages/account/OAuthCallbackPage.tsx';
-import { PersonalPage } from './pages/account/PersonalPage.tsx';
-import { RegisterPage } from './pages/account/RegisterPage.tsx';
-import { ResetConfirmPage, ResetRequestPage } from './pages/account/ResetPages.tsx';
-import { SetupPage } from './pages/account/SetupPage.tsx';
-import { SettingsPage } from './pages/settings/SettingsPage.tsx';
-import { Chat2LinkPage, ChatPage } from './pages/user/ChatPage.tsx';
-import { DashboardPage } from './pages/user/DashboardPage.tsx';
-import { PlaygroundPage } from './pages/user/PlaygroundPage.tsx';
-import { PricingPage } from './pages/user/PricingPage.tsx';
-import { WalletPage } from './pages/user/WalletPage.tsx';
+import { lazyNamed } from './lazy.ts';
 import { EXPIRED_LOGIN_PATH } from './providers/http.ts';
 import { ROLE, sessionWasExpired, useSessionUser } from './providers/session.ts';
 import { ChannelCreate, ChannelEdit, channelResource } from './resources/channel/index.ts';
@@ -25,6 +11,27 @@ import { redemptionResource } from './resources/redemption/index.ts';
 import { taskResource } from './resources/task/index.ts';
 import { tokenResource } from './resources/token/index.ts';
 import { UserEditPage, userResource } from './resources/user/index.ts';
+
+// Every page its own chunk, loaded when first opened.
+const AboutPage = lazyNamed(() => import('./pages/account/AboutPage.tsx'), 'AboutPage');
+const HomePage = lazyNamed(() => import('./pages/account/HomePage.tsx'), 'HomePage');
+const LoginPage = lazyNamed(() => import('./pages/account/LoginPage.tsx'), 'LoginPage');
+const OAuthCallbackPage = lazyNamed<{ provider: 'github' | 'oidc' | 'linuxdo' }>(
+  () => import('./pages/account/OAuthCallbackPage.tsx'),
+  'OAuthCallbackPage',
+);
+const PersonalPage = lazyNamed(() => import('./pages/account/PersonalPage.tsx'), 'PersonalPage');
+const RegisterPage = lazyNamed(() => import('./pages/account/RegisterPage.tsx'), 'RegisterPage');
+const ResetConfirmPage = lazyNamed(() => import('./pages/account/ResetPages.tsx'), 'ResetConfirmPage');
+const ResetRequestPage = lazyNamed(() => import('./pages/account/ResetPages.tsx'), 'ResetRequestPage');
+const SetupPage = lazyNamed(() => import('./pages/account/SetupPage.tsx'), 'SetupPage');
+const SettingsPage = lazyNamed(() => import('./pages/settings/SettingsPage.tsx'), 'SettingsPage');
+const Chat2LinkPage = lazyNamed(() => import('./pages/user/ChatPage.tsx'), 'Chat2LinkPage');
+const ChatPage = lazyNamed(() => import('./pages/user/ChatPage.tsx'), 'ChatPage');
+const DashboardPage = lazyNamed(() => import('./pages/user/DashboardPage.tsx'), 'DashboardPage');
+const PlaygroundPage = lazyNamed(() => import('./pages/user/PlaygroundPage.tsx'), 'PlaygroundPage');
+const PricingPage = lazyNamed(() => import('./pages/user/PricingPage.tsx'), 'PricingPage');
+const WalletPage = lazyNamed(() => import('./pages/user/WalletPage.tsx'), 'WalletPage');
 
 /** Who may open a page (spec doc 1 §2 and §6). */
 export type Access = 'public' | 'user' | 'admin' | 'root';
@@ -37,10 +44,8 @@ export interface PageRoute {
 }
 
 /**
- * Every page of the console (spec doc 1 §2, doc 2 §2, doc 3 §2), one entry each. Pages that are not built
- * yet point at <NotBuilt> naming the spec section that describes them: replace the element when the page
- * arrives (or move the path to RESOURCES when it becomes a react-admin resource).
- * Menu entries are in menu.tsx; labels and texts in i18n/zh.ts and i18n/en.ts.
+ * Every page of the console (spec doc 1 §2, doc 2 §2, doc 3 §2), one entry each; react-admin resources
+ * are in RESOURCES. Menu entries are in menu.tsx; labels and texts in i18n/zh.ts and i18n/en.ts.
  */
 export const PAGES: PageRoute[] = [
   { path: '/', access: 'public', element: <HomePage /> },
@@ -91,22 +96,14 @@ export const RESOURCES: ResourceProps[] = [
 export function Guard({ access, children }: { access: Access; children: ReactNode }) {
   const user = useSessionUser();
   const location = useLocation();
-  if (access === 'public') return children;
+  // Every page is its own chunk (lazyNamed): show the loading indicator while it arrives.
+  const page = <Suspense fallback={<Loading />}>{children}</Suspense>;
+  if (access === 'public') return page;
   if (!user) {
     // After a 401 the shell is already on its way to /login?expired=true: go to the same place.
     const to = sessionWasExpired() ? EXPIRED_LOGIN_PATH : '/login';
     return <Navigate to={to} replace state={{ nextPathname: location.pathname, nextSearch: location.search }} />;
   }
   const minimum = access === 'root' ? ROLE.root : access === 'admin' ? ROLE.admin : ROLE.user;
-  return user.role >= minimum ? children : <AccessDenied />;
-}
-
-/** Stand-in for a page another issue builds: says which spec section it is, nothing else. */
-export function NotBuilt({ section }: { section: string }) {
-  const translate = useTranslate();
-  return (
-    <Box data-testid="not-built" sx={{ py: 4 }}>
-      <Typography color="text.secondary">{translate('common.not_built', { section })}</Typography>
-    </Box>
-  );
+  return user.role >= minimum ? page : <AccessDenied />;
 }

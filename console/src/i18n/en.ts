@@ -14,7 +14,6 @@ export const en = {
     confirm: 'Confirm',
     cancel: 'Cancel',
     close: 'Close',
-    not_built: 'Not built yet: {{section}}',
   },
 
   http: {

@@ -220,7 +220,6 @@ export const zh = {
     confirm: '确定',
     cancel: '取消',
     close: '关闭',
-    not_built: '尚未实现：{{section}}',
   },
 
   http: {

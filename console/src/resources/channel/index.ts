@@ -1,6 +1,10 @@
 import Hub from '@mui/icons-material/Hub';
 import type { ResourceProps } from 'react-admin';
-import { ChannelCreate, ChannelEdit, ChannelList } from './ChannelList.tsx';
+import { lazyNamed } from '../../lazy.ts';
+
+const ChannelList = lazyNamed(() => import('./ChannelList.tsx'), 'ChannelList');
+const ChannelCreate = lazyNamed(() => import('./ChannelList.tsx'), 'ChannelCreate');
+const ChannelEdit = lazyNamed(() => import('./ChannelList.tsx'), 'ChannelEdit');
 
 /**
  * The `channel` resource (spec doc 2 §2 "Channels page"). The list works on /api/channel (tag mode and

@@ -1,5 +1,7 @@
 import type { ResourceProps } from 'react-admin';
-import { MidjourneyList } from './MidjourneyList.tsx';
+import { lazyNamed } from '../../lazy.ts';
+
+const MidjourneyList = lazyNamed(() => import('./MidjourneyList.tsx'), 'MidjourneyList');
 
 /** The drawing log (spec doc 3 §2 "Drawing log page") on /rest/midjourney. */
 export const midjourneyResource: ResourceProps = {

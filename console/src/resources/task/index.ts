@@ -1,5 +1,7 @@
 import type { ResourceProps } from 'react-admin';
-import { TaskList } from './TaskList.tsx';
+import { lazyNamed } from '../../lazy.ts';
+
+const TaskList = lazyNamed(() => import('./TaskList.tsx'), 'TaskList');
 
 /** The creative task log (spec doc 3 §2 "Task log page") on /rest/task. */
 export const taskResource: ResourceProps = {

@@ -1,6 +1,9 @@
 import type { ResourceProps } from 'react-admin';
-import { TokenCreate, TokenEdit } from './TokenForm.tsx';
-import { TokenList } from './TokenList.tsx';
+import { lazyNamed } from '../../lazy.ts';
+
+const TokenList = lazyNamed(() => import('./TokenList.tsx'), 'TokenList');
+const TokenCreate = lazyNamed(() => import('./TokenForm.tsx'), 'TokenCreate');
+const TokenEdit = lazyNamed(() => import('./TokenForm.tsx'), 'TokenEdit');
 
 /** API tokens (spec doc 2 §2 "Tokens page"): the signed-in user's own keys on /rest/token. */
 export const tokenResource: ResourceProps = {

@@ -1,6 +1,9 @@
 import People from '@mui/icons-material/People';
 import type { ResourceProps } from 'react-admin';
-import { UserEditPage, UserList } from './UserList.tsx';
+import { lazyNamed } from '../../lazy.ts';
+
+const UserList = lazyNamed(() => import('./UserList.tsx'), 'UserList');
+const UserEditPage = lazyNamed(() => import('./UserList.tsx'), 'UserEditPage');
 
 /**
  * The `user` resource (spec doc 1 §2 "User management screen"). Adding is a drawer of the list; editing
