@@ -1,9 +1,5 @@
-import {
-  applyManagedToken,
-  deleteManagedToken,
-  type ManagedTokenSpec,
-  managedTokenOwners,
-} from '@tollgate/gateway/domain/tokens/managed';
+import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
+import { applyManagedToken, deleteManagedToken, type ManagedTokenSpec } from '@tollgate/gateway/domain/tokens/managed';
 import { httpStatus, type OwnerReference, type Resource, type Secret } from '../kube/client.ts';
 import { type AccessTokenSpec, API_VERSION } from '../types/generated.ts';
 import { notApplied, type Outcome, type ReconcileContext, type Reconciler, resourceRef, WATCH_LABEL } from './types.ts';
@@ -200,7 +196,7 @@ export const accessTokenReconciler: Reconciler<AccessTokenSpec> = {
     }
   },
 
-  owners: (ctx) => managedTokenOwners(ctx.db),
+  owners: (ctx) => managedOwners(ctx.db, 'tokens'),
 
   async removeOrphan(owner, ctx) {
     await deleteManagedToken({ db: ctx.db, bus: ctx.bus }, owner.uid);

@@ -3,9 +3,9 @@ import {
   deleteManagedChannel,
   type ManagedChannelSpec,
   type ManagedChannelState,
-  managedChannelOwners,
   managedChannelState,
 } from '@tollgate/gateway/domain/channels/managed';
+import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
 import type { Resource, Secret } from '../kube/client.ts';
 import { type ConditionInput, unixToKubeTime } from '../kube/status.ts';
 import type { ChannelSpec, ChannelStatus } from '../types/generated.ts';
@@ -201,7 +201,7 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
     }
   },
 
-  owners: (ctx) => managedChannelOwners(ctx.db),
+  owners: (ctx) => managedOwners(ctx.db, 'channels'),
 
   async removeOrphan(owner, ctx) {
     await deleteManagedChannel({ db: ctx.db, bus: ctx.bus }, owner.uid);

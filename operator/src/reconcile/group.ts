@@ -1,9 +1,9 @@
 import {
   applyManagedGroup,
   deleteManagedGroups,
-  managedGroupOwners,
   type GroupSpec as StoredGroup,
 } from '@tollgate/gateway/domain/groups/managed';
+import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
 import type { Resource } from '../kube/client.ts';
 import type { GroupSpec } from '../types/generated.ts';
 import { applied, notApplied, type Outcome, type Reconciler, resourceRef } from './types.ts';
@@ -39,7 +39,7 @@ export const groupReconciler: Reconciler<GroupSpec> = {
     await deleteManagedGroups({ db: ctx.db, bus: ctx.bus }, resource.metadata.uid ?? '');
   },
 
-  owners: (ctx) => managedGroupOwners(ctx.db),
+  owners: (ctx) => managedOwners(ctx.db, 'groups'),
 
   async removeOrphan(owner, ctx) {
     await deleteManagedGroups({ db: ctx.db, bus: ctx.bus }, owner.uid);

@@ -1,4 +1,5 @@
-import { applyManagedPrice, deleteManagedPrices, managedPriceOwners } from '@tollgate/gateway/domain/pricing/managed';
+import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
+import { applyManagedPrice, deleteManagedPrices } from '@tollgate/gateway/domain/pricing/managed';
 import type { ModelPriceSpec, ModelPriceStatus } from '../types/generated.ts';
 import { applied, notApplied, type Outcome, type Reconciler, resourceRef } from './types.ts';
 
@@ -29,7 +30,7 @@ export const modelPriceReconciler: Reconciler<ModelPriceSpec> = {
     await deleteManagedPrices({ db: ctx.db, bus: ctx.bus }, resource.metadata.uid ?? '');
   },
 
-  owners: (ctx) => managedPriceOwners(ctx.db),
+  owners: (ctx) => managedOwners(ctx.db, 'model_prices'),
 
   async removeOrphan(owner, ctx) {
     await deleteManagedPrices({ db: ctx.db, bus: ctx.bus }, owner.uid);

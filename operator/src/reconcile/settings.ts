@@ -1,8 +1,5 @@
-import {
-  applyManagedOptions,
-  deleteManagedOptions,
-  managedOptionOwners,
-} from '@tollgate/gateway/domain/options/managed';
+import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
+import { applyManagedOptions, deleteManagedOptions } from '@tollgate/gateway/domain/options/managed';
 import type { ConditionInput } from '../kube/status.ts';
 import type { GatewaySettingsSpec, GatewaySettingsStatus } from '../types/generated.ts';
 import { type Outcome, type Reconciler, resourceRef } from './types.ts';
@@ -69,7 +66,7 @@ export const settingsReconciler: Reconciler<GatewaySettingsSpec> = {
     await deleteManagedOptions({ db: ctx.db, bus: ctx.bus }, resource.metadata.uid ?? '');
   },
 
-  owners: (ctx) => managedOptionOwners(ctx.db),
+  owners: (ctx) => managedOwners(ctx.db, 'options'),
 
   async removeOrphan(owner, ctx) {
     await deleteManagedOptions({ db: ctx.db, bus: ctx.bus }, owner.uid);

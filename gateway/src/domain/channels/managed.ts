@@ -4,13 +4,7 @@ import { AppError } from '../../errors.ts';
 import type { ChannelsTable, Database } from '../../store/database.ts';
 import { deleteChannels, insertChannel, updateChannels } from '../../store/repositories/channels.ts';
 import type { Keyring } from '../keyring.ts';
-import {
-  type ManagedRecordOwner,
-  managedColumns,
-  OPERATOR_MANAGER,
-  type ResourceRef,
-  type SpecRejection,
-} from '../managed-resource.ts';
+import { managedColumns, OPERATOR_MANAGER, type ResourceRef, type SpecRejection } from '../managed-resource.ts';
 import { abilitiesOf, syncAbilities } from './abilities.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
 import { parseObject } from './health.ts';
@@ -183,21 +177,6 @@ export async function deleteManagedChannel(deps: Omit<ManagedChannelDeps, 'keyri
   });
   if (ids.length > 0) announce(deps.bus, ids);
   return ids.length;
-}
-
-/** Every resource that owns a channel, for finding channels whose resource is gone. */
-export async function managedChannelOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
-  const rows = await db
-    .selectFrom('channels')
-    .select(['managed_namespace', 'managed_name', 'managed_uid'])
-    .distinct()
-    .where('managed_by', '=', OPERATOR_MANAGER)
-    .execute();
-  return rows.map((r) => ({
-    namespace: r.managed_namespace ?? '',
-    name: r.managed_name ?? '',
-    uid: r.managed_uid ?? '',
-  }));
 }
 
 export function channelState(row: ChannelRow): ManagedChannelState {

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import type { Database } from '../../store/database.ts';
 import {
-  type ManagedRecordOwner,
   managedColumns,
   OPERATOR_MANAGER,
   type ResourceRef,
@@ -139,21 +138,6 @@ export async function deleteManagedGroups(deps: { db: Kysely<Database>; bus?: Bu
     );
   }
   return deleted.length;
-}
-
-/** Every resource that declares a group, for finding groups whose resource is gone. */
-export async function managedGroupOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
-  const rows = await db
-    .selectFrom('groups')
-    .select(['managed_namespace', 'managed_name', 'managed_uid'])
-    .distinct()
-    .where('managed_by', '=', OPERATOR_MANAGER)
-    .execute();
-  return rows.map((r) => ({
-    namespace: r.managed_namespace ?? '',
-    name: r.managed_name ?? '',
-    uid: r.managed_uid ?? '',
-  }));
 }
 
 function invalid(message: string): SpecRejection {

@@ -2,13 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import type { Database } from '../../store/database.ts';
-import {
-  type ManagedRecordOwner,
-  managedColumns,
-  OPERATOR_MANAGER,
-  type ResourceRef,
-  resourceName,
-} from '../managed-resource.ts';
+import { managedColumns, OPERATOR_MANAGER, type ResourceRef, resourceName } from '../managed-resource.ts';
 import { OPTIONS_CHANNEL } from './service.ts';
 import { validateOption } from './validate.ts';
 
@@ -126,21 +120,6 @@ export async function deleteManagedOptions(
   const keys = deleted.map((r) => r.key);
   if (keys.length > 0) await announce(deps.bus, keys);
   return keys;
-}
-
-/** Every resource that declares an option, for finding options whose resource is gone. */
-export async function managedOptionOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
-  const rows = await db
-    .selectFrom('options')
-    .select(['managed_namespace', 'managed_name', 'managed_uid'])
-    .distinct()
-    .where('managed_by', '=', OPERATOR_MANAGER)
-    .execute();
-  return rows.map((r) => ({
-    namespace: r.managed_namespace ?? '',
-    name: r.managed_name ?? '',
-    uid: r.managed_uid ?? '',
-  }));
 }
 
 async function announce(bus: Bus | undefined, keys: string[]): Promise<void> {

@@ -2,7 +2,6 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import type { Database, ModelPricesTable } from '../../store/database.ts';
 import {
-  type ManagedRecordOwner,
   managedColumns,
   OPERATOR_MANAGER,
   type ResourceRef,
@@ -177,21 +176,6 @@ export async function deleteManagedPrices(deps: { db: Kysely<Database>; bus?: Bu
     .execute();
   if (deleted.length > 0) announce(deps.bus);
   return deleted.length;
-}
-
-/** Every resource that owns a price, for finding prices whose resource is gone. */
-export async function managedPriceOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
-  const rows = await db
-    .selectFrom('model_prices')
-    .select(['managed_namespace', 'managed_name', 'managed_uid'])
-    .distinct()
-    .where('managed_by', '=', OPERATOR_MANAGER)
-    .execute();
-  return rows.map((r) => ({
-    namespace: r.managed_namespace ?? '',
-    name: r.managed_name ?? '',
-    uid: r.managed_uid ?? '',
-  }));
 }
 
 function invalid(message: string): SpecRejection {

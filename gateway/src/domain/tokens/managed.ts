@@ -6,13 +6,7 @@ import { insertTokens, TOKEN_STATUS, type TokenRow } from '../../store/repositor
 import { findLiveUserBy } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
 import type { Keyring } from '../keyring.ts';
-import {
-  type ManagedRecordOwner,
-  managedColumns,
-  OPERATOR_MANAGER,
-  type ResourceRef,
-  type SpecRejection,
-} from '../managed-resource.ts';
+import { managedColumns, OPERATOR_MANAGER, type ResourceRef, type SpecRejection } from '../managed-resource.ts';
 import { TOKEN_ERRORS } from './errors.ts';
 import { generateKey, KEY_PREFIX } from './keys.ts';
 import { checkName, NAME_MAX, normalizeAllowIps, normalizeModelLimits } from './rules.ts';
@@ -139,22 +133,6 @@ export async function deleteManagedToken(deps: Omit<ManagedTokenDeps, 'keyring'>
   const ids = deleted.map((r) => r.id);
   if (ids.length > 0) await announceAuthChange(deps.bus, { tokens: ids });
   return ids;
-}
-
-/** Every resource that declares a live token, for finding tokens whose resource is gone. */
-export async function managedTokenOwners(db: Kysely<Database>): Promise<ManagedRecordOwner[]> {
-  const rows = await db
-    .selectFrom('tokens')
-    .select(['managed_namespace', 'managed_name', 'managed_uid'])
-    .distinct()
-    .where('managed_by', '=', OPERATOR_MANAGER)
-    .where('deleted_at', 'is', null)
-    .execute();
-  return rows.map((r) => ({
-    namespace: r.managed_namespace ?? '',
-    name: r.managed_name ?? '',
-    uid: r.managed_uid ?? '',
-  }));
 }
 
 /** The configuration columns a spec sets, checked by the same rules as the API's. */
