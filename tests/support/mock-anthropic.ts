@@ -1,11 +1,5 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { serveMock } from './mock-server.ts';
 
 /**
  * A local upstream that speaks Anthropic's Messages API as documented: `POST /v1/messages` with
@@ -69,41 +63,30 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 export async function startMockAnthropic(): Promise<MockAnthropic> {
   const requests: RecordedAnthropicRequest[] = [];
-  const mock: Omit<MockAnthropic, 'url' | 'close'> = { requests, behaviour: {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let body: any;
-      try {
-        body = raw.length ? JSON.parse(raw.toString()) : undefined;
-      } catch {
-        body = raw.toString();
-      }
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
-      handle(mock.behaviour, req, res, path, body).catch((error: unknown) => {
-        if (!res.headersSent) fail(res, 500, 'api_error', String(error));
-        else res.end();
-      });
+  let behaviour: AnthropicBehaviour = {};
+  const server = await serveMock(async (req, res, raw) => {
+    let body: any;
+    try {
+      body = raw.length ? JSON.parse(raw.toString()) : undefined;
+    } catch {
+      body = raw.toString();
+    }
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
+    await handle(behaviour, req, res, path, body).catch((error: unknown) => {
+      if (!res.headersSent) fail(res, 500, 'api_error', String(error));
+      else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    ...mock,
+    ...server,
+    requests,
     get behaviour() {
-      return mock.behaviour;
+      return behaviour;
     },
     set behaviour(value: AnthropicBehaviour) {
-      mock.behaviour = value;
+      behaviour = value;
     },
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

@@ -1,11 +1,5 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { serveMock } from './mock-server.ts';
 
 /**
  * A local upstream that speaks Google's Gemini REST protocol (generateContent, streamGenerateContent
@@ -97,57 +91,46 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 export async function startMockGemini(): Promise<MockGemini> {
   const requests: RecordedGeminiRequest[] = [];
-  const mock: Omit<MockGemini, 'url' | 'close'> = { requests, behaviour: {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let body: any;
-      try {
-        body = raw.length ? JSON.parse(raw.toString()) : undefined;
-      } catch {
-        body = raw.toString();
-      }
-      const url = req.url ?? '';
-      const parsed = new URL(url, 'http://mock');
-      const route = /^\/(v1beta|v1|v1alpha)\/models\/([^:/]+):([A-Za-z]+)$/.exec(parsed.pathname);
-      const record: RecordedGeminiRequest = {
-        method: req.method ?? '',
-        path: parsed.pathname,
-        url,
-        query: parsed.searchParams,
-        headers: req.headers,
-        body,
-        raw,
-      };
-      if (route) {
-        record.version = route[1];
-        record.model = decodeURIComponent(route[2]!);
-        record.action = route[3];
-      }
-      requests.push(record);
-      handle(mock.behaviour, req, res, record).catch((error: unknown) => {
-        if (!res.headersSent) googleError(res, 500, String(error));
-        else res.end();
-      });
+  let behaviour: MockGeminiBehaviour = {};
+  const server = await serveMock(async (req, res, raw) => {
+    let body: any;
+    try {
+      body = raw.length ? JSON.parse(raw.toString()) : undefined;
+    } catch {
+      body = raw.toString();
+    }
+    const url = req.url ?? '';
+    const parsed = new URL(url, 'http://mock');
+    const route = /^\/(v1beta|v1|v1alpha)\/models\/([^:/]+):([A-Za-z]+)$/.exec(parsed.pathname);
+    const record: RecordedGeminiRequest = {
+      method: req.method ?? '',
+      path: parsed.pathname,
+      url,
+      query: parsed.searchParams,
+      headers: req.headers,
+      body,
+      raw,
+    };
+    if (route) {
+      record.version = route[1];
+      record.model = decodeURIComponent(route[2]!);
+      record.action = route[3];
+    }
+    requests.push(record);
+    await handle(behaviour, req, res, record).catch((error: unknown) => {
+      if (!res.headersSent) googleError(res, 500, String(error));
+      else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    ...mock,
+    ...server,
+    requests,
     get behaviour() {
-      return mock.behaviour;
+      return behaviour;
     },
     set behaviour(value: MockGeminiBehaviour) {
-      mock.behaviour = value;
+      behaviour = value;
     },
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

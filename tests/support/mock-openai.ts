@@ -1,11 +1,5 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { serveMock } from './mock-server.ts';
 
 /**
  * A local upstream that speaks OpenAI's HTTP protocol (the documented request and response bodies,
@@ -56,42 +50,28 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 export async function startMockOpenAI(): Promise<MockOpenAI> {
   const requests: RecordedRequest[] = [];
-  const mock: Omit<MockOpenAI, 'url' | 'close'> = { requests, behaviour: {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const type = req.headers['content-type'] ?? '';
-      let body: any;
-      try {
-        body = type.includes('application/json') && raw.length ? JSON.parse(raw.toString()) : raw.toString('latin1');
-      } catch {
-        body = raw.toString();
-      }
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
-      handle(mock.behaviour, req, res, path, body).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(String(error));
-      });
-    });
+  let behaviour: MockBehaviour = {};
+  const server = await serveMock(async (req, res, raw) => {
+    const type = req.headers['content-type'] ?? '';
+    let body: any;
+    try {
+      body = type.includes('application/json') && raw.length ? JSON.parse(raw.toString()) : raw.toString('latin1');
+    } catch {
+      body = raw.toString();
+    }
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
+    await handle(behaviour, req, res, path, body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    ...mock,
+    ...server,
+    requests,
     get behaviour() {
-      return mock.behaviour;
+      return behaviour;
     },
     set behaviour(value: MockBehaviour) {
-      mock.behaviour = value;
+      behaviour = value;
     },
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 
