@@ -15,6 +15,7 @@ import type { Keyring } from './domain/keyring.ts';
 import { LogMaintenance, LogService } from './domain/logs/index.ts';
 import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
+import { TopUpService } from './domain/payments/service.ts';
 import type { PricingService } from './domain/pricing/service.ts';
 import { RedemptionService } from './domain/redemptions/index.ts';
 import { SetupService } from './domain/setup.ts';
@@ -45,6 +46,7 @@ export interface Services {
   channels: ChannelService;
   tokens: TokenService;
   redemptions: RedemptionService;
+  topUps: TopUpService;
   logs: LogService;
   logMaintenance: LogMaintenance;
   tasks: TaskService;
@@ -98,6 +100,7 @@ export function createServices(
     }),
     tokens: new TokenService({ db, options, keyring, bus: cluster.bus }),
     redemptions: new RedemptionService({ db, options }),
+    topUps: new TopUpService({ db, options }),
     logs,
     logMaintenance: new LogMaintenance({ db, logs, options, vacuum: store.kind === 'pglite' }),
     tasks: new TaskService({ db }),

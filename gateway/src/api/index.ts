@@ -16,6 +16,7 @@ import { setupRoutes } from './setup.ts';
 import { statusRoutes } from './status.ts';
 import { taskRoutes } from './task.ts';
 import { tokenRoutes } from './token.ts';
+import { topUpRoutes } from './topup.ts';
 import { userRoutes } from './user.ts';
 
 export interface ApiDeps {
@@ -66,6 +67,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
   });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
+  topUpRoutes(app, { guards, critical, topUps: services.topUps });
   channelRoutes(app, { guards, channels: services.channels });
   channelTestRoutes(app, { guards, tester: channelTester });
   logRoutes(app, { guards, logs: services.logs });
