@@ -667,7 +667,10 @@ describe('console account pages', { timeout: 60_000 }, () => {
     await byTestId(page, 'accept-unpriced').check();
     await screenshot(page, 'account-personal-pricing');
     await byTestId(page, 'notify-save').click();
-    await page.getByText('设置已更新').waitFor();
+    // The first save's toast may still show: wait for the second save itself.
+    await expect
+      .poll(async () => JSON.parse((await self(root)).setting).accept_unset_model_ratio_model, { timeout: 5000 })
+      .toBe(true);
 
     const setting = JSON.parse((await self(root)).setting);
     expect(setting).toMatchObject({
