@@ -1,24 +1,7 @@
+import type { UserRecord } from '../../user.ts';
+
 /** A user as the management API answers it (spec doc 1 §3 "User"). */
-export interface ManagedUser {
-  id: number;
-  username: string;
-  display_name: string;
-  role: number;
-  status: number;
-  email: string;
-  github_id: string;
-  oidc_id: string;
-  wechat_id: string;
-  telegram_id: string;
-  linux_do_id: string;
-  quota: number;
-  used_quota: number;
-  request_count: number;
-  group: string;
-  aff_code: string;
-  aff_count: number;
-  aff_quota: number;
-  aff_history_quota: number;
+export interface ManagedUser extends UserRecord {
   inviter_id: number;
   remark: string;
   DeletedAt: string | null;

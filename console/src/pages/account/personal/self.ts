@@ -1,28 +1,10 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../../../providers/http.ts';
 import { ROLE } from '../../../providers/session.ts';
+import type { UserRecord } from '../../../user.ts';
 
 /** GET /api/user/self (spec doc 1 §3 "User"): what the personal settings page shows. */
-export interface SelfUser {
-  id: number;
-  username: string;
-  display_name: string;
-  role: number;
-  status: number;
-  email: string;
-  github_id: string;
-  oidc_id: string;
-  wechat_id: string;
-  telegram_id: string;
-  linux_do_id: string;
-  quota: number;
-  used_quota: number;
-  request_count: number;
-  group: string;
-  aff_code: string;
-  aff_count: number;
-  aff_quota: number;
-  aff_history_quota: number;
+export interface SelfUser extends UserRecord {
   /** JSON text of the notification settings (see NotifySetting). */
   setting: string;
 }
