@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../gateway/src/config.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { type Answer, DashboardClient, setupRoot } from '../support/client.ts';
+import { DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { closedPort, secretWatch } from '../support/secrets.ts';
 
 let gateway: Gateway;
 let drop: () => Promise<void>;
@@ -18,26 +18,10 @@ let upstreamUrl: string;
 let deadUrl: string;
 
 /** Every plain key handed to the gateway, and every answer it gave: no answer may contain a key. */
-const secrets: string[] = [];
-const answers: string[] = [];
+const watch = secretWatch();
+const { secret, recording } = watch;
 /** What the mock providers were asked (path and query). */
 const asked: string[] = [];
-
-const secret = (prefix = 'sk-good') => {
-  const key = `${prefix}-${randomBytes(8).toString('hex')}`;
-  secrets.push(key);
-  return key;
-};
-
-function recording(client: DashboardClient): DashboardClient {
-  const call = client.call.bind(client);
-  client.call = async (...args: Parameters<DashboardClient['call']>): Promise<Answer> => {
-    const answer = await call(...args);
-    answers.push(JSON.stringify(answer.body ?? null));
-    return answer;
-  };
-  return client;
-}
 
 /**
  * Mock providers, each under its own path prefix, speaking its real balance protocol: OpenAI's legacy
@@ -130,10 +114,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 beforeAll(async () => {
   upstream = await startProviders();
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const dead = createServer();
-  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
-  deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
-  await new Promise((resolve) => dead.close(resolve));
+  deadUrl = `http://127.0.0.1:${await closedPort()}`;
 
   const database = await createTestDatabase();
   drop = database.drop;
@@ -158,7 +139,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // No answer ever carried a channel key, not even the ones upstreams echoed in their refusals.
-  for (const key of secrets) for (const answer of answers) expect(answer).not.toContain(key);
+  expect(watch.leaks()).toEqual([]);
   await gateway?.stop();
   await drop?.();
   upstream?.closeAllConnections();
@@ -236,8 +217,8 @@ describe('GET /api/channel/update_balance/:id', () => {
     expect(token.body.success).toBe(true);
     const key = token.body.data.key as string;
     // Creating a token answers its key to its owner, rightly; every later answer must not.
-    answers.pop();
-    secrets.push(key);
+    watch.forgetLastAnswer();
+    watch.remember(key);
     const id = await create(8, gateway.url, { key });
     await expect
       .poll(async () => (await admin.get(`/api/channel/update_balance/${id}`)).body.balance, { timeout: 5_000 })

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import type { Gateway } from '../../gateway/src/gateway.ts';
 import { type Answer, DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { closedPort, secretWatch } from '../support/secrets.ts';
 
 let gateway: Gateway;
 let drop: () => Promise<void>;
@@ -17,28 +17,10 @@ let upstreamUrl: string;
 let deadUrl: string;
 
 /** Every plain key handed to the gateway, and every answer it gave: no answer may contain a key. */
-const secrets: string[] = [];
-const answers: string[] = [];
+const watch = secretWatch();
+const { secret, recording } = watch;
 /** What the mock upstream was asked. */
 const upstreamRequests: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
-
-/** A fresh plain key the mock upstream accepts. */
-const secret = (prefix = 'sk-good') => {
-  const key = `${prefix}-${randomBytes(8).toString('hex')}`;
-  secrets.push(key);
-  return key;
-};
-
-/** Records every answer of the client, for the "key never answered" check. */
-function recording(client: DashboardClient): DashboardClient {
-  const call = client.call.bind(client);
-  client.call = async (...args: Parameters<DashboardClient['call']>): Promise<Answer> => {
-    const answer = await call(...args);
-    answers.push(JSON.stringify(answer.body ?? null) + JSON.stringify([...answer.headers]));
-    return answer;
-  };
-  return client;
-}
 
 const db = () => gateway.store.db;
 const zh = { 'accept-language': 'zh' };
@@ -135,10 +117,7 @@ async function registerUser(username: string): Promise<DashboardClient> {
 beforeAll(async () => {
   upstream = await startUpstream();
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const dead = createServer();
-  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
-  deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`;
-  await new Promise((resolve) => dead.close(resolve));
+  deadUrl = `http://127.0.0.1:${await closedPort()}`;
 
   const database = await createTestDatabase();
   drop = database.drop;
@@ -1028,15 +1007,14 @@ describe('managed channels', () => {
 
 describe('secrecy', () => {
   it('never answered a key, and never stored one in the clear', async () => {
-    expect(secrets.length).toBeGreaterThan(50);
-    expect(answers.length).toBeGreaterThan(100);
-    const leaks = secrets.filter((key) => answers.some((answer) => answer.includes(key)));
-    expect(leaks).toEqual([]);
+    expect(watch.secrets.length).toBeGreaterThan(50);
+    expect(watch.answers.length).toBeGreaterThan(100);
+    expect(watch.leaks()).toEqual([]);
     const rows = await db().selectFrom('channels').select('key_encrypted').execute();
     expect(rows.length).toBeGreaterThan(0);
     for (const { key_encrypted } of rows) {
       expect(key_encrypted).toMatch(/^v1:/);
-      expect(secrets.some((key) => key_encrypted.includes(key))).toBe(false);
+      expect(watch.secrets.some((key) => key_encrypted.includes(key))).toBe(false);
     }
   });
 });

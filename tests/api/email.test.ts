@@ -5,6 +5,7 @@ import { SmtpMailer } from '../../gateway/src/domain/accounts/mailer.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { closedPort } from '../support/secrets.ts';
 import { type Received, type SmtpInbox, startSmtpInbox } from '../support/smtp.ts';
 
 let gateway: Gateway;
@@ -103,16 +104,6 @@ function codeIn(mail: Received | undefined): string {
   const code = mail?.body.match(/verification code is: (\d{6})/)?.[1];
   expect(code, 'a six-digit code in the mail').toBeDefined();
   return code!;
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const storedCode = (purpose: string, email: string) =>
