@@ -350,7 +350,7 @@ async function main(): Promise<void> {
   await sleep(2500);
   const logs = await gateway.admin.get('/api/log/?type=2&p=1&page_size=1');
   const consumeLogs = Number(logs.body?.data?.total ?? Number.NaN);
-  const metricsText = await (await fetch(`${gateway.url}/metrics`)).text();
+  const metricsText = await (await fetch(`${gateway.metricsUrl}/metrics`)).text();
   const relayRequests = metricsText
     .split('\n')
     .filter((line) => line.startsWith('tollgate_relay_requests_total{'))

@@ -20,6 +20,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export interface BenchGateway {
   child: Child;
   url: string;
+  /** The private listener, where /metrics is. */
+  metricsUrl: string;
   key: string;
   admin: DashboardClient;
   logFile: string;
@@ -58,6 +60,7 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
   options.cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const env: Record<string, string> = {
     PORT: '0',
+    METRICS_PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: options.logLevel,
     NODE_NAME: 'bench',
@@ -130,8 +133,8 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
   });
   // Registered before anything can fail, and run before the folder is removed (cleanups run in reverse).
   options.cleanups.push(() => child.stop('SIGTERM', 30_000));
-  const url = await waitForLogLine(child, logFile, (line) =>
-    line.msg === 'gateway listening' ? String(line.url) : undefined,
+  const { url, metricsUrl } = await waitForLogLine(child, logFile, (line) =>
+    line.msg === 'gateway listening' ? { url: String(line.url), metricsUrl: String(line.metricsUrl) } : undefined,
   );
 
   const admin = await setupRoot(url, 'bench-root-password');
@@ -181,6 +184,7 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
   return {
     child,
     url,
+    metricsUrl,
     key,
     admin,
     logFile,

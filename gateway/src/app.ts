@@ -6,11 +6,12 @@ import { authGuards } from './api/auth.ts';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
-import { AppError } from './errors.ts';
+import type { PodHealth } from './health.ts';
 import { consolePlugin } from './http/console.ts';
-import { HTTP_ERRORS, notFoundError, requestLanguage, toAppError } from './http/errors.ts';
-import { type ReadinessCheck, registerObservability } from './http/observability.ts';
+import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
+import { measureRequests, registerProbes } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
+import { isOpenAIPath, sendUnavailable } from './http/unavailable.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
@@ -23,8 +24,7 @@ export interface AppDeps {
   config: Pick<Config, 'apiBodyLimitBytes' | 'trustProxy' | 'rateLimits' | 'version'>;
   logger: FastifyBaseLogger;
   metrics: Metrics;
-  readiness: ReadinessCheck[];
-  isDraining(): boolean;
+  health: PodHealth;
   services: Services;
   relay: RelayPluginDeps;
 }
@@ -62,17 +62,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Handlers first: child plugins inherit them when they are registered.
   // Unknown relay paths answer like OpenAI does, so SDKs show a useful error; anything else in the envelope.
   // Requests that arrive after shutdown began (on kept-alive connections) get a clean 503 to retry
-  // elsewhere; probes and metrics still answer.
+  // elsewhere; the probes still answer.
   app.addHook('onRequest', async (request, reply) => {
-    if (!deps.isDraining()) return;
+    if (!deps.health.isDraining) return;
     const path = request.url.split('?')[0] ?? '';
-    if (path === '/healthz' || path === '/readyz' || path === '/metrics') return;
-    const error = new AppError(HTTP_ERRORS.SERVER_DRAINING);
-    reply.code(503).header('connection', 'close');
-    if (isOpenAIPath(path)) {
-      return reply.send(openAIError(error.localized(requestLanguage(request)), 'server_error', 'server_draining'));
-    }
-    return reply.send(failure(request, error));
+    if (path === '/healthz' || path === '/readyz') return;
+    return sendUnavailable(request, reply, HTTP_ERRORS.SERVER_DRAINING);
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
@@ -86,7 +81,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.code(appError.status).send(failure(request, appError));
   });
-  registerObservability(app, { metrics: deps.metrics, checks: deps.readiness, isDraining: deps.isDraining });
+  // Status-only probes here; /metrics and dependency details are on the private listener (METRICS_PORT).
+  measureRequests(app, deps.metrics);
+  registerProbes(app, deps.health);
   // The route schemas that validate input are also the API's documentation.
   await app.register(swagger, {
     openapi: {
@@ -133,9 +130,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(consolePlugin, {});
 
   return app;
-}
-
-/** Paths whose errors OpenAI-style clients parse (the relay's). */
-function isOpenAIPath(path: string): boolean {
-  return path === '/v1' || path.startsWith('/v1/') || path.startsWith('/v1beta');
 }

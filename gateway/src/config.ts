@@ -5,6 +5,11 @@ import path from 'node:path';
 export interface Config {
   port: number;
   host: string;
+  /** The private listener for /metrics, /health/details and the probes; never exposed to users. */
+  metricsPort: number;
+  metricsHost: string;
+  /** Apply pending migrations at start (the default); false waits for the chart's migration job instead. */
+  migrateOnStart: boolean;
   /** Postgres connection string; unset means the embedded database in `dataDir`. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -156,9 +161,18 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const metricsPort = integer(env, 'METRICS_PORT', 9090, 0, 65535);
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (both are ${port})`);
+  }
+  const host = env.HOST || '0.0.0.0';
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    port,
+    host,
+    metricsPort,
+    metricsHost: env.METRICS_HOST || host,
+    migrateOnStart: boolean(env, 'MIGRATE_ON_START', true),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: dataDir(env.DATA_DIR || './data'),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 20, 1, 1000),

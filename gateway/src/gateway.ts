@@ -7,16 +7,23 @@ import { GroupsOverlay } from './domain/groups/overlay.ts';
 import { Keyring } from './domain/keyring.ts';
 import { OptionsService } from './domain/options/index.ts';
 import { PricingService } from './domain/pricing/service.ts';
+import { PodHealth } from './health.ts';
+import { buildPrivateServer } from './http/private-server.ts';
+import { buildWaitingServer } from './http/waiting-server.ts';
 import { createMetrics } from './metrics.ts';
 import { startRelay } from './relay/start.ts';
+import { prepareSchema } from './schema-gate.ts';
 import { createServices } from './services.ts';
 import { type ShutdownStep, shutdownOnce } from './shutdown.ts';
-import { migrateToLatest, openStore, type Store } from './store/index.ts';
+import { openStore, type Store } from './store/index.ts';
 
 export interface Gateway {
   app: FastifyInstance;
   /** Where it listens, e.g. http://127.0.0.1:3000. */
   url: string;
+  /** The private listener (METRICS_PORT): /metrics, /health/details and the probes. */
+  metricsUrl: string;
+  health: PodHealth;
   store: Store;
   cluster: ClusterState;
   options: OptionsService;
@@ -24,22 +31,51 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** How often a gateway waiting for the migration job looks at the schema again (default 5 s). */
+  schemaRecheckMs?: number;
+}
+
 /** Opens every dependency, builds the app and starts listening. Used by main.ts and by tests. */
-export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
+export async function startGateway(config: Config, logger: Logger, start: StartOptions = {}): Promise<Gateway> {
   const opened: ShutdownStep[] = [];
   const closeOpened = async () => {
     for (const step of opened.reverse()) await step.run().catch(() => {});
   };
   try {
+    // The private listener first (and closed last): probes and metrics answer while starting and draining.
+    const metrics = createMetrics({ version: config.version, node: config.nodeName });
+    const health = new PodHealth(metrics.dependencyUp);
+    const privateServer = buildPrivateServer({ logger, metrics, health });
+    const metricsUrl = await privateServer.listen({ port: config.metricsPort, host: config.metricsHost });
+    opened.push({ name: 'private listener', run: () => privateServer.close() });
+    logger.info({ metricsUrl }, 'private listener for /metrics and /health/details started');
+
     const store = await openStore(
       config.databaseUrl
         ? { databaseUrl: config.databaseUrl, poolMax: config.databasePoolMax }
         : { dataDir: config.dataDir },
     );
     opened.push({ name: 'database', run: () => store.close() });
+    health.addDependency({ name: 'database', check: () => store.ping() });
     logger.info({ database: store.kind }, 'database opened');
-    const migrated = await migrateToLatest(store.db);
-    if (migrated.length > 0) logger.info({ migrations: migrated.map((m) => m.migrationName) }, 'migrations applied');
+
+    // While waiting for the migration job, the main port answers the probes and 503 for the rest.
+    let waiting: { server: FastifyInstance; port: number } | undefined;
+    opened.push({ name: 'waiting listener', run: async () => waiting?.server.close() });
+    await prepareSchema({
+      db: store.db,
+      logger,
+      health,
+      migrate: config.migrateOnStart,
+      recheckMs: start.schemaRecheckMs ?? 5000,
+      onWait: async () => {
+        const server = buildWaitingServer({ logger, health });
+        const url = await server.listen({ port: config.port, host: config.host });
+        waiting = { server, port: Number(new URL(url).port) };
+        logger.info({ url, metricsUrl }, 'listening, not ready: waiting for the database schema');
+      },
+    });
 
     const cluster = await createClusterState({
       redisUrl: config.redisUrl,
@@ -47,6 +83,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
       onError: (err) => logger.warn({ err }, 'redis connection error'),
     });
     opened.push({ name: 'cluster state', run: () => cluster.close() });
+    health.addDependency({ name: cluster.kind === 'redis' ? 'redis' : 'cluster', check: () => cluster.ping() });
     logger.info({ cluster: cluster.kind }, 'cluster state ready');
 
     const options = await OptionsService.start({
@@ -111,36 +148,26 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
       opened.push({ name: 'channel balance refresh', run: () => balanceJob.stop() });
     }
 
-    const metrics = createMetrics({ version: config.version, node: config.nodeName });
     const relay = await startRelay(config, logger, services, metrics.registry, opened);
 
-    let draining = false;
-    const app = await buildApp({
-      config,
-      logger,
-      metrics,
-      relay,
-      readiness: [
-        { name: 'database', check: () => store.ping() },
-        { name: cluster.kind === 'redis' ? 'redis' : 'cluster', check: () => cluster.ping() },
-      ],
-      isDraining: () => draining,
-      services,
-    });
-    const url = await app.listen({ port: config.port, host: config.host });
-    logger.info({ url, version: config.version }, 'gateway listening');
+    const app = await buildApp({ config, logger, metrics, relay, health, services });
+    // The stand-in hands the port over: probes may miss for the few milliseconds in between.
+    const port = waiting?.port ?? config.port;
+    await waiting?.server.close();
+    waiting = undefined;
+    const url = await app.listen({ port, host: config.host });
+    health.serving();
+    logger.info({ url, metricsUrl, version: config.version }, 'gateway listening');
 
     const stop = shutdownOnce({
       app,
       logger,
       drainTimeoutMs: config.shutdownTimeoutMs,
-      onDrainStart: () => {
-        draining = true;
-      },
-      // Pools close last, after everything that may still write to them.
+      onDrainStart: () => health.draining(),
+      // Pools close last, after everything that may still write to them; the private listener after them.
       steps: [...opened].reverse(),
     });
-    return { app, url, store, cluster, options, stop };
+    return { app, url, metricsUrl, health, store, cluster, options, stop };
   } catch (error) {
     await closeOpened();
     throw error;

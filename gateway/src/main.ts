@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
+import { SchemaIncompatibleError } from './store/schema.ts';
 
 // Configuration first: a bad environment is reported before the gateway's modules load.
 const config = configFromEnvironment();
@@ -27,6 +28,11 @@ try {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 } catch (error) {
+  if (error instanceof SchemaIncompatibleError) {
+    // Restarting cannot help: only a gateway version that fits the schema can.
+    logger.fatal(`refusing to start: ${error.message}`);
+    process.exit(3);
+  }
   logger.fatal({ err: error }, 'gateway failed to start');
   process.exit(1);
 }

@@ -4,6 +4,8 @@ import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
+  /** 1 when a dependency (database, redis) answered its last check, else 0; set by PodHealth. */
+  dependencyUp: Gauge<'dependency'>;
 }
 
 export function createMetrics(labels: { version: string; node: string }): Metrics {
@@ -24,5 +26,11 @@ export function createMetrics(labels: { version: string; node: string }): Metric
     labelNames: ['version'] as const,
     registers: [registry],
   }).set({ version: labels.version }, 1);
-  return { registry, httpDuration };
+  const dependencyUp = new Gauge({
+    name: 'tollgate_dependency_up',
+    help: 'Whether a dependency of the gateway (database, redis) answered its last health check: 1 or 0.',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  return { registry, httpDuration, dependencyUp };
 }

@@ -4,8 +4,9 @@ import { migrateToLatest, openStore } from './store/index.ts';
 
 /**
  * `node gateway/src/migrate.ts`: applies pending migrations and exits (0 on success), for the Helm
- * chart's pre-install/pre-upgrade Job. Gateways migrate on start too, under the same lock, so this
- * only moves the work out of the rollout.
+ * chart's migration Job (gateway pods there run with MIGRATE_ON_START=false and wait for it). On a
+ * database a newer version migrated it changes nothing and succeeds when the newer migrations are all
+ * `expand`; otherwise it exits 1 saying why.
  */
 const config = configFromEnvironment();
 const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
@@ -14,10 +15,16 @@ const store = await openStore(
   config.databaseUrl ? { databaseUrl: config.databaseUrl, poolMax: 2 } : { dataDir: config.dataDir },
 );
 try {
-  const applied = await migrateToLatest(store.db);
-  logger.info({ database: store.kind, applied: applied.map((m) => m.migrationName) }, 'migrations applied');
+  const { applied, newer } = await migrateToLatest(store.db);
+  logger.info({ database: store.kind, applied }, applied.length > 0 ? 'migrations applied' : 'schema up to date');
+  if (newer.length > 0) {
+    logger.warn(
+      { newer: newer.map((m) => m.name) },
+      'the database has newer expand-only migrations this version does not know; left as they are',
+    );
+  }
 } catch (error) {
-  logger.fatal({ err: error }, 'migration failed');
+  logger.fatal({ err: error }, `migration failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 } finally {
   await store.close();

@@ -55,22 +55,37 @@ describe('gateway process', { timeout: 120_000 }, () => {
     await setupSurvivesRestart({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
   });
 
-  it('answers probes and metrics, and echoes request ids', async () => {
+  it('answers probes on both ports, metrics and details only on the private one, and echoes request ids', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-e2e-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const gateway = await start({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir });
-    expect(await json(`${gateway.url}/healthz`)).toEqual({ status: 'ok' });
-    expect(await json(`${gateway.url}/readyz`)).toEqual({ status: 'ok', checks: { database: 'ok', cluster: 'ok' } });
+    expect(gateway.metricsUrl).not.toBe(gateway.url);
+    for (const base of [gateway.url, gateway.metricsUrl]) {
+      expect(await json(`${base}/healthz`)).toEqual({ status: 'ok' });
+      expect(await json(`${base}/readyz`)).toEqual({ status: 'ok' });
+    }
+    expect(await json(`${gateway.metricsUrl}/health/details`)).toEqual({
+      status: 'ok',
+      dependencies: { database: 'ok', cluster: 'ok' },
+      schema: { pending: [], newer: [] },
+    });
+    for (const hidden of ['/metrics', '/health/details']) {
+      const answer = await fetch(`${gateway.url}${hidden}`);
+      expect(answer.status, hidden).toBe(404);
+      expect(await answer.json()).toMatchObject({ success: false });
+    }
     const traced = await fetch(`${gateway.url}/api/status`, { headers: { 'x-request-id': 'trace-123' } });
     expect(traced.headers.get('x-request-id')).toBe('trace-123');
     const generated = await fetch(`${gateway.url}/api/status`, { headers: { 'x-request-id': 'has spaces & symbols' } });
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gateway.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(
       /http_server_request_duration_seconds_count\{[^}]*route="\/api\/status"[^}]*method="GET"[^}]*status="200"[^}]*\} 2/,
     );
     expect(metrics).toContain('process_resident_memory_bytes');
     expect(metrics).toMatch(/tollgate_build_info\{[^}]*version="0\.1\.0"[^}]*\} 1/);
+    expect(metrics).toMatch(/tollgate_dependency_up\{[^}]*dependency="database"[^}]*\} 1/);
+    expect(metrics).not.toContain('route="/metrics"');
     const logged = gateway.logs.find((l) => l.request_id === 'trace-123');
     expect(logged).toBeDefined();
     expect(await gateway.stop()).toBe(0);
@@ -108,7 +123,7 @@ describe.skipIf(!hasPostgres())('gateway process on Postgres and Redis', { timeo
     cleanups.push(database.drop);
     const env = gatewayEnv(database.options, testNamespace());
     const [a, b] = await Promise.all([start(env), start(env)]);
-    for (const gateway of [a!, b!]) expect((await json(`${gateway.url}/readyz`)).status).toBe('ok');
+    for (const gateway of [a!, b!]) expect(await json(`${gateway.url}/readyz`)).toEqual({ status: 'ok' });
     const appliedBy = [a!, b!].filter((g) => g.logs.some((l) => l.msg === 'migrations applied'));
     expect(appliedBy).toHaveLength(1);
     const client = new pg.Client({ connectionString: database.url });

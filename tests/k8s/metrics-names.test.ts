@@ -475,7 +475,7 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
-  const response = await fetch(`${gateway.url}/metrics`);
+  const response = await fetch(`${gateway.metricsUrl}/metrics`);
   expect(response.status).toBe(200);
   const text = await response.text();
   const scraped = scrapedFamilies(text);

@@ -239,7 +239,7 @@ describe('the official openai client through the gateway', () => {
   });
 
   it('exports relay metrics without per-request labels', async () => {
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gateway.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/tollgate_relay_requests_total\{[^}]*model="gpt-4o"[^}]*status="2xx"[^}]*\} \d+/);
     expect(metrics).toMatch(
       /gen_ai_client_token_usage_total\{gen_ai_request_model="gpt-4o",gen_ai_token_type="input"[^}]*\} \d+/,

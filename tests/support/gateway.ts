@@ -21,6 +21,7 @@ export function gatewayEnv(store: StoreOptions, namespace: string, extra: Record
   const redisUrl = inject('redisUrl');
   return {
     PORT: '0',
+    METRICS_PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     REDIS_NAMESPACE: namespace,
@@ -38,17 +39,22 @@ export function startTestGateway(env: Record<string, string>): Promise<Gateway> 
 export interface GatewayProcess {
   child: ChildProcess;
   url: string;
+  /** The private listener: /metrics, /health/details and the probes. */
+  metricsUrl: string;
   /** Every JSON log line so far. */
   logs: Array<Record<string, unknown>>;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `node gateway/src/main.ts` as a real process, as `npm start` does, and waits until it listens. */
+/**
+ * Runs `node gateway/src/main.ts` as a real process, as `npm start` does, and waits until it listens.
+ * Its private listener takes a free port unless `env` names one.
+ */
 export function spawnGateway(env: Record<string, string>, timeoutMs = 45_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [path.join(root, 'gateway/src/main.ts')], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
@@ -76,6 +82,7 @@ export function spawnGateway(env: Record<string, string>, timeoutMs = 45_000): P
           resolve({
             child,
             url: String(entry.url),
+            metricsUrl: String(entry.metricsUrl),
             logs,
             stop: (signal = 'SIGTERM') => {
               child.kill(signal);

@@ -52,7 +52,16 @@ describe('console serving', () => {
   });
 
   it("leaves gateway paths and missing assets to the gateway's 404", async () => {
-    for (const url of ['/api/nope', '/rest/nope', '/v1/nope', '/v1beta/x', '/pg/x', '/assets/index-old.js']) {
+    for (const url of [
+      '/api/nope',
+      '/rest/nope',
+      '/v1/nope',
+      '/v1beta/x',
+      '/pg/x',
+      '/assets/index-old.js',
+      '/metrics',
+      '/health/details',
+    ]) {
       const answer = await app.inject({ url });
       expect(answer.statusCode, url).toBe(404);
       expect(answer.json()).toEqual({ notFound: url });

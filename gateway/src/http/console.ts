@@ -28,7 +28,9 @@ const GATEWAY_PREFIXES = [
   '/dashboard/billing',
   '/healthz',
   '/readyz',
+  // Served on the private listener only (METRICS_PORT): here they are unknown paths, never the console.
   '/metrics',
+  '/health',
 ];
 
 const HASHED_ASSETS = 'assets/';

@@ -11,6 +11,13 @@ export const HTTP_ERRORS = defineErrors({
     status: 503,
     message: { zh: '服务正在关闭，请重试', en: 'This server is shutting down; retry the request' },
   },
+  SCHEMA_NOT_READY: {
+    status: 503,
+    message: {
+      zh: '数据库结构尚未升级到本网关需要的版本，请等待迁移任务完成后重试',
+      en: 'The database schema is older than this gateway needs; retry once the migration job has run',
+    },
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message: { zh: '不支持的请求内容类型', en: 'Unsupported content type; send application/json' },

@@ -2,6 +2,9 @@ import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 
 // Frozen in time: this file must not import the application's current types.
 
+/** The baseline: no older code exists for it to break. */
+export const compatibility = 'expand';
+
 function managed<T extends string>(table: CreateTableBuilder<T>) {
   return table
     .addColumn('managed_by', 'text')

@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 
 // Frozen in time: this file must not import the application's current types.
 
+/** A new table: older gateways never read it. */
+export const compatibility = 'expand';
+
 /**
  * Upstream detection (GET /api/channel/test_upstream/:id): requests per channel, group and client type,
  * with the first and latest time seen. No foreign key: usage batches write it, and a batch must never

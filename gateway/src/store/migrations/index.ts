@@ -1,10 +1,13 @@
-import type { Migration } from 'kysely/migration';
+import type { SchemaMigration } from '../schema.ts';
 import * as initial from './0001_initial.ts';
 import * as instanceSecrets from './0002_instance_secrets.ts';
 import * as channelObservations from './0003_channel_observations.ts';
 
-/** Every migration, in the order it must run. Names are never changed once released. */
-export const migrations: Record<string, Migration> = {
+/**
+ * Every migration, in the order it must run. Names are never changed once released. Each declares its
+ * compatibility (see schema.ts): `expand` ones let a rolled-back gateway keep serving the migrated database.
+ */
+export const migrations: Record<string, SchemaMigration> = {
   '0001_initial': initial,
   '0002_instance_secrets': instanceSecrets,
   '0003_channel_observations': channelObservations,
