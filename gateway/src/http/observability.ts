@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { PodHealth } from '../health.ts';
 import type { Metrics } from '../metrics.ts';
 
@@ -25,4 +25,16 @@ export function measureRequests(app: FastifyInstance, metrics: Metrics): void {
       reply.elapsedTime / 1000,
     );
   });
+}
+
+/** A small server with only the probes, which the private and the waiting listeners build on. */
+export function buildProbeServer(logger: FastifyBaseLogger, health: PodHealth): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Probes and scrapes keep no state: stopping never waits for their kept-alive connections.
+    forceCloseConnections: true,
+  });
+  registerProbes(app, health);
+  return app;
 }

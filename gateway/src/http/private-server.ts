@@ -1,7 +1,7 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { PodHealth } from '../health.ts';
 import type { Metrics } from '../metrics.ts';
-import { registerProbes } from './observability.ts';
+import { buildProbeServer } from './observability.ts';
 
 /**
  * The private listener (METRICS_PORT): /metrics, /health/details and the probes, for Prometheus, the
@@ -12,8 +12,7 @@ export function buildPrivateServer(deps: {
   metrics: Metrics;
   health: PodHealth;
 }): FastifyInstance {
-  const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: true, forceCloseConnections: true });
-  registerProbes(app, deps.health);
+  const app = buildProbeServer(deps.logger, deps.health);
   // Always 200: it informs; the probes decide.
   app.get('/health/details', async () => deps.health.details());
   app.get('/metrics', async (_request, reply) => {

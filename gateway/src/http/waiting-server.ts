@@ -1,7 +1,7 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { PodHealth } from '../health.ts';
 import { HTTP_ERRORS } from './errors.ts';
-import { registerProbes } from './observability.ts';
+import { buildProbeServer } from './observability.ts';
 import { sendUnavailable } from './unavailable.ts';
 
 /**
@@ -10,8 +10,7 @@ import { sendUnavailable } from './unavailable.ts';
  * The full app replaces it once the schema is ready.
  */
 export function buildWaitingServer(deps: { logger: FastifyBaseLogger; health: PodHealth }): FastifyInstance {
-  const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: true, forceCloseConnections: true });
-  registerProbes(app, deps.health);
+  const app = buildProbeServer(deps.logger, deps.health);
   app.setNotFoundHandler(async (request, reply) => sendUnavailable(request, reply, HTTP_ERRORS.SCHEMA_NOT_READY));
   return app;
 }
