@@ -47,8 +47,17 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
     const metrics = createMetrics({ version: config.version, node: config.nodeName });
     const health = new PodHealth(metrics.dependencyUp);
     const privateServer = buildPrivateServer({ logger, metrics, health });
-    const metricsUrl = await privateServer.listen({ port: config.metricsPort, host: config.metricsHost });
     opened.push({ name: 'private listener', run: () => privateServer.close() });
+    const metricsUrl = await privateServer
+      .listen({ port: config.metricsPort, host: config.metricsHost })
+      .catch((error: NodeJS.ErrnoException) => {
+        // 9090 is also Prometheus's own default port: say which setting to change.
+        if (error.code !== 'EADDRINUSE') throw error;
+        throw new Error(
+          `METRICS_PORT ${config.metricsPort} on ${config.metricsHost} is already in use: set METRICS_PORT to a free port (0 for any)`,
+          { cause: error },
+        );
+      });
     logger.info({ metricsUrl }, 'private listener for /metrics and /health/details started');
 
     const store = await openStore(

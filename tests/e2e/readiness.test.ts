@@ -2,6 +2,8 @@
  * Readiness follows the pod, not its dependencies: with its database refusing connections a gateway stays
  * in the Service (/readyz 200, status only), while the private listener says what is wrong.
  */
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
@@ -24,7 +26,7 @@ const databaseUp = async (metricsUrl: string) =>
     await (await fetch(`${metricsUrl}/metrics`)).text(),
   )?.[1];
 
-describe.skipIf(!hasPostgres())('readiness during a database outage', { timeout: 60_000 }, () => {
+describe.skipIf(!hasPostgres())('probes and the private port', { timeout: 60_000 }, () => {
   it('stays ready with status only on /readyz and reports the failure on the private port', async () => {
     const database = await createTestDatabase();
     cleanups.push(database.drop);
@@ -62,5 +64,22 @@ describe.skipIf(!hasPostgres())('readiness during a database outage', { timeout:
         10_000,
       ),
     ).toMatchObject({ dependencies: { database: 'ok' } });
+  });
+
+  it('stops both listeners, and refuses a private port already in use', async () => {
+    const { url, metricsUrl } = gateway!;
+    await gateway!.stop();
+    for (const base of [url, metricsUrl]) await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+
+    const taken = net.createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as AddressInfo;
+    try {
+      await expect(
+        startTestGateway({ PORT: '0', HOST: '127.0.0.1', METRICS_PORT: String(port), DATA_DIR: 'memory://' }),
+      ).rejects.toThrow(`METRICS_PORT ${port} on 127.0.0.1 is already in use`);
+    } finally {
+      taken.close();
+    }
   });
 });
