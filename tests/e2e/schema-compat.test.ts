@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -146,6 +147,45 @@ describe.skipIf(!hasPostgres())('schema compatibility across versions', { timeou
     const job = await runMigrationJob(database.options);
     expect(job.code).toBe(1);
     expect(job.output).toMatch(/migration failed: this gateway is too old for the database schema/);
+  });
+
+  it('the migrator backfills what databases migrated before it recorded compatibility, and refuses diverged histories', async () => {
+    const database = await databaseMigratedWith(migrations);
+    const store = await openStore(database.options);
+    try {
+      // As a database migrated before compatibility was recorded.
+      await store.db.schema.dropTable('tollgate_migration_compat').execute();
+      expect(await migrateToLatest(store.db)).toEqual({ applied: [], newer: [] });
+      const rows = await store.db
+        .selectFrom('tollgate_migration_compat' as never)
+        .select(['name' as never, 'compatibility' as never])
+        .orderBy('name' as never)
+        .execute();
+      expect(rows).toEqual(Object.keys(migrations).map((name) => ({ name, compatibility: 'expand' })));
+
+      // A newer migration whose compatibility nobody recorded counts as breaking.
+      await sql`insert into tollgate_migrations (name, timestamp) values ('9002_unrecorded', ${new Date().toISOString()})`.execute(
+        store.db,
+      );
+      await expect(migrateToLatest(store.db)).rejects.toThrow('9002_unrecorded (compatibility not recorded)');
+    } finally {
+      await store.close();
+    }
+
+    // The database has a migration this code lacks and lacks one this code has: no way forward.
+    const last = Object.keys(migrations).at(-1)!;
+    const diverged = await databaseMigratedWith({
+      ...Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== last)),
+      ...newerExpand,
+    });
+    const divergedStore = await openStore(diverged.options);
+    try {
+      await expect(migrateToLatest(divergedStore.db)).rejects.toThrow(
+        `have diverged: the database has 9001_test_newer_feature which this gateway does not know, and lacks ${last}`,
+      );
+    } finally {
+      await divergedStore.close();
+    }
   });
 
   it('a gateway on a database older than it needs waits, alive and not ready, until the migration job ran', async () => {
