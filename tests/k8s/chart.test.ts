@@ -1194,8 +1194,20 @@ describe('values.schema.json', () => {
       }
     }
     expect(names.size).toBeGreaterThan(30);
-    // Set by the chart itself, or read from the Secret; DATA_DIR belongs to the embedded database only.
-    const byChart = ['PORT', 'HOST', 'NODE_NAME', 'DATABASE_URL', 'REDIS_URL', 'SECRET_KEY', 'DATA_DIR'];
+    // Set by the chart itself (METRICS_HOST follows HOST), or read from the Secret; DATA_DIR belongs to the
+    // embedded database only.
+    const byChart = [
+      'PORT',
+      'HOST',
+      'METRICS_PORT',
+      'METRICS_HOST',
+      'MIGRATE_ON_START',
+      'NODE_NAME',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'SECRET_KEY',
+      'DATA_DIR',
+    ];
     for (const name of names) {
       if (byChart.includes(name)) continue;
       expect(settings[name], `gateway.config.${name} in values.schema.json`).toBeDefined();
