@@ -24,7 +24,7 @@ const chartDir = path.join(root, 'charts', 'tollgate');
  * (searched recursively), file suffixes, folder in the chart (flat). tests/k8s/chart.test.ts checks they are equal.
  */
 export const mirrors = [
-  { from: 'crds', suffixes: ['.yaml'], to: 'charts/tollgate/crds' },
+  { from: 'crds', suffixes: ['.yaml'], to: 'charts/tollgate/files/crds' },
   { from: 'deploy/prometheus', suffixes: ['.yaml', '.yml'], to: 'charts/tollgate/files/prometheus' },
   { from: 'deploy/grafana', suffixes: ['.json'], to: 'charts/tollgate/files/dashboards' },
 ];

@@ -3,7 +3,7 @@
 // Prometheus Operator kinds by shape — plus what matters for running it: probes, the restricted Pod
 // Security profile, the Secret keys the pods read, RBAC, hooks, and that values.schema.json, the README's
 // configuration table and the gateway's own config loader agree.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,44 +12,39 @@ import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Pod, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { ConfigError, loadConfig } from '../../gateway/src/config.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { findHelm } from '../support/helm.ts';
+import { closedPort } from '../support/secrets.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const chartDir = path.join(root, 'charts/tollgate');
 const minimalValues = path.join(chartDir, 'ci/minimal-values.yaml');
 const allOnValues = path.join(chartDir, 'ci/all-on-values.yaml');
+const namespacedValues = path.join(chartDir, 'ci/namespaced-operator-values.yaml');
+const openshiftValues = path.join(chartDir, 'ci/openshift-values.yaml');
+const CI_VALUES = [
+  'minimal-values.yaml',
+  'all-on-values.yaml',
+  'namespaced-operator-values.yaml',
+  'openshift-values.yaml',
+];
 const NAMESPACE = 'tollgate-system';
 const RELEASE = 'tg';
 
 /** Folders the chart carries as copies (scripts/helm.mjs --sync writes them): source, suffixes, copy. */
 const MIRRORS = [
-  { from: 'crds', suffixes: ['.yaml'], to: 'charts/tollgate/crds' },
+  { from: 'crds', suffixes: ['.yaml'], to: 'charts/tollgate/files/crds' },
   { from: 'deploy/prometheus', suffixes: ['.yaml', '.yml'], to: 'charts/tollgate/files/prometheus' },
   { from: 'deploy/grafana', suffixes: ['.json'], to: 'charts/tollgate/files/dashboards' },
 ];
-
-/** The helm binary from scripts/helm.mjs (installed into .tools/bin on first use), or why there is none. */
-function findHelm(): { helm?: string; reason?: string } {
-  try {
-    const out = execFileSync(process.execPath, [path.join(root, 'scripts/helm.mjs')], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 180_000,
-    });
-    const helm = out.trim().split('\n').at(-1) ?? '';
-    if (!existsSync(helm)) return { reason: `scripts/helm.mjs printed "${helm}", which does not exist` };
-    return { helm };
-  } catch (error) {
-    return { reason: `scripts/helm.mjs could not install helm: ${(error as Error).message.split('\n')[0]}` };
-  }
-}
 
 const { helm, reason } = findHelm();
 if (!helm) console.warn(`tests/k8s/chart.test.ts: skipping the chart tests: ${reason}`);
@@ -100,12 +95,14 @@ const byComponent = (objects: K8sObject[], kind: string, component: string): K8s
 
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'v1/ConfigMap': ConfigMap,
+  'v1/Pod': Pod,
   'v1/Secret': Secret,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
   'apps/v1/Deployment': Deployment,
   'batch/v1/Job': Job,
   'networking.k8s.io/v1/Ingress': Ingress,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
@@ -118,6 +115,103 @@ const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'CustomReso
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/**
+ * The part of the Gateway API v1 HTTPRoute schema (gateway.networking.k8s.io, standard channel) the chart
+ * renders, written from the spec: kubernetes-models carries no Gateway API schemas. parentRefs 1-32 with a
+ * name, hostnames as RFC 1123 names (a leading wildcard allowed), rules with PathPrefix/Exact matches and
+ * backendRefs naming a Service port by number (HTTPRoute backends have no port names).
+ */
+const HTTP_ROUTE_SCHEMA = {
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  properties: {
+    apiVersion: { const: 'gateway.networking.k8s.io/v1' },
+    kind: { const: 'HTTPRoute' },
+    spec: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        parentRefs: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 32,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name'],
+            properties: {
+              group: { type: 'string', maxLength: 253 },
+              kind: { type: 'string', minLength: 1, maxLength: 63 },
+              namespace: { type: 'string', minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' },
+              name: { type: 'string', minLength: 1, maxLength: 253 },
+              sectionName: { type: 'string', minLength: 1, maxLength: 253 },
+              port: { type: 'integer', minimum: 1, maximum: 65535 },
+            },
+          },
+        },
+        hostnames: {
+          type: 'array',
+          maxItems: 16,
+          items: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+            pattern: '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          },
+        },
+        rules: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 16,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              matches: {
+                type: 'array',
+                maxItems: 64,
+                items: {
+                  type: 'object',
+                  properties: {
+                    path: {
+                      type: 'object',
+                      additionalProperties: false,
+                      properties: {
+                        type: { enum: ['Exact', 'PathPrefix', 'RegularExpression'] },
+                        value: { type: 'string', pattern: '^/', maxLength: 1024 },
+                      },
+                    },
+                  },
+                },
+              },
+              backendRefs: {
+                type: 'array',
+                minItems: 1,
+                maxItems: 16,
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['name', 'port'],
+                  properties: {
+                    group: { const: '' },
+                    kind: { const: 'Service' },
+                    name: { type: 'string', minLength: 1, maxLength: 253 },
+                    namespace: { type: 'string', minLength: 1, maxLength: 63 },
+                    port: { type: 'integer', minimum: 1, maximum: 65535 },
+                    weight: { type: 'integer', minimum: 0, maximum: 1000000 },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      required: ['parentRefs'],
+    },
+  },
+};
+const validateHttpRoute = new Ajv({ strict: false, allErrors: true }).compile(HTTP_ROUTE_SCHEMA);
 
 /** The shape the Prometheus Operator's CRDs require (kubernetes-models carries no schema for them). */
 function checkMonitoring(object: K8sObject): void {
@@ -175,6 +269,10 @@ function validateAll(objects: K8sObject[]): void {
       checkMonitoring(object);
       continue;
     }
+    if (object.kind === 'HTTPRoute') {
+      expect(validateHttpRoute(object) ? [] : validateHttpRoute.errors, id).toEqual([]);
+      continue;
+    }
     const Model = MODELS[`${object.apiVersion}/${object.kind}`];
     if (!Model) throw new Error(`no validator for ${id}`);
     try {
@@ -189,11 +287,18 @@ function validateAll(objects: K8sObject[]): void {
 
 const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim'];
 
-/** The restricted Pod Security Standard, plus a read-only root filesystem with a writable /tmp. */
-function expectRestricted(podSpec: any, where: string): void {
+/**
+ * The restricted Pod Security Standard, plus a read-only root filesystem with a writable /tmp. With
+ * `platformAssignsIds` (OpenShift's restricted SCC) the pod names no user, group or fsGroup of its own.
+ */
+function expectRestricted(podSpec: any, where: string, platformAssignsIds = false): void {
   const pod = podSpec.securityContext ?? {};
   expect(pod.runAsNonRoot, `${where}: runAsNonRoot`).toBe(true);
-  expect(pod.runAsUser, `${where}: runAsUser`).toBeGreaterThan(0);
+  if (platformAssignsIds) {
+    for (const key of ['runAsUser', 'runAsGroup', 'fsGroup']) expect(pod[key], `${where}: ${key}`).toBeUndefined();
+  } else {
+    expect(pod.runAsUser, `${where}: runAsUser`).toBeGreaterThan(0);
+  }
   expect(pod.seccompProfile?.type, `${where}: seccomp`).toBe('RuntimeDefault');
   for (const key of ['hostNetwork', 'hostPID', 'hostIPC']) expect(podSpec[key], `${where}: ${key}`).toBeFalsy();
   for (const volume of podSpec.volumes ?? []) {
@@ -224,10 +329,10 @@ const container = (workload: K8sObject, name: string): any =>
 const envOf = (c: any, name: string): any => (c.env ?? []).find((e: any) => e.name === name);
 
 /**
- * Every secretKeyRef of every pod points at a Secret the chart renders (and the key is in it) or at the
- * existing Secret named in the values; no reference is optional.
+ * Every secretKeyRef of every pod points at a Secret the chart renders (and the key is in it) or at one of
+ * the existing Secrets named in the values; no reference is optional.
  */
-function expectSecretRefsResolve(objects: K8sObject[], existingSecret?: string): void {
+function expectSecretRefsResolve(objects: K8sObject[], existingSecrets: string[] = []): void {
   for (const workload of [...find(objects, 'Deployment'), ...find(objects, 'Job')]) {
     for (const c of workload.spec.template.spec.containers) {
       for (const env of c.env ?? []) {
@@ -237,7 +342,7 @@ function expectSecretRefsResolve(objects: K8sObject[], existingSecret?: string):
         expect(ref.optional ?? false, `${where}: not optional`).toBe(false);
         const rendered = find(objects, 'Secret', ref.name)[0];
         if (rendered) expect(Object.keys(rendered.data ?? {}), where).toContain(ref.key);
-        else expect(ref.name, `${where}: the existing Secret`).toBe(existingSecret);
+        else expect(existingSecrets, `${where}: an existing Secret`).toContain(ref.name);
       }
     }
   }
@@ -284,10 +389,14 @@ const selects = (selector: Record<string, string>, labels: Record<string, string
 describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
   let minimal: K8sObject[];
   let allOn: K8sObject[];
+  let namespaced: K8sObject[];
+  let openshift: K8sObject[];
 
   beforeAll(() => {
-    minimal = render(['-f', minimalValues, '--include-crds']);
-    allOn = render(['-f', allOnValues, '--include-crds']);
+    minimal = render(['-f', minimalValues]);
+    allOn = render(['-f', allOnValues]);
+    namespaced = render(['-f', namespacedValues]);
+    openshift = render(['-f', openshiftValues]);
   });
 
   it('is a Helm v2 chart whose appVersion is the gateway version', () => {
@@ -298,8 +407,9 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     expect(chart.appVersion).toBe(gateway.version);
   });
 
-  it('passes helm lint --strict with the least values and with every option on', () => {
-    for (const values of [minimalValues, allOnValues]) {
+  it('passes helm lint --strict with every values file in ci/', () => {
+    expect(readdirSync(path.join(chartDir, 'ci')).sort()).toEqual([...CI_VALUES].sort());
+    for (const values of [minimalValues, allOnValues, namespacedValues, openshiftValues]) {
       const { status, stdout, stderr } = runHelm(['lint', '--strict', chartDir, '-f', values]);
       expect(status, `${stdout}\n${stderr}`).toBe(0);
     }
@@ -346,20 +456,57 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
 
   it('renders valid objects with every option on', () => {
     validateAll(allOn);
-    expectSecretRefsResolve(allOn, 'tollgate-connections');
+    expectSecretRefsResolve(allOn, ['tollgate-connections', 'tollgate-redis']);
     for (const kind of [
       'Ingress',
+      'HTTPRoute',
+      'NetworkPolicy',
       'HorizontalPodAutoscaler',
       'PodDisruptionBudget',
       'ServiceMonitor',
       'Job',
+      'Pod',
       'ClusterRole',
       'Role',
+      'CustomResourceDefinition',
     ]) {
       expect(find(allOn, kind).length, kind).toBeGreaterThan(0);
     }
-    // Every connection string comes from the existing Secret: the chart renders no Secret of its own.
+    // Every connection string comes from an existing Secret: the chart renders no Secret of its own.
     expect(find(allOn, 'Secret')).toHaveLength(0);
+  });
+
+  it('renders valid objects for a namespaced operator with one Secret per variable', () => {
+    validateAll(namespaced);
+    expectSecretRefsResolve(namespaced, ['tollgate-postgres', 'tollgate-redis', 'tollgate-master-key']);
+    const gateway = container(byComponent(namespaced, 'Deployment', 'gateway'), 'gateway');
+    expect(envOf(gateway, 'DATABASE_URL').valueFrom.secretKeyRef).toEqual({ name: 'tollgate-postgres', key: 'uri' });
+    expect(envOf(gateway, 'REDIS_URL').valueFrom.secretKeyRef).toEqual({ name: 'tollgate-redis', key: 'uri' });
+    expect(envOf(gateway, 'SECRET_KEY').valueFrom.secretKeyRef).toEqual({ name: 'tollgate-master-key', key: 'key' });
+    expect(find(namespaced, 'Secret')).toHaveLength(0);
+    expect(
+      find(namespaced, 'ClusterRole').filter((r) => r.rules.some((x: any) => x.apiGroups.includes('tollgate.dev'))),
+    ).toHaveLength(0);
+    expect(find(namespaced, 'Role').some((r) => r.metadata.namespace === 'team-a')).toBe(true);
+  });
+
+  it('renders valid objects for OpenShift: no user, group or fsGroup of its own, restricted otherwise', () => {
+    validateAll(openshift);
+    const pods = [
+      ...find(openshift, 'Deployment').map((d) => [d.metadata.name, d.spec.template.spec] as const),
+      ...find(openshift, 'Job').map((j) => [j.metadata.name, j.spec.template.spec] as const),
+      ...find(openshift, 'Pod').map((p) => [p.metadata.name, p.spec] as const),
+    ];
+    expect(pods.length).toBeGreaterThanOrEqual(4);
+    for (const [name, spec] of pods) expectRestricted(spec, name, true);
+    // The defaults do set them, so the OpenShift values are what removes them.
+    for (const deployment of find(minimal, 'Deployment')) {
+      expect(deployment.spec.template.spec.securityContext.runAsUser).toBe(1000);
+      expect(deployment.spec.template.spec.securityContext.fsGroup).toBe(1000);
+    }
+    // A security context can be changed key by key.
+    const custom = render(['-f', minimalValues, '--set', 'podSecurityContext.runAsUser=4242']);
+    expect(byComponent(custom, 'Deployment', 'gateway').spec.template.spec.securityContext.runAsUser).toBe(4242);
   });
 
   it('runs the gateway with probes, a graceful stop and the restricted profile', () => {
@@ -368,8 +515,14 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       const spec = deployment.spec.template.spec;
       const gateway = container(deployment, 'gateway');
       expect(gateway.command).toEqual(['node', 'gateway/src/main.ts']);
-      expect(gateway.ports).toEqual([{ name: 'http', containerPort: 3000, protocol: 'TCP' }]);
+      expect(gateway.ports).toEqual([
+        { name: 'http', containerPort: 3000, protocol: 'TCP' },
+        { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+      ]);
       expect(envOf(gateway, 'PORT').value).toBe('3000');
+      expect(envOf(gateway, 'METRICS_PORT').value).toBe('9090');
+      // The migration Job migrates; pods wait for the schema instead.
+      expect(envOf(gateway, 'MIGRATE_ON_START').value).toBe('false');
       expect(gateway.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(gateway.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
       expect(gateway.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
@@ -410,17 +563,24 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     const operator = container(byComponent(allOn, 'Deployment', 'operator'), 'operator');
     const migrate = container(byComponent(allOn, 'Job', 'migration'), 'migrate');
     for (const c of [gateway, operator, migrate]) {
-      for (const name of ['DATABASE_URL', 'REDIS_URL', 'SECRET_KEY']) {
+      for (const name of ['DATABASE_URL', 'SECRET_KEY']) {
         expect(envOf(c, name)?.valueFrom?.secretKeyRef, `${c.name} ${name}`).toEqual({
           name: 'tollgate-connections',
           key: name,
         });
       }
+      // redis.existingSecret wins over the shared Secret.
+      expect(envOf(c, 'REDIS_URL')?.valueFrom?.secretKeyRef, `${c.name} REDIS_URL`).toEqual({
+        name: 'tollgate-redis',
+        key: 'url',
+      });
     }
     // A plain value replaces a key left out of the existing Secret.
     const mixed = render([
       '-f',
       allOnValues,
+      '--set',
+      'redis.existingSecret.name=',
       '--set',
       'existingSecret.keys.redisUrl=',
       '--set',
@@ -453,19 +613,49 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     );
   });
 
-  it('wires Service, Ingress, HPA and PDB to the gateway pods', () => {
+  it('wires Service, Ingress, HTTPRoute, HPA and PDB to the gateway pods; only the http port is public', () => {
     const deployment = byComponent(allOn, 'Deployment', 'gateway');
     const podLabels = deployment.spec.template.metadata.labels;
-    const service = byComponent(allOn, 'Service', 'gateway');
+    const service = one(allOn, 'Service', `${RELEASE}-tollgate`);
     expect(selects(service.spec.selector, podLabels)).toBe(true);
     expect(service.spec.ports).toEqual([
       { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' },
     ]);
+    // The metrics port lives on its own Service, which neither the Ingress nor the HTTPRoute names.
+    const metrics = one(allOn, 'Service', `${RELEASE}-tollgate-metrics`);
+    expect(selects(metrics.spec.selector, podLabels)).toBe(true);
+    expect(metrics.spec.ports).toEqual([
+      { name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP', appProtocol: 'http' },
+    ]);
     const ingress = one(allOn, 'Ingress');
     expect(ingress.spec.ingressClassName).toBe('nginx');
     expect(ingress.spec.tls[0].secretName).toBe('tollgate-tls');
-    const backend = ingress.spec.rules[0].http.paths[0].backend.service;
-    expect(backend).toEqual({ name: service.metadata.name, port: { name: 'http' } });
+    const backends = ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service));
+    expect(backends.length).toBeGreaterThan(0);
+    for (const backend of backends) expect(backend).toEqual({ name: service.metadata.name, port: { name: 'http' } });
+
+    const route = one(allOn, 'HTTPRoute');
+    expect(route.spec.parentRefs).toEqual([{ name: 'public', namespace: 'gateway-system', sectionName: 'https' }]);
+    expect(route.spec.hostnames).toEqual(['ai.example.com']);
+    expect(route.metadata.annotations['example.com/route']).toBe('public');
+    const routeBackends = route.spec.rules.flatMap((r: any) => r.backendRefs);
+    expect(routeBackends).toEqual([{ name: service.metadata.name, port: 80 }]);
+    // Port 80 of the user Service is its http port.
+    expect(service.spec.ports.find((p: any) => p.port === 80).targetPort).toBe('http');
+    expect(find(minimal, 'HTTPRoute')).toHaveLength(0);
+    // Behind the HTTPRoute alone, client addresses come from X-Forwarded-For too.
+    const routeOnly = render([
+      '-f',
+      minimalValues,
+      '--set',
+      'gateway.httpRoute.enabled=true',
+      '--set-json',
+      'gateway.httpRoute.parentRefs=[{"name":"public"}]',
+    ]);
+    expect(envOf(container(byComponent(routeOnly, 'Deployment', 'gateway'), 'gateway'), 'TRUST_PROXY').value).toBe(
+      'true',
+    );
+    expect(renderError(['-f', minimalValues, '--set', 'gateway.httpRoute.enabled=true'])).toContain('parentRefs');
 
     const hpa = one(allOn, 'HorizontalPodAutoscaler');
     expect(hpa.spec.scaleTargetRef).toEqual({
@@ -477,17 +667,27 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     expect(hpa.spec.maxReplicas).toBe(20);
     const cpu = hpa.spec.metrics.find((m: any) => m.resource?.name === 'cpu');
     expect(cpu.resource.target).toEqual({ type: 'Utilization', averageUtilization: 65 });
+    // Relays in flight per pod, the gateway's gauge served as a custom metric.
+    const inFlight = hpa.spec.metrics.find((m: any) => m.type === 'Pods');
+    expect(inFlight.pods).toEqual({
+      metric: { name: 'tollgate_relay_in_flight_requests' },
+      target: { type: 'AverageValue', averageValue: '25' },
+    });
+    const metricsSource = readFileSync(path.join(root, 'gateway/src/relay/metrics.ts'), 'utf8');
+    expect(metricsSource).toContain(`'${inFlight.pods.metric.name}'`);
+    const cpuOnly = render(['-f', minimalValues, '--set', 'gateway.autoscaling.enabled=true']);
+    expect(one(cpuOnly, 'HorizontalPodAutoscaler').spec.metrics.map((m: any) => m.type)).toEqual(['Resource']);
     // The HPA owns the replica count.
     expect(deployment.spec.replicas).toBeUndefined();
     expect(byComponent(minimal, 'Deployment', 'gateway').spec.replicas).toBe(2);
     expect(find(minimal, 'HorizontalPodAutoscaler')).toHaveLength(0);
     expect(find(minimal, 'Ingress')).toHaveLength(0);
 
-    const pdb = one(allOn, 'PodDisruptionBudget');
+    const pdb = byComponent(allOn, 'PodDisruptionBudget', 'gateway');
     expect(selects(pdb.spec.selector.matchLabels, podLabels)).toBe(true);
     expect(pdb.spec.minAvailable).toBe(2);
     expect(pdb.spec.maxUnavailable).toBeUndefined();
-    expect(one(minimal, 'PodDisruptionBudget').spec.maxUnavailable).toBe(1);
+    expect(byComponent(minimal, 'PodDisruptionBudget', 'gateway').spec.maxUnavailable).toBe(1);
   });
 
   it('runs the operator with its probes, leader-election identity and service account', async () => {
@@ -597,20 +797,189 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     }
     const off = render(['-f', minimalValues, '--set', 'migration.enabled=false']);
     expect(find(off, 'Job')).toHaveLength(0);
+    // Without the Job nobody else migrates: the pods do it at start.
+    const offGateway = container(byComponent(off, 'Deployment', 'gateway'), 'gateway');
+    expect(envOf(offGateway, 'MIGRATE_ON_START').value).toBe('true');
   });
 
-  it('monitors the gateway and the operator with ServiceMonitors that match their Services', () => {
+  it("runs the migration Job with the gateway's environment, envFrom and extra volumes", () => {
+    // Only what belongs to a serving pod stays with the gateway.
+    const servingOnly = ['PORT', 'HOST', 'METRICS_PORT', 'MIGRATE_ON_START'];
+    for (const objects of [minimal, allOn, namespaced]) {
+      const deployment = byComponent(objects, 'Deployment', 'gateway');
+      const job = byComponent(objects, 'Job', 'migration');
+      const gateway = container(deployment, 'gateway');
+      const migrate = container(job, 'migrate');
+      // The chart's own Secret is read through its pre-install hook copy, under the same key.
+      const chartSecret = `${RELEASE}-tollgate`;
+      const hookSecret = `${RELEASE}-tollgate-migrate`;
+      const normalise = (env: any) =>
+        env.valueFrom?.secretKeyRef?.name === hookSecret
+          ? { ...env, valueFrom: { secretKeyRef: { ...env.valueFrom.secretKeyRef, name: chartSecret } } }
+          : env;
+      const shared = gateway.env.filter((e: any) => !servingOnly.includes(e.name));
+      expect(shared.length).toBeGreaterThan(3);
+      expect(migrate.env.map(normalise)).toEqual(shared);
+      expect(migrate.envFrom).toEqual(gateway.envFrom);
+      expect(migrate.volumeMounts).toEqual(gateway.volumeMounts);
+      expect(job.spec.template.spec.volumes.filter((v: any) => v.name !== 'tmp')).toEqual(
+        deployment.spec.template.spec.volumes.filter((v: any) => v.name !== 'tmp'),
+      );
+    }
+    // all-on: the CA of a managed Postgres and an OAuth Secret reach both.
+    const job = byComponent(allOn, 'Job', 'migration');
+    expect(container(job, 'migrate').volumeMounts).toContainEqual({
+      name: 'db-ca',
+      mountPath: '/etc/tollgate/db-ca',
+      readOnly: true,
+    });
+    expect(job.spec.template.spec.volumes).toContainEqual({ name: 'db-ca', secret: { secretName: 'tollgate-db-ca' } });
+    expect(container(job, 'migrate').envFrom).toContainEqual({ secretRef: { name: 'tollgate-oauth' } });
+    expect(envOf(container(job, 'migrate'), 'NODE_OPTIONS').value).toBe('--max-old-space-size=768');
+    expect(envOf(container(job, 'migrate'), 'LOG_LEVEL').value).toBe('debug');
+  });
+
+  it("helm test asks the gateway Service for /readyz and /api/status with the image's own node", async () => {
+    const pod = one(allOn, 'Pod');
+    expect(pod.metadata.annotations['helm.sh/hook']).toBe('test');
+    expect(pod.spec.restartPolicy).toBe('Never');
+    expectRestricted(pod.spec, pod.metadata.name);
+    const [check] = pod.spec.containers;
+    expect(check.image).toBe(container(byComponent(allOn, 'Deployment', 'gateway'), 'gateway').image);
+    // Through the user Service's own port.
+    const service = one(allOn, 'Service', `${RELEASE}-tollgate`);
+    expect(envOf(check, 'TOLLGATE_URL').value).toBe(
+      `http://${service.metadata.name}.${NAMESPACE}.svc:${service.spec.ports[0].port}`,
+    );
+    const [node, ...args] = check.command as string[];
+    expect(node).toBe('node');
+    const run = (url: string) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, args, { env: { TOLLGATE_URL: url }, timeout: 30_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    // The very command, against a real gateway.
+    const database = await createTestDatabase();
+    const gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
+    try {
+      const passed = await run(gateway.url);
+      expect(passed.code, passed.stderr).toBe(0);
+      expect(passed.stdout).toContain('GET /readyz: ok');
+      expect(passed.stdout).toContain('GET /api/status: ok');
+    } finally {
+      await gateway.stop();
+      await database.drop();
+    }
+    const failed = await run(`http://127.0.0.1:${await closedPort()}`);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('tollgate helm test failed');
+    expect(find(render(['-f', minimalValues, '--set', 'tests.enabled=false']), 'Pod')).toHaveLength(0);
+  });
+
+  it('pulls every image by digest or tag, behind global.imageRegistry', () => {
+    const images = (objects: K8sObject[]): string[] =>
+      objects.flatMap((o) => {
+        const spec = o.kind === 'Pod' ? o.spec : o.spec?.template?.spec;
+        return spec ? [...(spec.initContainers ?? []), ...spec.containers].map((c: any) => c.image) : [];
+      });
+    const allOnImages = images(allOn);
+    // Gateway, operator, migration Job and helm test pod.
+    expect(allOnImages.length).toBeGreaterThanOrEqual(4);
+    for (const image of allOnImages) expect(image).toMatch(/^mirror\.example\.com\/tollgate\//);
+    const digest = 'sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+    // The digest wins over the tag for the gateway (and so the Job and the test pod); the operator keeps its tag.
+    expect(container(byComponent(allOn, 'Deployment', 'gateway'), 'gateway').image).toBe(
+      `mirror.example.com/tollgate/gateway@${digest}`,
+    );
+    expect(container(byComponent(allOn, 'Job', 'migration'), 'migrate').image).toBe(
+      `mirror.example.com/tollgate/gateway@${digest}`,
+    );
+    expect(container(byComponent(allOn, 'Deployment', 'operator'), 'operator').image).toBe(
+      'mirror.example.com/tollgate/operator:0.1.0',
+    );
+    for (const image of images(minimal)) expect(image).toMatch(/^tollgate\/(gateway|operator):0\.1\.0$/);
+    const operatorDigest = render(['-f', minimalValues, '--set', `operator.image.digest=${digest}`]);
+    expect(container(byComponent(operatorDigest, 'Deployment', 'operator'), 'operator').image).toBe(
+      `tollgate/operator@${digest}`,
+    );
+  });
+
+  it('keeps the metrics ports to the monitoring peers with NetworkPolicies, egress as configured', () => {
+    const policy = one(allOn, 'NetworkPolicy', `${RELEASE}-tollgate`);
+    const gatewayPods = byComponent(allOn, 'Deployment', 'gateway').spec.template.metadata.labels;
+    expect(selects(policy.spec.podSelector.matchLabels, gatewayPods)).toBe(true);
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    const rule = (port: string) => policy.spec.ingress.find((r: any) => r.ports.some((p: any) => p.port === port));
+    const values = parseYaml(readFileSync(allOnValues, 'utf8'));
+    const testPod = one(allOn, 'Pod');
+    // http: the configured peers plus the helm test pod.
+    expect(rule('http').from.slice(0, -1)).toEqual(values.networkPolicy.httpFrom);
+    expect(selects(rule('http').from.at(-1).podSelector.matchLabels, testPod.metadata.labels)).toBe(true);
+    expect(rule('metrics').from).toEqual(values.networkPolicy.metricsFrom);
+    // Every rule names one port: no rule opens both.
+    for (const r of policy.spec.ingress) expect(r.ports).toHaveLength(1);
+    // Egress: DNS first, then the configured rules (Postgres, Redis, upstreams on 443).
+    expect(policy.spec.egress[0].ports.map((p: any) => `${p.protocol}/${p.port}`)).toEqual(['UDP/53', 'TCP/53']);
+    expect(policy.spec.egress.slice(1)).toEqual(values.networkPolicy.egress.rules);
+    const operatorPolicy = one(allOn, 'NetworkPolicy', `${RELEASE}-tollgate-operator`);
+    expect(operatorPolicy.spec.policyTypes).toEqual(['Ingress']);
+    expect(operatorPolicy.spec.ingress).toEqual([
+      { ports: [{ port: 'metrics', protocol: 'TCP' }], from: values.networkPolicy.metricsFrom },
+    ]);
+    // Default peers: http from anywhere, egress open.
+    const open = render(['-f', minimalValues, '--set', 'networkPolicy.enabled=true']);
+    validateAll(open);
+    const openPolicy = one(open, 'NetworkPolicy', `${RELEASE}-tollgate`);
+    expect(openPolicy.spec.policyTypes).toEqual(['Ingress']);
+    expect(openPolicy.spec.ingress[0]).toEqual({ ports: [{ port: 'http', protocol: 'TCP' }] });
+    expect(openPolicy.spec.ingress[1].from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ]);
+    expect(find(minimal, 'NetworkPolicy')).toHaveLength(0);
+  });
+
+  it('gives the operator a disruption budget and the configured spread', () => {
+    const pods = byComponent(allOn, 'Deployment', 'operator');
+    const pdb = byComponent(allOn, 'PodDisruptionBudget', 'operator');
+    expect(selects(pdb.spec.selector.matchLabels, pods.spec.template.metadata.labels)).toBe(true);
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.maxUnavailable).toBeUndefined();
+    expect(pods.spec.template.spec.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'operator' } },
+      },
+    ]);
+    expect(byComponent(minimal, 'PodDisruptionBudget', 'operator').spec.maxUnavailable).toBe(1);
+    expect(byComponent(minimal, 'Deployment', 'operator').spec.template.spec.topologySpreadConstraints).toBeUndefined();
+    const off = render(['-f', minimalValues, '--set', 'operator.podDisruptionBudget.enabled=false']);
+    expect(find(off, 'PodDisruptionBudget').map((p) => p.metadata.labels['app.kubernetes.io/component'])).toEqual([
+      'gateway',
+    ]);
+  });
+
+  it('monitors the gateway and the operator through their metrics Services only', () => {
     const monitors = find(allOn, 'ServiceMonitor');
     expect(monitors.map((m) => m.metadata.labels['app.kubernetes.io/component']).sort()).toEqual([
       'gateway',
       'operator',
     ]);
+    const expected: Record<string, string> = {
+      gateway: `${RELEASE}-tollgate-metrics`,
+      operator: `${RELEASE}-tollgate-operator`,
+    };
     for (const monitor of monitors) {
       expect(monitor.metadata.labels.release).toBe('kube-prometheus-stack');
-      const service = byComponent(allOn, 'Service', monitor.metadata.labels['app.kubernetes.io/component']);
-      expect(selects(monitor.spec.selector.matchLabels, service.metadata.labels)).toBe(true);
-      const portNames = service.spec.ports.map((p: any) => p.name);
-      for (const endpoint of monitor.spec.endpoints) expect(portNames).toContain(endpoint.port);
+      const selected = find(allOn, 'Service').filter((s) =>
+        selects(monitor.spec.selector.matchLabels, s.metadata.labels),
+      );
+      const component = monitor.metadata.labels['app.kubernetes.io/component'];
+      expect(selected.map((s) => s.metadata.name)).toEqual([expected[component]]);
+      expect(monitor.spec.endpoints.map((e: any) => e.port)).toEqual(['metrics']);
+      expect(selected[0]!.spec.ports.map((p: any) => p.name)).toEqual(['metrics']);
     }
     expect(find(minimal, 'ServiceMonitor')).toHaveLength(0);
   });
@@ -685,8 +1054,32 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
         expect(() => ajv.compile(version.schema.openAPIV3Schema), `${crd.metadata.name} ${version.name}`).not.toThrow();
       }
     }
-    // helm template without --include-crds leaves them to Helm's crds/ handling.
-    expect(find(render(['-f', minimalValues]), 'CustomResourceDefinition')).toHaveLength(0);
+  });
+
+  it('renders the CRDs as templates, so helm upgrade upgrades them, kept on uninstall', () => {
+    // Nothing in crds/: Helm would install that once and never upgrade it.
+    expect(existsSync(path.join(chartDir, 'crds'))).toBe(false);
+    const sources = readdirSync(path.join(root, 'crds'))
+      .filter((f) => f.endsWith('.yaml'))
+      .flatMap((f) => parseAllDocuments(readFileSync(path.join(root, 'crds', f), 'utf8')).map((d) => d.toJS()))
+      .filter((doc) => doc?.kind === 'CustomResourceDefinition');
+    for (const objects of [minimal, allOn]) {
+      const crds = find(objects, 'CustomResourceDefinition');
+      expect(crds.map((c) => c.metadata.name).sort()).toEqual(sources.map((c) => c.metadata.name).sort());
+      for (const crd of crds) {
+        expect(crd.metadata.annotations['helm.sh/resource-policy'], crd.metadata.name).toBe('keep');
+        expect(crd.metadata.labels['app.kubernetes.io/instance']).toBe(RELEASE);
+        // Exactly the repository's CRD apart from the release's labels and the keep annotation.
+        const source = sources.find((c) => c.metadata.name === crd.metadata.name);
+        const { labels, annotations, ...meta } = crd.metadata;
+        const { labels: sourceLabels, annotations: sourceAnnotations, ...sourceMeta } = source.metadata;
+        expect({ ...crd, metadata: meta }).toEqual({ ...source, metadata: sourceMeta });
+        expect(labels).toEqual(expect.objectContaining(sourceLabels ?? {}));
+      }
+    }
+    expect(find(render(['-f', minimalValues, '--set', 'crds.install=false']), 'CustomResourceDefinition')).toHaveLength(
+      0,
+    );
   });
 
   it('refuses an install without a database, and several pods without Redis', () => {
@@ -720,6 +1113,16 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       ['gateway.image.pullPolicy=Sometimes', 'pullPolicy'],
       ['gateway.autoscaling.targetCPUUtilizationPercentage=150', 'targetCPUUtilizationPercentage'],
       ['operator.watchNamespace=Not_A_Namespace', 'watchNamespace'],
+      ['gateway.image.digest=sha256:abc', 'digest'],
+      ['gateway.metricsPort=80', 'metricsPort'],
+      ['global.imageRegistry=https://registry.example.com', 'imageRegistry'],
+      ['gateway.autoscaling.inFlightRequests.targetAverageValue=0', 'targetAverageValue'],
+      ['networkPolicy.egress.enabled=yes', 'enabled'],
+      ['podSecurityContext.runAsUser=0', 'runAsUser'],
+      ['database.existingSecret.key=', 'key'],
+      ['secretKey=a-plain-string-key', 'secretKey'],
+      ['gateway.httpRoute.hostnames[0]=Not A Host', 'hostnames'],
+      ['crds.install=sometimes', 'install'],
     ];
     for (const [set, name] of bad) {
       const error = renderError(['-f', minimalValues, '--set', set]);
@@ -741,7 +1144,7 @@ describe('values.schema.json', () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     const validate = ajv.compile(schema);
     const defaults = parseYaml(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'));
-    for (const file of ['values.yaml', 'ci/minimal-values.yaml', 'ci/all-on-values.yaml']) {
+    for (const file of ['values.yaml', ...CI_VALUES.map((f) => `ci/${f}`)]) {
       const ok = validate(merge(defaults, parseYaml(readFileSync(path.join(chartDir, file), 'utf8'))));
       expect(validate.errors ?? [], file).toEqual([]);
       expect(ok, file).toBe(true);
@@ -763,7 +1166,8 @@ describe('values.schema.json', () => {
         problems.push(`${at}: unbounded string`);
       }
       if (node.type === 'object' && node.properties) {
-        if (node.additionalProperties !== false) problems.push(`${at}: open object`);
+        // global is shared with parent charts: their keys must pass.
+        if (node.additionalProperties !== false && at !== 'values.global') problems.push(`${at}: open object`);
         for (const [key, child] of Object.entries(node.properties)) walk(child, `${at}.${key}`);
       }
       if (node.type === 'object' && typeof node.additionalProperties === 'object') {
@@ -790,8 +1194,20 @@ describe('values.schema.json', () => {
       }
     }
     expect(names.size).toBeGreaterThan(30);
-    // Set by the chart itself, or read from the Secret; DATA_DIR belongs to the embedded database only.
-    const byChart = ['PORT', 'HOST', 'NODE_NAME', 'DATABASE_URL', 'REDIS_URL', 'SECRET_KEY', 'DATA_DIR'];
+    // Set by the chart itself (METRICS_HOST follows HOST), or read from the Secret; DATA_DIR belongs to the
+    // embedded database only.
+    const byChart = [
+      'PORT',
+      'HOST',
+      'METRICS_PORT',
+      'METRICS_HOST',
+      'MIGRATE_ON_START',
+      'NODE_NAME',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'SECRET_KEY',
+      'DATA_DIR',
+    ];
     for (const name of names) {
       if (byChart.includes(name)) continue;
       expect(settings[name], `gateway.config.${name} in values.schema.json`).toBeDefined();

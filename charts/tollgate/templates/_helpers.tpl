@@ -67,12 +67,28 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/*
+An image reference: [global.imageRegistry/]repository, then @digest when a digest is given (the tag is then
+ignored), else :tag (default: the chart's appVersion). Pass (dict "ctx" $ "image" .Values.x.image).
+*/}}
+{{- define "tollgate.image" -}}
+{{- $repository := .image.repository }}
+{{- with .ctx.Values.global.imageRegistry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}
+{{- end }}
+{{- if .image.digest }}
+{{- printf "%s@%s" $repository .image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default .ctx.Chart.AppVersion .image.tag) }}
+{{- end }}
+{{- end }}
+
 {{- define "tollgate.gatewayImage" -}}
-{{- printf "%s:%s" .Values.gateway.image.repository (default .Chart.AppVersion .Values.gateway.image.tag) }}
+{{- include "tollgate.image" (dict "ctx" . "image" .Values.gateway.image) }}
 {{- end }}
 
 {{- define "tollgate.operatorImage" -}}
-{{- printf "%s:%s" .Values.operator.image.repository (default .Chart.AppVersion .Values.operator.image.tag) }}
+{{- include "tollgate.image" (dict "ctx" . "image" .Values.operator.image) }}
 {{- end }}
 
 {{/* Name of the Secret the chart renders for values given in plain (database.url, redis.url, secretKey). */}}
@@ -81,49 +97,45 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{/*
-The secret variables and where each comes from, as YAML: a list of {env, secret, key} in a fixed order.
-existingSecret wins where it names a key; a plain value goes into the chart's Secret (key = the variable's
-name); a variable with neither is left out (the gateway's default applies).
-Pass (dict "ctx" $ "chartSecret" "<name of the chart's Secret to read plain values from>").
+The secret variables and where each comes from, as YAML: a list of {env, secret, key, value} in a fixed
+order. First match wins: the variable's own existingSecret, the shared existingSecret where it names a key,
+the plain value (kept in the chart's Secret under the variable's name). A variable with none is left out
+(the gateway's default applies). Pass (dict "ctx" $ "chartSecret" "<the chart's Secret to read plain values
+from>").
 */}}
 {{- define "tollgate.secretSources" -}}
 {{- $v := .ctx.Values }}
-{{- $existing := $v.existingSecret.name }}
+{{- $shared := $v.existingSecret }}
 {{- $vars := list
-  (dict "env" "DATABASE_URL" "key" $v.existingSecret.keys.databaseUrl "value" $v.database.url)
-  (dict "env" "REDIS_URL" "key" $v.existingSecret.keys.redisUrl "value" $v.redis.url)
-  (dict "env" "SECRET_KEY" "key" $v.existingSecret.keys.secretKey "value" $v.secretKey) }}
+  (dict "env" "DATABASE_URL" "own" $v.database.existingSecret "sharedKey" $shared.keys.databaseUrl "value" $v.database.url)
+  (dict "env" "REDIS_URL" "own" $v.redis.existingSecret "sharedKey" $shared.keys.redisUrl "value" $v.redis.url)
+  (dict "env" "SECRET_KEY" "own" $v.secretKey.existingSecret "sharedKey" $shared.keys.secretKey "value" $v.secretKey.value) }}
 {{- $out := list }}
 {{- range $vars }}
-{{- if and $existing .key }}
-{{- $out = append $out (dict "env" .env "secret" $existing "key" .key) }}
+{{- if .own.name }}
+{{- $out = append $out (dict "env" .env "secret" .own.name "key" .own.key) }}
+{{- else if and $shared.name .sharedKey }}
+{{- $out = append $out (dict "env" .env "secret" $shared.name "key" .sharedKey) }}
 {{- else if .value }}
-{{- $out = append $out (dict "env" .env "secret" $.chartSecret "key" .env) }}
+{{- $out = append $out (dict "env" .env "secret" $.chartSecret "key" .env "value" .value) }}
 {{- end }}
 {{- end }}
 {{- toYaml (dict "sources" $out) }}
 {{- end }}
 
-{{/* Whether the chart renders its own Secret: "true" or "". */}}
-{{- define "tollgate.needsChartSecret" -}}
-{{- $v := .Values }}
-{{- $e := $v.existingSecret }}
-{{- if or (and $v.database.url (not (and $e.name $e.keys.databaseUrl))) (and $v.redis.url (not (and $e.name $e.keys.redisUrl))) (and $v.secretKey (not (and $e.name $e.keys.secretKey))) -}}
-true
+{{/* The data of the chart's Secret (base64): the plain values no Secret of yours provides. */}}
+{{- define "tollgate.secretData" -}}
+{{- range (include "tollgate.secretSources" (dict "ctx" . "chartSecret" "") | fromYaml).sources }}
+{{- if .value }}
+{{ .env }}: {{ .value | b64enc | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 
-{{/* The data of the chart's Secret (base64), for the Secret and the migration hook's copy of it. */}}
-{{- define "tollgate.secretData" -}}
-{{- $e := .Values.existingSecret }}
-{{- if and .Values.database.url (not (and $e.name $e.keys.databaseUrl)) }}
-DATABASE_URL: {{ .Values.database.url | b64enc | quote }}
-{{- end }}
-{{- if and .Values.redis.url (not (and $e.name $e.keys.redisUrl)) }}
-REDIS_URL: {{ .Values.redis.url | b64enc | quote }}
-{{- end }}
-{{- if and .Values.secretKey (not (and $e.name $e.keys.secretKey)) }}
-SECRET_KEY: {{ .Values.secretKey | b64enc | quote }}
+{{/* Whether the chart renders its own Secret: "true" or "". */}}
+{{- define "tollgate.needsChartSecret" -}}
+{{- if include "tollgate.secretData" . | trim -}}
+true
 {{- end }}
 {{- end }}
 
@@ -164,11 +176,11 @@ SECRET_KEY: {{ .Values.secretKey | b64enc | quote }}
 {{- end }}
 {{- end }}
 
-{{/* TRUST_PROXY in effect: the configured one, else "true" behind the chart's Ingress. */}}
+{{/* TRUST_PROXY in effect: the configured one, else "true" behind the chart's Ingress or HTTPRoute. */}}
 {{- define "tollgate.trustProxy" -}}
 {{- if hasKey .Values.gateway.config "TRUST_PROXY" }}
 {{- .Values.gateway.config.TRUST_PROXY }}
-{{- else if .Values.gateway.ingress.enabled }}
+{{- else if or .Values.gateway.ingress.enabled .Values.gateway.httpRoute.enabled }}
 {{- "true" }}
 {{- end }}
 {{- end }}
@@ -204,36 +216,70 @@ SECRET_KEY: {{ .Values.secretKey | b64enc | quote }}
 {{- end }}
 {{- end }}
 
-{{/* The restricted Pod Security profile, pod level. */}}
+{{/* Pod-level security context of every pod (podSecurityContext; keys set to null are left out). */}}
 {{- define "tollgate.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: {{ int64 .Values.gateway.runAsUser }}
-runAsGroup: {{ int64 .Values.gateway.runAsGroup }}
-fsGroup: {{ int64 .Values.gateway.runAsGroup }}
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.podSecurityContext }}
 {{- end }}
 
-{{/* The restricted Pod Security profile, container level. */}}
+{{/* Container-level security context of every container (containerSecurityContext). */}}
 {{- define "tollgate.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-runAsNonRoot: true
-privileged: false
-capabilities:
-  drop:
-    - ALL
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.containerSecurityContext }}
+{{- end }}
+
+{{/*
+The gateway's environment that the migration Job shares (secrets, TRUST_PROXY, gateway.config,
+gateway.extraEnv), as env entries. Pass (dict "ctx" $ "chartSecret" "<name>").
+*/}}
+{{- define "tollgate.gatewaySharedEnv" -}}
+{{- $g := .ctx.Values.gateway }}
+{{- $trustProxy := include "tollgate.trustProxy" .ctx }}
+{{- include "tollgate.secretEnv" . }}
+{{- if ne $trustProxy "" }}
+- name: TRUST_PROXY
+  value: {{ $trustProxy | quote }}
+{{- end }}
+{{- range $name, $value := $g.config }}
+{{- if and (ne $name "TRUST_PROXY") (ne (toString $value) "") (ne (toString $value) "<nil>") }}
+- name: {{ $name }}
+  value: {{ include "tollgate.envValue" $value | quote }}
+{{- end }}
+{{- end }}
+{{- with $g.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The gateway's volume mounts, shared with the migration Job: /tmp and gateway.extraVolumeMounts. */}}
+{{- define "tollgate.gatewayVolumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+{{- with .Values.gateway.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The gateway's volumes, shared with the migration Job: /tmp's emptyDir and gateway.extraVolumes. */}}
+{{- define "tollgate.gatewayVolumes" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .tmpSize }}
+{{- with .ctx.Values.gateway.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of the Services Prometheus scrapes (the gateway's metrics Service, the operator's Service). */}}
+{{- define "tollgate.metricsServiceLabel" -}}
+tollgate.dev/metrics: "true"
 {{- end }}
 
 {{/*
 Plural names of the tollgate.dev custom resources, one per line: read from the CRDs the chart ships
-(crds/*.yaml, mirrored from the repository's crds/), or the five documented kinds while none are there.
+(files/crds/*.yaml, mirrored from the repository's crds/), or the five documented kinds while none are there.
 */}}
 {{- define "tollgate.crdPlurals" -}}
 {{- $plurals := list }}
-{{- range $path, $_ := .Files.Glob "crds/*.yaml" }}
+{{- range $path, $_ := .Files.Glob "files/crds/*.yaml" }}
 {{- range regexSplit "(?m)^---[ \t]*$" ($.Files.Get $path) -1 }}
 {{- $doc := fromYaml . }}
 {{- if and $doc (eq (toString $doc.kind) "CustomResourceDefinition") }}
