@@ -39,8 +39,9 @@ let kc: k8s.KubeConfig;
 let custom: k8s.CustomObjectsApi;
 let core: k8s.CoreV1Api;
 
+/** A server for the API mechanics: the CRD kinds without their schemas, so partial objects are accepted. */
 async function start(options: FakeKubeOptions = {}) {
-  fake = await startFakeKube(options);
+  fake = await startFakeKube({ schemas: false, ...options });
   kc = fake.kubeConfig();
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
   core = kc.makeApiClient(k8s.CoreV1Api);
@@ -911,16 +912,16 @@ describe('server controls', () => {
       headers: { authorization: `Bearer ${fake.token}` },
     }).then((r) => r.json() as Promise<any>);
     expect(discovery.resources.map((r: any) => r.name)).toEqual([
-      'channels',
-      'channels/status',
-      'modelprices',
-      'modelprices/status',
-      'groups',
-      'groups/status',
-      'gatewaysettings',
-      'gatewaysettings/status',
       'accesstokens',
       'accesstokens/status',
+      'channels',
+      'channels/status',
+      'gatewaysettings',
+      'gatewaysettings/status',
+      'groups',
+      'groups/status',
+      'modelprices',
+      'modelprices/status',
     ]);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
     const read = await objects
