@@ -213,8 +213,7 @@ export class FakeKubeServer {
     }
 
     const dryRun = q.getAll('dryRun').includes('All');
-    const writeOptions = this.writeOptions(q, verb, policy, route, dryRun);
-    record.warnings = writeOptions.warnings;
+    const writes = () => this.writeOptions(q, verb, policy, route, dryRun, record);
     switch (verb) {
       case 'get':
         send(res, 200, this.store.get(type, namespace ?? '', name!));
@@ -259,18 +258,21 @@ export class FakeKubeServer {
       }
       case 'create': {
         const body = await readJson(req);
+        const writeOptions = writes();
         const created = this.store.create(type, namespace, body, writeOptions);
         send(res, 201, created, writeOptions.warnings);
         return;
       }
       case 'update': {
         const body = await readJson(req);
+        const writeOptions = writes();
         const options: WriteOptions = subresource ? { ...writeOptions, subresource } : writeOptions;
         send(res, 200, this.store.update(type, namespace ?? '', name!, body, options), writeOptions.warnings);
         return;
       }
       case 'patch': {
         const raw = (await readBody(req)).toString('utf8');
+        const writeOptions = writes();
         const options: Parameters<Store['patch']>[5] = { ...writeOptions, force: q.get('force') === 'true' };
         const fieldManager = q.get('fieldManager');
         if (fieldManager) options.fieldManager = fieldManager;
@@ -331,7 +333,15 @@ export class FakeKubeServer {
     return attributes;
   }
 
-  private writeOptions(q: URLSearchParams, verb: Verb, policy: RbacPolicy | undefined, route: Route, dryRun: boolean) {
+  /** Options of a create, update or patch; the warnings it collects are recorded with the request. */
+  private writeOptions(
+    q: URLSearchParams,
+    verb: Verb,
+    policy: RbacPolicy | undefined,
+    route: Route,
+    dryRun: boolean,
+    record: RecordedRequest,
+  ) {
     const fieldValidation = q.get('fieldValidation') || 'Warn';
     if (!FIELD_VALIDATIONS.has(fieldValidation)) {
       const options = verb === 'create' ? 'CreateOptions' : verb === 'patch' ? 'PatchOptions' : 'UpdateOptions';
@@ -346,6 +356,7 @@ export class FakeKubeServer {
       fieldValidation: fieldValidation as FieldValidation,
       warnings: [],
     };
+    record.warnings = options.warnings;
     if (policy?.ownerReferencesPermissionEnforcement) {
       options.admit = (previous, next) =>
         checkOwnerReferences(policy, this.registry, route.type, route.namespace, previous, next);
