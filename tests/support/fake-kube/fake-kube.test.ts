@@ -1394,4 +1394,29 @@ describe('Events', () => {
       'InvalidSpec',
     ]);
   });
+
+  it('validates Events as kube-apiserver does', async () => {
+    const incomplete = await failure(
+      kc.makeApiClient(k8s.EventsV1Api).createNamespacedEvent({
+        namespace: NS,
+        body: { metadata: { name: 'e' }, eventTime: new Date() as any, reason: 'X', type: 'Info' },
+      }),
+    );
+    expect(incomplete.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(incomplete.status.details.causes.map((c: any) => `${c.field}: ${c.message}`)).toEqual([
+      'reportingController: Required value',
+      'reportingInstance: Required value',
+      'action: Required value',
+      'type: Invalid value: "": has invalid value: Info',
+    ]);
+    const elsewhere = await failure(
+      core.createNamespacedEvent({
+        namespace: NS,
+        body: { metadata: { name: 'e' }, involvedObject: { kind: 'Channel', name: 'a', namespace: 'other' } },
+      }),
+    );
+    expect(elsewhere.status.message).toBe(
+      'Event "e" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace',
+    );
+  });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { errors, KubeApiError } from './errors.ts';
+import { eventProblems } from './events.ts';
 import { deepEqual, isPlainObject, jsonPatch, mergePatch, PatchError } from './patch.ts';
 import type { ResourceRegistry, ResourceType } from './resources.ts';
 import { decodeCustomResource, type FieldValidation, schemaProblems } from './schema.ts';
@@ -588,6 +589,7 @@ export class Store {
   private validate(type: ResourceType, object: KubeObject) {
     const problems = [
       ...(type.schema ? schemaProblems(type.schema, object) : []),
+      ...eventProblems(type, object),
       ...(this.options.validate?.(type.kind, clone(object)) ?? []),
     ];
     if (problems.length > 0) throw errors.invalid(type, object.metadata.name ?? '', [...new Set(problems)]);
