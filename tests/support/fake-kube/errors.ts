@@ -114,7 +114,12 @@ export const errors = {
       name,
       'the object has been modified; please apply your changes to the latest version and try again',
     ),
-  invalid: (type: ResourceType, name: string, problems: string[]) => {
+  /**
+   * 422 Invalid. Validation names the kind (`Channel.tollgate.dev "x" is invalid`); checks the generic registry
+   * makes itself, such as a missing resourceVersion, name the resource (`channels.tollgate.dev`, details.kind
+   * `channels`), as kube-apiserver does.
+   */
+  invalid: (type: ResourceType, name: string, problems: string[], naming: 'kind' | 'resource' = 'kind') => {
     // A cause carries the field apart and the message without it, as field.Error's ErrorBody().
     const causes = problems.map((problem) => {
       const field = /^([\w.[\]/-]+): /.exec(problem)?.[1];
@@ -123,11 +128,12 @@ export const errors = {
       return field ? { reason, message, field } : { reason, message };
     });
     const list = problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
-    const qualified = type.group ? `${type.kind}.${type.group}` : type.kind;
+    const kind = naming === 'kind' ? type.kind : type.plural;
+    const qualified = type.group ? `${kind}.${type.group}` : kind;
     return new KubeApiError(422, `${qualified} "${name}" is invalid: ${list}`, 'Invalid', {
       name,
       group: type.group,
-      kind: type.kind,
+      kind,
       causes,
     });
   },

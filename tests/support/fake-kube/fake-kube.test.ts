@@ -218,7 +218,24 @@ describe('custom resources', () => {
     const unconditional = await failure(
       custom.replaceNamespacedCustomObject({ ...channels, name: 'cas', body: { ...v1, metadata: metaWithoutRv } }),
     );
-    expect(unconditional.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(unconditional.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'channels.tollgate.dev "cas" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      details: {
+        name: 'cas',
+        group: 'tollgate.dev',
+        kind: 'channels',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 0x0: must be specified for an update',
+            field: 'metadata.resourceVersion',
+          },
+        ],
+      },
+    });
 
     // A merge patch carrying a stale resourceVersion is a precondition too.
     const stalePatch = await failure(

@@ -233,9 +233,12 @@ export class Store {
     if (wanted !== undefined && wanted !== '') {
       if (wanted !== current.metadata.resourceVersion) throw errors.staleResourceVersion(type, name);
     } else if (type.custom && !options.allowUnconditional) {
-      throw errors.invalid(type, name, [
-        'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
-      ]);
+      throw errors.invalid(
+        type,
+        name,
+        ['metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'],
+        'resource',
+      );
     }
 
     let next: KubeObject;
