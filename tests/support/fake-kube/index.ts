@@ -75,7 +75,10 @@ export interface FakeKube {
   token: string | null;
   /** A client-node KubeConfig for this server (skipTLSVerify, token user, context namespace). A new one per call. */
   kubeConfig(): KubeConfig;
-  /** A KubeConfig whose token is never subject to `rbac` (user `fake-kube-admin`), for test set-up through HTTP. */
+  /**
+   * A KubeConfig whose token is never subject to `rbac` (user `fake-kube-admin`), for test set-up through HTTP.
+   * With `token: null` there is no admin: every request is then the `rbac` user's.
+   */
   adminKubeConfig(): KubeConfig;
   /** Ends every watch and connection and stops listening. */
   close(): Promise<void>;

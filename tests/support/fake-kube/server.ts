@@ -61,7 +61,10 @@ export interface ApiCall {
   namespace?: string;
 }
 
-/** Who may call: the token (bound to `rbac` when given) and, with RBAC on, an admin token that may do anything. */
+/**
+ * Who may call: the token (bound to `rbac` when given) and an admin token that may do anything. Without a
+ * token (auth off) every request is the `rbac` user's.
+ */
 export interface ServerAuth {
   token?: string;
   adminToken?: string;
