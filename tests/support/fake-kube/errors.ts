@@ -68,6 +68,16 @@ export function statusObject(
   return status;
 }
 
+/** field.ErrorType strings and the cause type Kubernetes reports for each. */
+const CAUSE_TYPES: Array<[string, string]> = [
+  ['Required value', 'FieldValueRequired'],
+  ['Forbidden', 'FieldValueForbidden'],
+  ['Unsupported value', 'FieldValueNotSupported'],
+  ['Duplicate value', 'FieldValueDuplicate'],
+  ['Too many', 'FieldValueTooMany'],
+  ['Too long', 'FieldValueTooLong'],
+];
+
 function gr(type: ResourceType, name: string) {
   return { name, group: type.group, kind: type.plural };
 }
@@ -82,23 +92,48 @@ export const errors = {
     new KubeApiError(409, `Operation cannot be fulfilled on ${type.groupResource} "${name}": ${why}`, 'Conflict', {
       ...gr(type, name),
     }),
+  /** A DELETE precondition that failed: kube-apiserver names the kind here, not the resource (`Channel.tollgate.dev`). */
+  preconditionFailed: (type: ResourceType, name: string, why: string) =>
+    new KubeApiError(
+      409,
+      `Operation cannot be fulfilled on ${type.group ? `${type.kind}.${type.group}` : type.kind} "${name}": ${why}`,
+      'Conflict',
+      { name, group: type.group, kind: type.kind },
+    ),
+  /** RBAC or admission refused the request; `resource` is the plural (without subresource), as in the real details. */
+  forbidden: (group: string, resource: string, name: string | undefined, why: string) =>
+    new KubeApiError(
+      403,
+      `${group ? `${resource}.${group}` : resource}${name ? ` "${name}"` : ''} is forbidden: ${why}`,
+      'Forbidden',
+      name ? { name, group, kind: resource } : { group, kind: resource },
+    ),
   staleResourceVersion: (type: ResourceType, name: string) =>
     errors.conflict(
       type,
       name,
       'the object has been modified; please apply your changes to the latest version and try again',
     ),
-  invalid: (type: ResourceType, name: string, problems: string[]) => {
-    const causes = problems.map((message) => {
-      const field = /^([\w.[\]-]+): /.exec(message)?.[1];
-      return field ? { reason: 'FieldValueInvalid', message, field } : { reason: 'FieldValueInvalid', message };
+  /**
+   * 422 Invalid. Validation names the kind (`Channel.tollgate.dev "x" is invalid`); checks the generic registry
+   * makes itself, such as a missing resourceVersion, name the resource (`channels.tollgate.dev`, details.kind
+   * `channels`), as kube-apiserver does.
+   */
+  invalid: (type: ResourceType, name: string, problems: string[], naming: 'kind' | 'resource' = 'kind') => {
+    // A cause carries the field apart and the message without it, as field.Error's ErrorBody().
+    const causes = problems.map((problem) => {
+      const field = /^([\w.[\]/-]+): /.exec(problem)?.[1];
+      const message = field ? problem.slice(field.length + 2) : problem;
+      const reason = CAUSE_TYPES.find(([prefix]) => message.startsWith(prefix))?.[1] ?? 'FieldValueInvalid';
+      return field ? { reason, message, field } : { reason, message };
     });
     const list = problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`;
-    const qualified = type.group ? `${type.kind}.${type.group}` : type.kind;
+    const kind = naming === 'kind' ? type.kind : type.plural;
+    const qualified = type.group ? `${kind}.${type.group}` : kind;
     return new KubeApiError(422, `${qualified} "${name}" is invalid: ${list}`, 'Invalid', {
       name,
       group: type.group,
-      kind: type.kind,
+      kind,
       causes,
     });
   },

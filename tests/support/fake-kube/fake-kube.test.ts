@@ -2,6 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sleep, waitFor } from '../wait.ts';
 import { type FakeKube, type FakeKubeOptions, startFakeKube } from './index.ts';
+import { rbacFromManifests } from './rbac.ts';
 
 /**
  * The fake API server checked with the real @kubernetes/client-node: typed clients, KubernetesObjectApi (which
@@ -39,8 +40,9 @@ let kc: k8s.KubeConfig;
 let custom: k8s.CustomObjectsApi;
 let core: k8s.CoreV1Api;
 
+/** A server for the API mechanics: the CRD kinds without their schemas, so partial objects are accepted. */
 async function start(options: FakeKubeOptions = {}) {
-  fake = await startFakeKube(options);
+  fake = await startFakeKube({ schemas: false, ...options });
   kc = fake.kubeConfig();
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
   core = kc.makeApiClient(k8s.CoreV1Api);
@@ -216,7 +218,24 @@ describe('custom resources', () => {
     const unconditional = await failure(
       custom.replaceNamespacedCustomObject({ ...channels, name: 'cas', body: { ...v1, metadata: metaWithoutRv } }),
     );
-    expect(unconditional.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(unconditional.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'channels.tollgate.dev "cas" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      details: {
+        name: 'cas',
+        group: 'tollgate.dev',
+        kind: 'channels',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: 0x0: must be specified for an update',
+            field: 'metadata.resourceVersion',
+          },
+        ],
+      },
+    });
 
     // A merge patch carrying a stale resourceVersion is a precondition too.
     const stalePatch = await failure(
@@ -258,7 +277,13 @@ describe('custom resources', () => {
         mergePatch,
       ),
     );
-    expect(add.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(add.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'Channel.tollgate.dev "fin" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"other/x"}',
+      details: { causes: [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers' }] },
+    });
 
     // Spec changes are still allowed while deleting; removing the last finalizer deletes the object.
     await custom.patchNamespacedCustomObject(
@@ -274,7 +299,19 @@ describe('custom resources', () => {
     const wrong = await failure(
       custom.deleteNamespacedCustomObject({ ...channels, name: 'pre', body: { preconditions: { uid: 'other' } } }),
     );
-    expect(wrong.status).toMatchObject({ code: 409, reason: 'Conflict' });
+    expect(wrong.status).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+      message: `Operation cannot be fulfilled on Channel.tollgate.dev "pre": the UID in the precondition (other) does not match the UID in record (${obj.metadata.uid}). The object might have been deleted and then recreated`,
+    });
+    const stale = await failure(
+      custom.deleteNamespacedCustomObject({
+        ...channels,
+        name: 'pre',
+        body: { preconditions: { resourceVersion: '0' } },
+      }),
+    );
+    expect(stale.status.message).toContain('the ResourceVersion in the precondition (0) does not match');
     await custom.deleteNamespacedCustomObject({
       ...channels,
       name: 'pre',
@@ -911,16 +948,16 @@ describe('server controls', () => {
       headers: { authorization: `Bearer ${fake.token}` },
     }).then((r) => r.json() as Promise<any>);
     expect(discovery.resources.map((r: any) => r.name)).toEqual([
-      'channels',
-      'channels/status',
-      'modelprices',
-      'modelprices/status',
-      'groups',
-      'groups/status',
-      'gatewaysettings',
-      'gatewaysettings/status',
       'accesstokens',
       'accesstokens/status',
+      'channels',
+      'channels/status',
+      'gatewaysettings',
+      'gatewaysettings/status',
+      'groups',
+      'groups/status',
+      'modelprices',
+      'modelprices/status',
     ]);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
     const read = await objects
@@ -947,5 +984,456 @@ describe('server controls', () => {
     await fake.close();
     await informer.stop();
     await sleep(10);
+  });
+});
+
+describe('CRD schemas (served by default)', () => {
+  beforeEach(() => start({ schemas: true }));
+
+  const keyed = (name: string, spec: Record<string, unknown> = {}) =>
+    channel(name, { type: 1, models: ['gpt-4o'], keySecretRef: { name: 'openai-key' }, ...spec });
+
+  it('prunes unknown fields with a warning, keeps preserved ones, drops nulls and applies defaults on create', async () => {
+    const created = await custom.createNamespacedCustomObject({
+      ...channels,
+      body: {
+        ...keyed('p', { bogus: 1, tag: null, paramOverride: { temperature: 0.2, nested: { any: true } } }),
+        topLevel: 'x',
+        status: { channelId: 3 },
+      },
+    });
+    expect(created.spec).toEqual({
+      type: 1,
+      models: ['gpt-4o'],
+      keySecretRef: { name: 'openai-key', key: 'apiKey' },
+      multiKeyMode: 'random',
+      groups: ['default'],
+      priority: 0,
+      weight: 0,
+      autoBan: true,
+      enabled: true,
+      paramOverride: { temperature: 0.2, nested: { any: true } },
+    });
+    expect(created).not.toHaveProperty('topLevel');
+    expect(created).not.toHaveProperty('status');
+    const record = fake.requests.at(-1)!;
+    expect(record.warnings).toEqual(['unknown field "spec.bogus"', 'unknown field "topLevel"']);
+
+    const raw = await fetch(`${fake.url}/apis/${GROUP}/${VERSION}/namespaces/${NS}/channels?fieldManager=t`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(keyed('q', { extra: true })),
+    });
+    expect(raw.status).toBe(201);
+    expect(raw.headers.get('warning')).toBe('299 - "unknown field \\"spec.extra\\""');
+  });
+
+  it('prunes main-resource and status writes, so unknown fields never bump generation or reach status', async () => {
+    const created = await custom.createNamespacedCustomObject({ ...channels, body: keyed('g') });
+    const replaced = await custom.replaceNamespacedCustomObject({
+      ...channels,
+      name: 'g',
+      body: { ...created, spec: { ...created.spec, unknownSetting: 'x' } },
+    });
+    expect(replaced.metadata.generation).toBe(1);
+    expect(replaced.metadata.resourceVersion).toBe(created.metadata.resourceVersion); // a no-op after pruning
+    const patched = await custom.patchNamespacedCustomObjectStatus(
+      { ...channels, name: 'g', body: { status: { channelId: 7, phase: 'unknown-to-the-schema' } } },
+      mergePatch,
+    );
+    expect(patched.status).toEqual({ channelId: 7 });
+    expect(fake.get('channels', NS, 'g')?.status).toEqual({ channelId: 7 });
+  });
+
+  it('refuses unknown fields with fieldValidation=Strict (400) and a bad directive (422)', async () => {
+    const post = (query: string) =>
+      fetch(`${fake.url}/apis/${GROUP}/${VERSION}/namespaces/${NS}/channels?${query}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(keyed('s', { extra: true })),
+      });
+    const strict = await post('fieldValidation=Strict');
+    expect(strict.status).toBe(400);
+    expect(((await strict.json()) as any).message).toBe(
+      'Channel in version "v1alpha1" cannot be handled as a Channel: strict decoding error: unknown field "spec.extra"',
+    );
+    const bad = await post('fieldValidation=Loud');
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as any).message).toContain('fieldValidation: Unsupported value: "Loud"');
+    expect(fake.get('channels', NS, 's')).toBeUndefined();
+    expect((await post('fieldValidation=Ignore')).headers.get('warning')).toBeNull();
+  });
+
+  it('validates against the OpenAPI schema and the CEL rules: 422 Invalid with causes', async () => {
+    const missing = await failure(
+      custom.createNamespacedCustomObject({
+        ...channels,
+        body: channel('v', { type: 1, keySecretRef: { name: 'k' } }),
+      }),
+    );
+    expect(missing.status).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message: 'Channel.tollgate.dev "v" is invalid: spec.models: Required value',
+      details: { kind: 'Channel', causes: [{ reason: 'FieldValueRequired', field: 'spec.models' }] },
+    });
+    const cel = await failure(
+      custom.createNamespacedCustomObject({ ...channels, body: keyed('c', { baseURL: 'ftp://x' }) }),
+    );
+    expect(cel.status.message).toContain(
+      'spec.baseURL: Invalid value: baseURL must start with http:// or https:// followed by a host',
+    );
+    await custom.createNamespacedCustomObject({ ...channels, body: keyed('ok') });
+    const badStatus = await failure(
+      custom.patchNamespacedCustomObjectStatus(
+        {
+          ...channels,
+          name: 'ok',
+          body: {
+            status: {
+              conditions: [{ type: 'Ready', status: 'Maybe', reason: 'X', message: '', lastTransitionTime: 'now' }],
+            },
+          },
+        },
+        mergePatch,
+      ),
+    );
+    expect(badStatus.code).toBe(422);
+    expect(badStatus.status.details.causes.map((c: any) => c.field)).toEqual(
+      expect.arrayContaining(['status.conditions[0].status', 'status.conditions[0].lastTransitionTime']),
+    );
+  });
+});
+
+describe('RBAC', () => {
+  const user = 'system:serviceaccount:tollgate:operator';
+  const rbac = {
+    user,
+    clusterRules: [{ apiGroups: [GROUP], resources: ['channels'], verbs: ['get', 'list', 'watch'] }],
+    namespaceRules: {
+      tollgate: [
+        { apiGroups: [GROUP], resources: ['channels/status'], verbs: ['patch'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['allowed'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      ],
+    },
+  };
+
+  it('answers what the rules do not grant with kube-apiserver 403s; the admin client is never restricted', async () => {
+    await start({ rbac });
+    const admin = fake.adminKubeConfig().makeApiClient(k8s.CustomObjectsApi);
+    const adminCore = fake.adminKubeConfig().makeApiClient(k8s.CoreV1Api);
+    const inTollgate = { ...channels, namespace: 'tollgate' };
+    await admin.createNamespacedCustomObject({ ...inTollgate, body: channel('a') });
+    await adminCore.createNamespacedSecret({ namespace: 'tollgate', body: { metadata: { name: 'allowed' } } });
+    await adminCore.createNamespacedSecret({ namespace: 'tollgate', body: { metadata: { name: 'other' } } });
+
+    // Granted: cluster-wide reads, a status patch in its namespace, a named Secret, creating Secrets.
+    expect(
+      (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'channels' })).items,
+    ).toHaveLength(1);
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...inTollgate, name: 'a', body: { status: { x: 1 } } },
+      mergePatch,
+    );
+    await core.readNamespacedSecret({ namespace: 'tollgate', name: 'allowed' });
+    await core.createNamespacedSecret({ namespace: 'tollgate', body: { metadata: { name: 'made' } } });
+
+    const listSecrets = await failure(core.listNamespacedSecret({ namespace: 'tollgate' }));
+    expect(listSecrets).toEqual({
+      code: 403,
+      status: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `secrets is forbidden: User "${user}" cannot list resource "secrets" in API group "" in the namespace "tollgate"`,
+        reason: 'Forbidden',
+        details: { group: '', kind: 'secrets' },
+        code: 403,
+      },
+    });
+    const otherSecret = await failure(core.readNamespacedSecret({ namespace: 'tollgate', name: 'other' }));
+    expect(otherSecret.status.message).toBe(
+      `secrets "other" is forbidden: User "${user}" cannot get resource "secrets" in API group "" in the namespace "tollgate"`,
+    );
+    const statusElsewhere = await failure(
+      custom.patchNamespacedCustomObjectStatus({ ...channels, name: 'a', body: { status: {} } }, mergePatch),
+    );
+    expect(statusElsewhere.status.message).toBe(
+      `channels.tollgate.dev "a" is forbidden: User "${user}" cannot patch resource "channels/status" in API group "tollgate.dev" in the namespace "default"`,
+    );
+    const update = await failure(
+      custom.replaceNamespacedCustomObject({ ...inTollgate, name: 'a', body: channel('a') }),
+    );
+    expect(update.code).toBe(403);
+    const clusterSecrets = await failure(core.listSecretForAllNamespaces());
+    expect(clusterSecrets.status.message).toBe(
+      `secrets is forbidden: User "${user}" cannot list resource "secrets" in API group "" at the cluster scope`,
+    );
+    expect(fake.get('channels', 'tollgate', 'a')?.status).toEqual({ x: 1 });
+
+    // A list narrowed to one name by field selector is authorized for that name (resourceNames).
+    const byName = await fetch(`${fake.url}/api/v1/namespaces/tollgate/secrets?fieldSelector=metadata.name%3Dallowed`, {
+      headers: { authorization: `Bearer ${fake.token}` },
+    });
+    expect(byName.status).toBe(403); // the rule grants get, not list
+
+    expect(fake.apiCalls({ user })).toEqual([
+      { verb: 'list', group: GROUP, resource: 'channels' },
+      { verb: 'patch', group: GROUP, resource: 'channels/status', namespace: 'tollgate' },
+      { verb: 'get', group: '', resource: 'secrets', namespace: 'tollgate' },
+      { verb: 'create', group: '', resource: 'secrets', namespace: 'tollgate' },
+      { verb: 'list', group: '', resource: 'secrets', namespace: 'tollgate' },
+      { verb: 'patch', group: GROUP, resource: 'channels/status', namespace: NS },
+      { verb: 'update', group: GROUP, resource: 'channels', namespace: 'tollgate' },
+      { verb: 'list', group: '', resource: 'secrets' },
+    ]);
+    expect(fake.requestCount({ verb: 'create' })).toBe(4);
+    expect(fake.requests.filter((r) => r.user === 'fake-kube-admin')).toHaveLength(3);
+  });
+
+  it('matches wildcards, */subresource rules and watch by name as RBAC does', async () => {
+    await start({
+      rbac: {
+        user,
+        clusterRules: [
+          { apiGroups: ['*'], resources: ['*/status'], verbs: ['get'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'], resourceNames: ['lock'] },
+        ],
+      },
+    });
+    fake.create('channels', channel('a'));
+    expect((await custom.getNamespacedCustomObjectStatus({ ...channels, name: 'a' })).metadata.name).toBe('a');
+    expect((await failure(custom.getNamespacedCustomObject({ ...channels, name: 'a' }))).code).toBe(403);
+    const leases = kc.makeApiClient(k8s.CoordinationV1Api);
+    await leases.createNamespacedLease({ namespace: NS, body: { metadata: { name: 'lock' } } }).catch(() => {});
+    expect(fake.get('leases', NS, 'lock')).toBeUndefined(); // create carries no name: resourceNames never grant it
+    fake.create('leases', { metadata: { name: 'lock', namespace: NS } });
+    await leases.readNamespacedLease({ namespace: NS, name: 'lock' });
+    const watch = await fetch(
+      `${fake.url}/apis/coordination.k8s.io/v1/namespaces/${NS}/leases?watch=true&fieldSelector=metadata.name%3Dlock&timeoutSeconds=1`,
+      { headers: { authorization: `Bearer ${fake.token}` } },
+    );
+    expect(watch.status).toBe(200);
+    await watch.body?.cancel();
+  });
+
+  it('enforces OwnerReferencesPermissionEnforcement only when asked to', async () => {
+    const owner = { apiVersion: `${GROUP}/${VERSION}`, kind: 'AccessToken', name: 'tok', uid: 'u-1' };
+    const secret = (name: string) => ({
+      metadata: { name, ownerReferences: [{ ...owner, controller: true, blockOwnerDeletion: true }] },
+    });
+    const rules = [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update'] }];
+
+    await start({ rbac: { user, namespaceRules: { [NS]: rules } } });
+    await core.createNamespacedSecret({ namespace: NS, body: secret('upstream') }); // plugin off upstream
+    await fake.close();
+
+    await start({ rbac: { user, namespaceRules: { [NS]: rules }, ownerReferencesPermissionEnforcement: true } });
+    const refused = await failure(core.createNamespacedSecret({ namespace: NS, body: secret('openshift') }));
+    expect(refused.status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'secrets "openshift" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , <nil>',
+    });
+    await fake.close();
+
+    const finalizers = { apiGroups: [GROUP], resources: ['accesstokens/finalizers'], verbs: ['update'] };
+    await start({
+      rbac: { user, namespaceRules: { [NS]: [...rules, finalizers] }, ownerReferencesPermissionEnforcement: true },
+    });
+    const made = await core.createNamespacedSecret({ namespace: NS, body: secret('openshift') });
+    // Changing the owner references of an existing object also needs delete on it.
+    const changed = await failure(
+      core.replaceNamespacedSecret({
+        namespace: NS,
+        name: 'openshift',
+        body: { ...made, metadata: { ...made.metadata, ownerReferences: [] } },
+      }),
+    );
+    expect(changed.status.message).toBe(
+      'secrets "openshift" is forbidden: cannot set an ownerRef on a resource you can\'t delete: , <nil>',
+    );
+  });
+});
+
+describe('rbacFromManifests', () => {
+  const rendered = `
+---
+# Source: tollgate/templates/operator-rbac.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: tollgate-operator-read
+rules:
+  - apiGroups: [tollgate.dev]
+    resources: [channels]
+    verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: tollgate-operator-aggregate
+aggregationRule:
+  clusterRoleSelectors:
+    - matchLabels: { tollgate.dev/aggregate: "true" }
+rules: []
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: tollgate-extra
+  labels: { tollgate.dev/aggregate: "true" }
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: tollgate-operator
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: tollgate-operator
+subjects:
+  - kind: ServiceAccount
+    name: tollgate-operator
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: tollgate-operator }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: tollgate-operator-team-a
+  namespace: team-a
+subjects:
+  - kind: ServiceAccount
+    name: tollgate-operator
+    namespace: tollgate
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tollgate-operator-aggregate }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: tollgate-operator-read
+subjects:
+  - kind: ServiceAccount
+    name: tollgate-operator
+    namespace: tollgate
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tollgate-operator-read }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: someone-else
+subjects:
+  - kind: ServiceAccount
+    name: gateway
+    namespace: tollgate
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tollgate-extra }
+`;
+
+  it('collects the rules bound to one service account, per namespace and cluster-wide', () => {
+    const policy = rbacFromManifests(rendered, { namespace: 'tollgate', name: 'tollgate-operator' });
+    expect(policy).toEqual({
+      user: 'system:serviceaccount:tollgate:tollgate-operator',
+      clusterRules: [{ apiGroups: ['tollgate.dev'], resources: ['channels'], verbs: ['list', 'watch'] }],
+      namespaceRules: {
+        tollgate: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+        'team-a': [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }],
+      },
+    });
+    expect(rbacFromManifests(rendered, { namespace: 'tollgate', name: 'nobody' })).toMatchObject({
+      clusterRules: [],
+      namespaceRules: {},
+    });
+  });
+
+  it('drives the server: what the chart does not grant is 403', async () => {
+    await start({
+      rbac: rbacFromManifests(
+        rendered,
+        { namespace: 'tollgate', name: 'tollgate-operator' },
+        { namespace: 'tollgate' },
+      ),
+    });
+    await core.listNamespacedSecret({ namespace: 'tollgate' });
+    expect((await failure(core.listNamespacedSecret({ namespace: 'team-a' }))).code).toBe(403);
+  });
+});
+
+describe('Events', () => {
+  beforeEach(() => start());
+
+  it('accepts core/v1 and events.k8s.io/v1 Events: create, list and patch', async () => {
+    const involved = { apiVersion: `${GROUP}/${VERSION}`, kind: 'Channel', name: 'a', namespace: NS };
+    await core.createNamespacedEvent({
+      namespace: NS,
+      body: {
+        metadata: { generateName: 'a.' },
+        involvedObject: involved,
+        reason: 'SecretMissing',
+        message: 'no Secret',
+        type: 'Warning',
+      },
+    });
+    const eventsApi = kc.makeApiClient(k8s.EventsV1Api);
+    const created = await eventsApi.createNamespacedEvent({
+      namespace: NS,
+      body: {
+        metadata: { name: 'a.1' },
+        eventTime: new Date() as any,
+        regarding: involved,
+        reason: 'InvalidSpec',
+        action: 'Reconcile',
+        note: 'bad',
+        type: 'Warning',
+        reportingController: 'tollgate.dev/operator',
+        reportingInstance: 'pod-1',
+      },
+    });
+    const patched = await eventsApi.patchNamespacedEvent(
+      { namespace: NS, name: 'a.1', body: [{ op: 'replace', path: '/note', value: 'still bad' }] },
+      jsonPatch,
+    );
+    expect(patched.note).toBe('still bad');
+    expect(patched.metadata?.resourceVersion).not.toBe(created.metadata?.resourceVersion);
+    expect((await core.listNamespacedEvent({ namespace: NS })).items.map((e) => e.reason)).toEqual(['SecretMissing']);
+    expect((await eventsApi.listNamespacedEvent({ namespace: NS })).items.map((e) => e.reason)).toEqual([
+      'InvalidSpec',
+    ]);
+  });
+
+  it('validates Events as kube-apiserver does', async () => {
+    const incomplete = await failure(
+      kc.makeApiClient(k8s.EventsV1Api).createNamespacedEvent({
+        namespace: NS,
+        body: { metadata: { name: 'e' }, eventTime: new Date() as any, reason: 'X', type: 'Info' },
+      }),
+    );
+    expect(incomplete.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(incomplete.status.details.causes.map((c: any) => `${c.field}: ${c.message}`)).toEqual([
+      'reportingController: Required value',
+      'reportingInstance: Required value',
+      'action: Required value',
+      'type: Invalid value: "": has invalid value: Info',
+    ]);
+    const elsewhere = await failure(
+      core.createNamespacedEvent({
+        namespace: NS,
+        body: { metadata: { name: 'e' }, involvedObject: { kind: 'Channel', name: 'a', namespace: 'other' } },
+      }),
+    );
+    expect(elsewhere.status.message).toBe(
+      'Event "e" is invalid: involvedObject.namespace: Invalid value: "other": does not match event.namespace',
+    );
   });
 });

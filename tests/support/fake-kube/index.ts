@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { RbacPolicy } from './authorize.ts';
 import {
   BUILT_IN_RESOURCES,
   type ResourceDefinition,
@@ -8,19 +9,45 @@ import {
   type ResourceType,
   TOLLGATE_RESOURCES,
 } from './resources.ts';
-import { FakeKubeServer, type InjectedFailure, type RecordedRequest, type RequestMatch } from './server.ts';
+import {
+  type ApiCall,
+  FakeKubeServer,
+  type InjectedFailure,
+  type RecordedRequest,
+  type RequestMatch,
+} from './server.ts';
 import { type KubeObject, PATCH_TYPES, Store, type StoreEvent, type Validator } from './store.ts';
 import { WatchHub } from './watch.ts';
 
+export type { PolicyRule, RbacPolicy, RequestAttributes } from './authorize.ts';
 export type { KubeStatus } from './errors.ts';
 export type { ResourceDefinition, ResourceType } from './resources.ts';
-export { BUILT_IN_RESOURCES, TOLLGATE_GROUP, TOLLGATE_RESOURCES, TOLLGATE_VERSION } from './resources.ts';
-export type { InjectedFailure, RecordedRequest, RequestMatch, Verb } from './server.ts';
+export {
+  BUILT_IN_RESOURCES,
+  crdResource,
+  TOLLGATE_GROUP,
+  TOLLGATE_RESOURCES,
+  TOLLGATE_VERSION,
+} from './resources.ts';
+export type { FieldValidation } from './schema.ts';
+export type { ApiCall, InjectedFailure, RecordedRequest, RequestMatch, Verb } from './server.ts';
+export { ADMIN_USER } from './server.ts';
 export type { KubeObject, ObjectMeta, StoreEvent, Validator } from './store.ts';
 
 export interface FakeKubeOptions {
-  /** Extra kinds, next to Secrets, Leases and the five tollgate.dev/v1alpha1 kinds. */
+  /** Extra kinds, next to the built-in ones and the CRDs of the repo's crds/ folder (`crdResource(crd)` turns a CRD into one). */
   resources?: ResourceDefinition[];
+  /**
+   * Serve the crds/ kinds with their openAPIV3Schema (default true): writes are pruned, defaulted and validated
+   * as kube-apiserver does. `false` serves them schema-less, for tests of API mechanics with partial objects.
+   */
+  schemas?: boolean;
+  /**
+   * RBAC for the token (and every kubeConfig() client): requests the rules do not grant are 403 Forbidden.
+   * Absent: the token may do anything. `adminKubeConfig()` is never restricted. See rbac.ts to build it from
+   * rendered chart YAML.
+   */
+  rbac?: RbacPolicy;
   /** Serve unknown plurals of non-built-in groups as namespaced custom resources (Kind guessed from the plural, or taken from the first object created). Default true. */
   autoRegister?: boolean;
   /** Schema hook: messages returned make a create/update/patch (status included) a 422 Invalid. */
@@ -48,6 +75,11 @@ export interface FakeKube {
   token: string | null;
   /** A client-node KubeConfig for this server (skipTLSVerify, token user, context namespace). A new one per call. */
   kubeConfig(): KubeConfig;
+  /**
+   * A KubeConfig whose token is never subject to `rbac` (user `fake-kube-admin`), for test set-up through HTTP.
+   * With `token: null` there is no admin: every request is then the `rbac` user's.
+   */
+  adminKubeConfig(): KubeConfig;
   /** Ends every watch and connection and stops listening. */
   close(): Promise<void>;
 
@@ -100,13 +132,22 @@ export interface FakeKube {
   /** Every HTTP request received, in order (live array). */
   readonly requests: readonly RecordedRequest[];
   requestCount(match?: RequestMatch): number;
+  /**
+   * The distinct API calls received (verb, group, `plural[/subresource]`, namespace), in first-seen order,
+   * whatever their answer (403s included); `user` narrows them to one caller (e.g. the RBAC policy's user).
+   */
+  apiCalls(match?: RequestMatch & { user?: string }): ApiCall[];
   resetRequests(): void;
 }
 
+const ADMIN_TOKEN = 'fake-kube-admin-token';
+
 /** Starts a fake Kubernetes API server on loopback; see README.md for what it keeps faithful. */
 export async function startFakeKube(options: FakeKubeOptions = {}): Promise<FakeKube> {
+  const crdKinds =
+    options.schemas === false ? TOLLGATE_RESOURCES.map(({ schema: _schema, ...kind }) => kind) : TOLLGATE_RESOURCES;
   const registry = new ResourceRegistry(
-    [...BUILT_IN_RESOURCES, ...TOLLGATE_RESOURCES, ...(options.resources ?? [])],
+    [...BUILT_IN_RESOURCES, ...crdKinds, ...(options.resources ?? [])],
     options.autoRegister ?? true,
   );
   const storeOptions: ConstructorParameters<typeof Store>[1] = {
@@ -117,7 +158,10 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
   const store = new Store(registry, storeOptions);
   const watches = new WatchHub(store, options.bookmarkIntervalMs ?? 0);
   const token = options.token === null ? null : (options.token ?? 'fake-kube-token');
-  const api = new FakeKubeServer(store, registry, watches, token ?? undefined);
+  const auth: ConstructorParameters<typeof FakeKubeServer>[3] = {};
+  if (token !== null) Object.assign(auth, { token, adminToken: ADMIN_TOKEN });
+  if (options.rbac) auth.rbac = options.rbac;
+  const api = new FakeKubeServer(store, registry, watches, auth);
   const server = createServer(api.handle);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -134,20 +178,22 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     return object.metadata.name;
   };
   let closed: Promise<void> | undefined;
+  const kubeConfigWith = (userToken: string | null) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake-kube', server: url, skipTLSVerify: true }],
+      users: [userToken === null ? { name: 'fake-kube-user' } : { name: 'fake-kube-user', token: userToken }],
+      contexts: [{ name: 'fake-kube', cluster: 'fake-kube', user: 'fake-kube-user', namespace }],
+      currentContext: 'fake-kube',
+    });
+    return kc;
+  };
 
   return {
     url,
     token,
-    kubeConfig() {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'fake-kube', server: url, skipTLSVerify: true }],
-        users: [token === null ? { name: 'fake-kube-user' } : { name: 'fake-kube-user', token }],
-        contexts: [{ name: 'fake-kube', cluster: 'fake-kube', user: 'fake-kube-user', namespace }],
-        currentContext: 'fake-kube',
-      });
-      return kc;
-    },
+    kubeConfig: () => kubeConfigWith(token),
+    adminKubeConfig: () => kubeConfigWith(token === null ? null : ADMIN_TOKEN),
     close() {
       closed ??= new Promise<void>((resolve) => {
         watches.stop();
@@ -188,6 +234,7 @@ export async function startFakeKube(options: FakeKubeOptions = {}): Promise<Fake
     clearFailures: () => api.clearFailures(),
     requests: api.requests,
     requestCount: (match) => api.requests.filter((r) => api.matches(r, match)).length,
+    apiCalls: (match) => api.apiCalls(match),
     resetRequests: () => {
       api.requests.length = 0;
     },

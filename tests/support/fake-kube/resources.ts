@@ -1,3 +1,5 @@
+import { type JsonSchema, type LoadedCrd, loadCrds } from '../crd-schemas.ts';
+
 /**
  * The kinds the fake API server knows: their group, version, plural, Kind, scope and which Kubernetes rules
  * (status subresource, metadata.generation) apply to them.
@@ -20,6 +22,8 @@ export interface ResourceDefinition {
   statusSubresource?: boolean;
   /** Keep `metadata.generation` (starts at 1, bumped when anything but metadata — and status, with a status subresource — changes). Default: true for custom resources. */
   generation?: boolean;
+  /** A CRD's structural openAPIV3Schema: writes are pruned, defaulted and validated against it (custom resources only). */
+  schema?: JsonSchema;
 }
 
 export interface ResourceType {
@@ -32,6 +36,7 @@ export interface ResourceType {
   namespaced: boolean;
   statusSubresource: boolean;
   generation: boolean;
+  schema?: JsonSchema;
   /** True for custom resources (anything outside the built-in groups). */
   custom: boolean;
   /** `v1` or `group/version`. */
@@ -67,15 +72,39 @@ export const BUILT_IN_RESOURCES: ResourceDefinition[] = [
     statusSubresource: false,
     generation: false,
   },
+  { group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], statusSubresource: false },
+  {
+    group: 'events.k8s.io',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    shortNames: ['ev'],
+    statusSubresource: false,
+    generation: false,
+  },
 ];
 
-export const TOLLGATE_RESOURCES: ResourceDefinition[] = [
-  { plural: 'channels', kind: 'Channel', shortNames: ['tch'] },
-  { plural: 'modelprices', kind: 'ModelPrice', shortNames: ['tmp'] },
-  { plural: 'groups', kind: 'Group', shortNames: ['tgrp'] },
-  { plural: 'gatewaysettings', kind: 'GatewaySettings', singular: 'gatewaysettings', shortNames: ['tgs'] },
-  { plural: 'accesstokens', kind: 'AccessToken', shortNames: ['tat'] },
-].map((d) => ({ group: TOLLGATE_GROUP, version: TOLLGATE_VERSION, ...d }));
+/** A CustomResourceDefinition's storage version as a kind the fake serves, with its schema. */
+export function crdResource(crd: LoadedCrd): ResourceDefinition {
+  const { names } = crd.definition.spec;
+  const version = crd.definition.spec.versions.find((v) => v.name === crd.version)!;
+  const definition: ResourceDefinition = {
+    group: crd.group,
+    version: crd.version,
+    plural: crd.plural,
+    kind: crd.kind,
+    namespaced: crd.namespaced,
+    statusSubresource: version.subresources?.status !== undefined,
+    generation: true,
+    schema: crd.schema,
+  };
+  if (names.singular) definition.singular = names.singular;
+  if (names.shortNames) definition.shortNames = names.shortNames;
+  return definition;
+}
+
+/** The kinds of the repo's crds/ folder, as served by default. */
+export const TOLLGATE_RESOURCES: ResourceDefinition[] = loadCrds().map(crdResource);
 
 function complete(def: ResourceDefinition, guessed = false): ResourceType {
   const custom = !BUILT_IN_GROUPS.has(def.group);
@@ -89,6 +118,7 @@ function complete(def: ResourceDefinition, guessed = false): ResourceType {
     namespaced: def.namespaced ?? true,
     statusSubresource: def.statusSubresource ?? custom,
     generation: def.generation ?? custom,
+    ...(custom && def.schema ? { schema: def.schema } : {}),
     custom,
     apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
     listKind: `${def.kind}List`,

@@ -1,14 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { authorize, checkOwnerReferences, type RbacPolicy, type RequestAttributes } from './authorize.ts';
 import { errors, KubeApiError, REASONS, statusObject } from './errors.ts';
 import type { ResourceRegistry, ResourceType } from './resources.ts';
+import type { FieldValidation } from './schema.ts';
 import { type Matcher, parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import type { KubeObject, Store } from './store.ts';
+import type { KubeObject, Store, WriteOptions } from './store.ts';
 import type { WatchHub } from './watch.ts';
 
 /**
  * HTTP routing onto the store: `/api/v1/…` and `/apis/{group}/{version}/…`, namespaced and cluster-wide
  * collections, single objects, the `/status` subresource, watches, discovery, bearer-token auth, request
- * recording and injected failures.
+ * recording, RBAC and injected failures.
  */
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -26,6 +28,10 @@ export interface RecordedRequest {
   name?: string;
   subresource?: string;
   contentType?: string;
+  /** Who sent it: the RBAC policy's user, `fake-kube-admin`, or `fake-kube-user` when RBAC is off. */
+  user?: string;
+  /** Warnings answered in `Warning` headers (unknown fields the schema pruned). */
+  warnings?: string[];
   /** The HTTP status answered (200 for a watch that was opened). */
   status?: number;
 }
@@ -46,6 +52,29 @@ export interface InjectedFailure {
   message?: string;
 }
 
+/** One distinct API call as RBAC sees it: `resource` is `plural` or `plural/subresource`. */
+export interface ApiCall {
+  verb: Verb;
+  group: string;
+  resource: string;
+  /** Absent at the cluster scope. */
+  namespace?: string;
+}
+
+/**
+ * Who may call: the token (bound to `rbac` when given) and an admin token that may do anything. Without a
+ * token (auth off) every request is the `rbac` user's.
+ */
+export interface ServerAuth {
+  token?: string;
+  adminToken?: string;
+  rbac?: RbacPolicy;
+}
+
+export const ADMIN_USER = 'fake-kube-admin';
+const DEFAULT_USER = 'fake-kube-user';
+const FIELD_VALIDATIONS = new Set<string>(['Ignore', 'Warn', 'Strict']);
+
 interface Route {
   type: ResourceType;
   namespace?: string;
@@ -63,13 +92,30 @@ export class FakeKubeServer {
   private readonly store: Store;
   private readonly registry: ResourceRegistry;
   private readonly watches: WatchHub;
-  private readonly token: string | undefined;
+  private readonly auth: ServerAuth;
 
-  constructor(store: Store, registry: ResourceRegistry, watches: WatchHub, token: string | undefined) {
+  constructor(store: Store, registry: ResourceRegistry, watches: WatchHub, auth: ServerAuth) {
     this.store = store;
     this.registry = registry;
     this.watches = watches;
-    this.token = token;
+    this.auth = auth;
+  }
+
+  /** Each distinct (verb, group, resource[/subresource], namespace) received, in first-seen order. */
+  apiCalls(match?: RequestMatch & { user?: string }): ApiCall[] {
+    const seen = new Map<string, ApiCall>();
+    for (const r of this.requests) {
+      if (!r.verb || r.resource === undefined || !this.matches(r, match)) continue;
+      if (match?.user !== undefined && r.user !== match.user) continue;
+      const call: ApiCall = {
+        verb: r.verb,
+        group: r.group ?? '',
+        resource: r.subresource ? `${r.resource}/${r.subresource}` : r.resource,
+      };
+      if (r.namespace !== undefined) call.namespace = r.namespace;
+      seen.set(JSON.stringify(call), call);
+    }
+    return [...seen.values()];
   }
 
   failNext(count: number, failure: InjectedFailure, match?: RequestMatch) {
@@ -139,9 +185,7 @@ export class FakeKubeServer {
       res.end('ok');
       return;
     }
-    if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
-      throw new KubeApiError(401, 'Unauthorized', 'Unauthorized');
-    }
+    const policy = this.authenticate(req, record);
     if (req.method === 'GET' && this.discovery(res, segments, req)) return;
     if (root !== 'api' && root !== 'apis') throw errors.noSuchPath();
 
@@ -156,6 +200,7 @@ export class FakeKubeServer {
     const watching = route.watchPrefix || q.get('watch') === 'true' || q.get('watch') === '1';
     const verb = this.verb(req.method ?? 'GET', route, watching);
     record.verb = verb;
+    if (policy) authorize(policy, this.attributes(verb, route, q));
 
     const failure = this.takeFailure(record);
     if (failure) {
@@ -171,6 +216,7 @@ export class FakeKubeServer {
     }
 
     const dryRun = q.getAll('dryRun').includes('All');
+    const writes = () => this.writeOptions(q, verb, policy, route, dryRun, record);
     switch (verb) {
       case 'get':
         send(res, 200, this.store.get(type, namespace ?? '', name!));
@@ -215,23 +261,27 @@ export class FakeKubeServer {
       }
       case 'create': {
         const body = await readJson(req);
-        send(res, 201, this.store.create(type, namespace, body, { dryRun }));
+        const writeOptions = writes();
+        const created = this.store.create(type, namespace, body, writeOptions);
+        send(res, 201, created, writeOptions.warnings);
         return;
       }
       case 'update': {
         const body = await readJson(req);
-        const options = subresource ? { dryRun, subresource } : { dryRun };
-        send(res, 200, this.store.update(type, namespace ?? '', name!, body, options));
+        const writeOptions = writes();
+        const options: WriteOptions = subresource ? { ...writeOptions, subresource } : writeOptions;
+        send(res, 200, this.store.update(type, namespace ?? '', name!, body, options), writeOptions.warnings);
         return;
       }
       case 'patch': {
         const raw = (await readBody(req)).toString('utf8');
-        const options: Parameters<Store['patch']>[5] = { dryRun, force: q.get('force') === 'true' };
+        const writeOptions = writes();
+        const options: Parameters<Store['patch']>[5] = { ...writeOptions, force: q.get('force') === 'true' };
         const fieldManager = q.get('fieldManager');
         if (fieldManager) options.fieldManager = fieldManager;
         if (subresource) options.subresource = subresource;
         const result = this.store.patch(type, namespace ?? '', name!, contentType(req), raw, options);
-        send(res, result.created ? 201 : 200, result.object);
+        send(res, result.created ? 201 : 200, result.object, writeOptions.warnings);
         return;
       }
       case 'delete': {
@@ -258,6 +308,63 @@ export class FakeKubeServer {
         return;
       }
     }
+  }
+
+  /** The RBAC policy that applies to the request (none: allowed everything); 401 for a wrong token. */
+  private authenticate(req: IncomingMessage, record: RecordedRequest): RbacPolicy | undefined {
+    const { token, adminToken, rbac } = this.auth;
+    const header = req.headers.authorization;
+    if (token === undefined || header === `Bearer ${token}`) {
+      record.user = rbac?.user ?? DEFAULT_USER;
+      return rbac;
+    }
+    if (adminToken !== undefined && header === `Bearer ${adminToken}`) {
+      record.user = ADMIN_USER;
+      return undefined;
+    }
+    throw new KubeApiError(401, 'Unauthorized', 'Unauthorized');
+  }
+
+  /** A list or watch narrowed to one name by `fieldSelector=metadata.name=x` is authorized for that name. */
+  private attributes(verb: Verb, route: Route, q: URLSearchParams): RequestAttributes {
+    const attributes: RequestAttributes = { verb, group: route.type.group, resource: route.type.plural };
+    if (route.subresource) attributes.subresource = route.subresource;
+    if (route.namespace) attributes.namespace = route.namespace;
+    const byField = /^metadata\.name==?([^,]+)$/.exec(q.get('fieldSelector') ?? '')?.[1];
+    const name = route.name ?? (verb === 'list' || verb === 'watch' ? byField : undefined);
+    if (name !== undefined) attributes.name = name;
+    return attributes;
+  }
+
+  /** Options of a create, update or patch; the warnings it collects are recorded with the request. */
+  private writeOptions(
+    q: URLSearchParams,
+    verb: Verb,
+    policy: RbacPolicy | undefined,
+    route: Route,
+    dryRun: boolean,
+    record: RecordedRequest,
+  ) {
+    const fieldValidation = q.get('fieldValidation') || 'Warn';
+    if (!FIELD_VALIDATIONS.has(fieldValidation)) {
+      const options = verb === 'create' ? 'CreateOptions' : verb === 'patch' ? 'PatchOptions' : 'UpdateOptions';
+      throw new KubeApiError(
+        422,
+        `${options}.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "${fieldValidation}": supported values: "Ignore", "Strict", "Warn"`,
+        'Invalid',
+      );
+    }
+    const options: WriteOptions & { warnings: string[] } = {
+      dryRun,
+      fieldValidation: fieldValidation as FieldValidation,
+      warnings: [],
+    };
+    record.warnings = options.warnings;
+    if (policy?.ownerReferencesPermissionEnforcement) {
+      options.admit = (previous, next) =>
+        checkOwnerReferences(policy, this.registry, route.type, route.namespace, previous, next);
+    }
+    return options;
   }
 
   private route(segments: string[]): Route {
@@ -411,8 +518,14 @@ export class FakeKubeServer {
   }
 }
 
-function send(res: ServerResponse, code: number, body: unknown) {
+function send(res: ServerResponse, code: number, body: unknown, warnings: string[] = []) {
   const text = JSON.stringify(body);
+  // The Warning header as kube-apiserver writes it (RFC 7234 code 299, agent "-").
+  if (warnings.length > 0)
+    res.setHeader(
+      'warning',
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

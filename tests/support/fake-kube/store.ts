@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { errors, KubeApiError } from './errors.ts';
+import { eventProblems } from './events.ts';
 import { deepEqual, isPlainObject, jsonPatch, mergePatch, PatchError } from './patch.ts';
 import type { ResourceRegistry, ResourceType } from './resources.ts';
+import { decodeCustomResource, type FieldValidation, schemaProblems } from './schema.ts';
 import type { Matcher } from './selectors.ts';
 
 /**
@@ -63,6 +65,12 @@ export interface WriteOptions {
   subresource?: 'status';
   /** Allow a PUT without metadata.resourceVersion on a custom resource (kube-apiserver refuses it; the test helpers allow it). */
   allowUnconditional?: boolean;
+  /** Unknown fields of a custom resource: dropped silently, dropped with a warning (default), or a 400. */
+  fieldValidation?: FieldValidation;
+  /** Collects the warnings of the write (`unknown field "spec.x"`), for the `Warning` response headers. */
+  warnings?: string[];
+  /** Validating admission: runs on the final object (after schema validation) and throws to refuse the write. */
+  admit?: (previous: KubeObject | undefined, next: KubeObject) => void;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -180,7 +188,7 @@ export class Store {
   // ---- writes ---------------------------------------------------------------------------------------------
 
   create(type: ResourceType, namespace: string | undefined, body: unknown, options: WriteOptions = {}): KubeObject {
-    const input = this.checkBody(type, body);
+    const input = this.decode(type, this.checkBody(type, body), options);
     this.registry.adoptKind(type, input.kind);
     const meta = input.metadata;
     const ns = this.namespaceFor(type, namespace, meta.namespace);
@@ -206,6 +214,7 @@ export class Store {
     if (type.statusSubresource) delete object.status;
     this.normalize(type, object);
     this.validate(type, object);
+    options.admit?.(undefined, clone(object));
     if (options.dryRun) return clone(object);
     this.commit(type, 'ADDED', object, undefined);
     return clone(object);
@@ -213,7 +222,7 @@ export class Store {
 
   update(type: ResourceType, namespace: string, name: string, body: unknown, options: WriteOptions = {}): KubeObject {
     const current = this.mustGet(type, namespace, name);
-    const input = this.checkBody(type, body);
+    const input = this.decode(type, this.checkBody(type, body), options);
     if (input.metadata.name !== undefined && input.metadata.name !== name) {
       throw errors.badRequest(
         `the name of the object (${input.metadata.name}) does not match the name on the URL (${name})`,
@@ -224,9 +233,12 @@ export class Store {
     if (wanted !== undefined && wanted !== '') {
       if (wanted !== current.metadata.resourceVersion) throw errors.staleResourceVersion(type, name);
     } else if (type.custom && !options.allowUnconditional) {
-      throw errors.invalid(type, name, [
-        'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
-      ]);
+      throw errors.invalid(
+        type,
+        name,
+        ['metadata.resourceVersion: Invalid value: 0x0: must be specified for an update'],
+        'resource',
+      );
     }
 
     let next: KubeObject;
@@ -260,7 +272,7 @@ export class Store {
       const added = (next.metadata.finalizers ?? []).filter((f) => !before.has(f));
       if (added.length > 0) {
         throw errors.invalid(type, name, [
-          `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
         ]);
       }
     }
@@ -268,6 +280,7 @@ export class Store {
       next.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
     this.validate(type, next);
+    options.admit?.(clone(current), clone(next));
     if (deepEqual(next, current)) return clone(current);
     if (options.dryRun) return clone(next);
     if (current.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
@@ -367,14 +380,14 @@ export class Store {
     const current = this.mustGet(type, namespace, name);
     const { uid, resourceVersion } = options.preconditions ?? {};
     if (uid && uid !== current.metadata.uid) {
-      throw errors.conflict(
+      throw errors.preconditionFailed(
         type,
         name,
         `the UID in the precondition (${uid}) does not match the UID in record (${current.metadata.uid}). The object might have been deleted and then recreated`,
       );
     }
     if (resourceVersion && resourceVersion !== current.metadata.resourceVersion) {
-      throw errors.conflict(
+      throw errors.preconditionFailed(
         type,
         name,
         `the ResourceVersion in the precondition (${resourceVersion}) does not match the ResourceVersion in record (${current.metadata.resourceVersion}). The object might have been modified`,
@@ -570,9 +583,19 @@ export class Store {
     return rest;
   }
 
+  /** A custom resource body pruned and defaulted against its CRD schema, as the API server decodes it. */
+  private decode(type: ResourceType, input: KubeObject, options: WriteOptions): KubeObject {
+    if (!type.schema) return input;
+    return decodeCustomResource(type, type.schema, input, options.fieldValidation ?? 'Warn', options.warnings);
+  }
+
   private validate(type: ResourceType, object: KubeObject) {
-    const problems = this.options.validate?.(type.kind, clone(object));
-    if (problems && problems.length > 0) throw errors.invalid(type, object.metadata.name ?? '', problems);
+    const problems = [
+      ...(type.schema ? schemaProblems(type.schema, object) : []),
+      ...eventProblems(type, object),
+      ...(this.options.validate?.(type.kind, clone(object)) ?? []),
+    ];
+    if (problems.length > 0) throw errors.invalid(type, object.metadata.name ?? '', [...new Set(problems)]);
   }
 }
 
