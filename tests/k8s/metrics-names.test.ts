@@ -16,6 +16,7 @@ import { createMetrics } from '../../gateway/src/metrics.ts';
 import { createRelayMetrics, registerStateGauges } from '../../gateway/src/relay/metrics.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const grafanaDir = path.join(root, 'deploy/grafana');
@@ -41,6 +42,8 @@ const OPERATOR_METRICS: Family[] = [
   { name: 'tollgate_operator_informer_restarts_total', type: 'counter', labels: ['kind'] },
   { name: 'tollgate_operator_last_event_age_seconds', type: 'gauge', labels: ['kind'] },
   { name: 'tollgate_operator_is_leader', type: 'gauge', labels: [] },
+  { name: 'tollgate_operator_informer_synced', type: 'gauge', labels: ['kind'] },
+  { name: 'tollgate_operator_list_errors_total', type: 'counter', labels: ['kind', 'reason'] },
 ];
 
 /** Labels Prometheus adds to every series it scrapes from a Kubernetes target (ServiceMonitor or PodMonitor). */
@@ -170,6 +173,7 @@ interface Variable {
   name: string;
   type: string;
   query?: unknown;
+  allValue?: unknown;
   datasource?: { type?: unknown; uid?: unknown };
 }
 interface Dashboard {
@@ -360,6 +364,54 @@ describe('the Grafana dashboards', () => {
   });
 });
 
+/** Only Tollgate exports tollgate_* series; any other name (gen_ai_*, http_server_*, process_*) others may share. */
+const OURS_ALONE = /^tollgate_/;
+/** allValue settings under which "All" matches every value Prometheus has, not just Tollgate's. */
+const MATCH_ALL = new Set(['.*', '.+', '']);
+
+describe('the dashboards scoped to Tollgate', () => {
+  it('fill every variable from a Tollgate metric', () => {
+    const problems: string[] = [];
+    for (const { file, dashboard } of dashboards)
+      for (const variable of dashboard.templating?.list ?? []) {
+        const query = variable.type === 'query' ? variableQuery(variable) : undefined;
+        if (query === undefined) continue;
+        const names = metricNames(query);
+        if (names.length === 0 || !names.every((name) => OURS_ALONE.test(name)))
+          problems.push(`${file} $${variable.name}: ${query} reads other applications' series`);
+      }
+    expect(problems).toEqual([]);
+  });
+
+  it('limit every metric other applications may also export to the jobs that export Tollgate metrics', () => {
+    const problems: string[] = [];
+    let scoped = 0;
+    for (const { file, dashboard } of dashboards) {
+      // Variables whose every value, "All" included, is one a Tollgate series carries.
+      const own = new Set(
+        (dashboard.templating?.list ?? [])
+          .filter((v) => {
+            const names = v.type === 'query' ? metricNames(variableQuery(v) ?? '') : [];
+            const allValue = v.allValue === undefined ? undefined : String(v.allValue).trim();
+            return names.length > 0 && names.every((n) => OURS_ALONE.test(n)) && !MATCH_ALL.has(allValue ?? 'unset');
+          })
+          .map((v) => `$${v.name}`),
+      );
+      for (const query of queries.filter((q) => q.where.startsWith(`${file} `)))
+        for (const selector of selectors(query.expr)) {
+          if (!selector.name || OURS_ALONE.test(selector.name) || selector.name.includes(':')) continue;
+          const limited = selector.matchers.some(
+            (m) => ['job', 'instance', 'pod'].includes(m.label) && ['=', '=~'].includes(m.op) && own.has(m.value),
+          );
+          if (limited) scoped++;
+          else problems.push(`${query.where}: ${selector.name} is not limited to Tollgate's jobs (job=~"$job")`);
+        }
+    }
+    expect(problems).toEqual([]);
+    expect(scoped).toBeGreaterThan(20);
+  });
+});
+
 describe('the Prometheus rules', () => {
   it('are groups of rules, each a recording rule or an alert', () => {
     expect(ruleFile.groups?.length).toBeGreaterThan(0);
@@ -397,7 +449,8 @@ describe('the Prometheus rules', () => {
         'TollgateLedgerUnflushedGrowing',
         'TollgateOperatorNoLeader',
         'TollgateOperatorReconcileFailing',
-        'TollgateOperatorEventsStale',
+        'TollgateOperatorStuck',
+        'TollgateOperatorCannotList',
       ]),
     );
     const problems: string[] = [];
@@ -475,9 +528,7 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
-  const response = await fetch(`${gateway.url}/metrics`);
-  expect(response.status).toBe(200);
-  const text = await response.text();
+  const text = await scrapeMetrics(gateway);
   const scraped = scrapedFamilies(text);
 
   // The scrape says which families exist; the label names they were declared with come from building the
