@@ -20,7 +20,7 @@ import { scrapeMetrics } from '../support/metrics.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const grafanaDir = path.join(root, 'deploy/grafana');
-const rulesFile = path.join(root, 'deploy/prometheus/tollgate-rules.yaml');
+const rulesDir = path.join(root, 'deploy/prometheus');
 const operatorMetricsFile = path.join(root, 'operator/src/metrics.ts');
 
 interface Family {
@@ -199,8 +199,13 @@ const dashboards = readdirSync(grafanaDir)
   .filter((file) => file.endsWith('.json'))
   .sort()
   .map((file) => ({ file, dashboard: JSON.parse(readFileSync(path.join(grafanaDir, file), 'utf8')) as Dashboard }));
-const ruleFile = parse(readFileSync(rulesFile, 'utf8')) as RuleFile;
-const rules = (ruleFile.groups ?? []).flatMap((group) => group.rules ?? []);
+const ruleFiles = readdirSync(rulesDir)
+  .filter((file) => /\.ya?ml$/.test(file))
+  .sort()
+  .map((file) => ({ file, content: parse(readFileSync(path.join(rulesDir, file), 'utf8')) as RuleFile }));
+/** Every group of every rule file (the gateway's and the operator's). */
+const ruleGroups = ruleFiles.flatMap(({ file, content }) => (content.groups ?? []).map((group) => ({ file, group })));
+const rules = ruleGroups.flatMap(({ file, group }) => (group.rules ?? []).map((rule) => ({ ...rule, file })));
 
 /** Every panel, the panels inside rows included. */
 const allPanels = (panels: Panel[] = []): Panel[] => panels.flatMap((panel) => [panel, ...allPanels(panel.panels)]);
@@ -235,7 +240,7 @@ const queries: Query[] = [
     }),
   ]),
   ...rules.map((rule) => ({
-    where: `${path.basename(rulesFile)} ${rule.record ?? rule.alert}`,
+    where: `${rule.file} ${rule.record ?? rule.alert}`,
     expr: String(rule.expr),
     dashboard: false,
   })),
@@ -414,11 +419,12 @@ describe('the dashboards scoped to Tollgate', () => {
 
 describe('the Prometheus rules', () => {
   it('are groups of rules, each a recording rule or an alert', () => {
-    expect(ruleFile.groups?.length).toBeGreaterThan(0);
+    expect(ruleFiles.map(({ file }) => file)).toEqual(['tollgate-operator-rules.yaml', 'tollgate-rules.yaml']);
+    for (const { file, content } of ruleFiles) expect(content.groups?.length, file).toBeGreaterThan(0);
     const problems: string[] = [];
     const groupNames = new Set<unknown>();
     const names = new Set<string>();
-    for (const group of ruleFile.groups ?? []) {
+    for (const { group } of ruleGroups) {
       if (typeof group.name !== 'string' || groupNames.has(group.name)) problems.push(`group ${group.name}: bad name`);
       groupNames.add(group.name);
       if (!Array.isArray(group.rules) || group.rules.length === 0) problems.push(`group ${group.name}: no rules`);

@@ -6,7 +6,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { promtool, RULES_FILE, runPromtool } from '../support/promtool.ts';
+import { promtool, RULES_FILES, runPromtool } from '../support/promtool.ts';
 
 const unitTests = readdirSync(path.join(import.meta.dirname, 'prometheus'))
   .filter((file) => file.endsWith('.test.yaml'))
@@ -14,8 +14,12 @@ const unitTests = readdirSync(path.join(import.meta.dirname, 'prometheus'))
 
 describe.runIf(promtool)('the Prometheus rules under promtool', () => {
   it('parse as Prometheus rules', () => {
-    const { status, output } = runPromtool(['check', 'rules', RULES_FILE]);
-    expect(output).toContain('SUCCESS');
+    expect(RULES_FILES.map((file) => path.basename(file))).toEqual([
+      'tollgate-operator-rules.yaml',
+      'tollgate-rules.yaml',
+    ]);
+    const { status, output } = runPromtool(['check', 'rules', ...RULES_FILES]);
+    expect(output.match(/SUCCESS/g)).toHaveLength(RULES_FILES.length);
     expect(status, output).toBe(0);
   });
 

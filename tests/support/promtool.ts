@@ -1,11 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** The rule file every rule test evaluates (the chart carries an identical copy). */
-export const RULES_FILE = path.join(root, 'deploy/prometheus/tollgate-rules.yaml');
+const rulesDir = path.join(root, 'deploy/prometheus');
+/** The gateway's rule file (the chart carries identical copies of every rule file). */
+export const RULES_FILE = path.join(rulesDir, 'tollgate-rules.yaml');
+/** Every rule file: the gateway's and the operator's. */
+export const RULES_FILES = readdirSync(rulesDir)
+  .filter((file) => /\.ya?ml$/.test(file))
+  .sort()
+  .map((file) => path.join(rulesDir, file));
 
 /** Prometheus's promtool (Debian package `prometheus`; .ci/run installs it), or undefined with a warning. */
 export const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((candidate) => existsSync(candidate));
