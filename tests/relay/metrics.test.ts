@@ -16,6 +16,7 @@ import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { parseSamples, type Sample, scrapeMetrics } from '../support/metrics.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
+import { type MockServer, serveMock } from '../support/mock-server.ts';
 import { promtool, RULES_FILE, runPromtool } from '../support/promtool.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -24,25 +25,31 @@ let drop: () => Promise<void>;
 let root: DashboardClient;
 let good: MockOpenAI;
 let failing: MockOpenAI;
+/** An upstream that takes requests and never answers them. */
+let silent: MockServer;
 let apiKey: string;
-const channels = { good: 0, failing: 0 };
+const channels = { good: 0, failing: 0, silent: 0 };
 
 beforeAll(async () => {
   good = await startMockOpenAI();
   failing = await startMockOpenAI();
   failing.behaviour = { failWith: { status: 500, message: 'the model is overloaded', times: 1_000_000 } };
+  silent = await serveMock(() => new Promise(() => {}));
   const database = await createTestDatabase();
   drop = database.drop;
-  // A stream the upstream leaves silent for more than a second is cut off (the stalled-stream test).
-  gateway = await startTestGateway(gatewayEnv(database.options, testNamespace(), { STREAMING_TIMEOUT_SECONDS: '1' }));
+  // An upstream silent for more than a second is given up on (the timeout tests).
+  gateway = await startTestGateway(
+    gatewayEnv(database.options, testNamespace(), { RELAY_TIMEOUT_SECONDS: '1', STREAMING_TIMEOUT_SECONDS: '1' }),
+  );
   root = await setupRoot(gateway.url);
   await gateway.options.setMany({
-    ModelRatio: JSON.stringify({ 'metrics-ok': 1, 'metrics-fail': 1 }),
+    ModelRatio: JSON.stringify({ 'metrics-ok': 1, 'metrics-fail': 1, 'metrics-silent': 1 }),
     AutomaticDisableChannelEnabled: 'false',
   });
   for (const [name, upstream, model] of [
     ['good', good, 'metrics-ok'],
     ['failing', failing, 'metrics-fail'],
+    ['silent', silent, 'metrics-silent'],
   ] as const) {
     const created = await root.post('/api/channel/', {
       name,
@@ -63,6 +70,7 @@ afterAll(async () => {
   await drop?.();
   await good?.close();
   await failing?.close();
+  await silent?.close();
 });
 
 function chat(model: string, key = apiKey, extra: Record<string, unknown> = {}) {
@@ -184,6 +192,35 @@ describe('relay outcomes in the metrics', () => {
     const samples = await relayRequestsOnceCounted([stalled]);
     expect(sampleValue(samples, { ...stalled, channel: String(channels.good) })).toBe(1);
     good.behaviour = {};
+  });
+
+  it('counts an upstream that never answers as a timeout', async () => {
+    expect((await chat('metrics-silent')).status).toBe(502);
+    const timedOut = { model: 'metrics-silent', status: '5xx', error_type: 'timeout' };
+    const samples = await relayRequestsOnceCounted([timedOut]);
+    expect(sampleValue(samples, { ...timedOut, channel: String(channels.silent) })).toBe(1);
+  });
+
+  it('counts playground requests, refused and answered', async () => {
+    const before = await relayRequests();
+    const body = { model: 'metrics-ok', messages: [{ role: 'user', content: 'hi' }] };
+    const anonymous = await fetch(`${gateway.url}/pg/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(anonymous.status).toBe(401);
+    expect((await root.post('/pg/chat/completions', body)).status).toBe(200);
+    const answered = { ...SUCCEEDED, channel: String(channels.good) };
+    const after = await eventually(
+      relayRequests,
+      (samples) =>
+        sampleValue(samples, REFUSED) > sampleValue(before, REFUSED) &&
+        sampleValue(samples, answered) > sampleValue(before, answered),
+      3000,
+    );
+    expect(sampleValue(after, REFUSED) - sampleValue(before, REFUSED)).toBe(1);
+    expect(sampleValue(after, answered) - sampleValue(before, answered)).toBe(1);
   });
 
   it('counts every channel test with its result', async () => {
