@@ -32,6 +32,7 @@ export function trackRelayOutcome(
   const outcome: Outcome = { format, model: 'unknown', group: 'unknown', channel: 'none', errorType: undefined };
   outcomes.set(request, outcome);
   metrics.inFlight.inc();
+  const started = performance.now();
   const raw = reply.raw;
   raw.once('close', () => {
     metrics.inFlight.dec();
@@ -43,7 +44,7 @@ export function trackRelayOutcome(
       format: outcome.format,
       status,
       errorType,
-      durationMs: reply.elapsedTime,
+      durationMs: performance.now() - started,
     });
   });
 }
