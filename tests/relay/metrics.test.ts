@@ -180,6 +180,9 @@ describe('relay outcomes in the metrics', () => {
     const closed = { model: 'metrics-ok', status: '2xx', error_type: 'client_closed' };
     const samples = await relayRequestsOnceCounted([closed]);
     expect(sampleValue(samples, { ...closed, channel: String(channels.good) })).toBe(1);
+    // No longer in flight either: the gauge follows the connection, not the answer.
+    const inFlight = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_in_flight_requests');
+    expect(sampleValue(inFlight, {})).toBe(0);
     good.behaviour = {};
   });
 
