@@ -14,6 +14,10 @@ export interface OperatorMetrics {
   reconcileDuration: Histogram<'kind'>;
   queueDepth: Gauge;
   informerRestarts: Counter<'kind'>;
+  /** 1 when the informer of a kind has listed successfully and its cache is synced, else 0. */
+  informerSynced: Gauge<'kind'>;
+  /** Failed list/watch calls by kind and reason: forbidden, not_found or other. */
+  listErrors: Counter<'kind' | 'reason'>;
   isLeader: Gauge;
   /** Records that the informer of `kind` delivered an event (or finished a list) now. */
   informerEvent(kind: string): void;
@@ -53,6 +57,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Opera
       name: 'tollgate_operator_informer_restarts_total',
       help: 'Times an informer stopped on an error and was restarted, by kind.',
       labelNames: ['kind'],
+      registers: [registry],
+    }),
+    informerSynced: new Gauge({
+      name: 'tollgate_operator_informer_synced',
+      help: '1 when the informer of a kind has listed successfully and its cache is synced, else 0.',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    listErrors: new Counter({
+      name: 'tollgate_operator_list_errors_total',
+      help: 'Failed list and watch calls by kind and reason (forbidden, not_found, other).',
+      labelNames: ['kind', 'reason'],
       registers: [registry],
     }),
     isLeader: new Gauge({

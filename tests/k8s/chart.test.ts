@@ -1036,6 +1036,18 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       );
       expect(rule?.spec.groups, file).toEqual(source.groups ?? source.spec.groups);
     }
+    // Without an operator its rules (absent() among them) would fire for ever: they are left out.
+    const noOperator = render(['-f', allOnValues, '--set', 'operator.enabled=false']);
+    expect(
+      find(noOperator, 'PrometheusRule')
+        .map((r) => r.metadata.annotations['tollgate.dev/source'])
+        .sort(),
+    ).toEqual(
+      ruleFiles
+        .filter((f) => !f.startsWith('tollgate-operator-'))
+        .map((f) => `deploy/prometheus/${f}`)
+        .sort(),
+    );
     expect(find(allOn, 'ConfigMap')).toHaveLength(shipped('files/dashboards', /\.json$/).length);
     for (const configMap of find(allOn, 'ConfigMap')) {
       for (const json of Object.values(configMap.data as Record<string, string>))

@@ -16,10 +16,11 @@ import { createMetrics } from '../../gateway/src/metrics.ts';
 import { createRelayMetrics, registerStateGauges } from '../../gateway/src/relay/metrics.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const grafanaDir = path.join(root, 'deploy/grafana');
-const rulesFile = path.join(root, 'deploy/prometheus/tollgate-rules.yaml');
+const rulesDir = path.join(root, 'deploy/prometheus');
 const operatorMetricsFile = path.join(root, 'operator/src/metrics.ts');
 
 interface Family {
@@ -41,6 +42,8 @@ const OPERATOR_METRICS: Family[] = [
   { name: 'tollgate_operator_informer_restarts_total', type: 'counter', labels: ['kind'] },
   { name: 'tollgate_operator_last_event_age_seconds', type: 'gauge', labels: ['kind'] },
   { name: 'tollgate_operator_is_leader', type: 'gauge', labels: [] },
+  { name: 'tollgate_operator_informer_synced', type: 'gauge', labels: ['kind'] },
+  { name: 'tollgate_operator_list_errors_total', type: 'counter', labels: ['kind', 'reason'] },
 ];
 
 /** Labels Prometheus adds to every series it scrapes from a Kubernetes target (ServiceMonitor or PodMonitor). */
@@ -170,6 +173,7 @@ interface Variable {
   name: string;
   type: string;
   query?: unknown;
+  allValue?: unknown;
   datasource?: { type?: unknown; uid?: unknown };
 }
 interface Dashboard {
@@ -195,8 +199,13 @@ const dashboards = readdirSync(grafanaDir)
   .filter((file) => file.endsWith('.json'))
   .sort()
   .map((file) => ({ file, dashboard: JSON.parse(readFileSync(path.join(grafanaDir, file), 'utf8')) as Dashboard }));
-const ruleFile = parse(readFileSync(rulesFile, 'utf8')) as RuleFile;
-const rules = (ruleFile.groups ?? []).flatMap((group) => group.rules ?? []);
+const ruleFiles = readdirSync(rulesDir)
+  .filter((file) => /\.ya?ml$/.test(file))
+  .sort()
+  .map((file) => ({ file, content: parse(readFileSync(path.join(rulesDir, file), 'utf8')) as RuleFile }));
+/** Every group of every rule file (the gateway's and the operator's). */
+const ruleGroups = ruleFiles.flatMap(({ file, content }) => (content.groups ?? []).map((group) => ({ file, group })));
+const rules = ruleGroups.flatMap(({ file, group }) => (group.rules ?? []).map((rule) => ({ ...rule, file })));
 
 /** Every panel, the panels inside rows included. */
 const allPanels = (panels: Panel[] = []): Panel[] => panels.flatMap((panel) => [panel, ...allPanels(panel.panels)]);
@@ -231,7 +240,7 @@ const queries: Query[] = [
     }),
   ]),
   ...rules.map((rule) => ({
-    where: `${path.basename(rulesFile)} ${rule.record ?? rule.alert}`,
+    where: `${rule.file} ${rule.record ?? rule.alert}`,
     expr: String(rule.expr),
     dashboard: false,
   })),
@@ -360,13 +369,62 @@ describe('the Grafana dashboards', () => {
   });
 });
 
+/** Only Tollgate exports tollgate_* series; any other name (gen_ai_*, http_server_*, process_*) others may share. */
+const OURS_ALONE = /^tollgate_/;
+/** allValue settings under which "All" matches every value Prometheus has, not just Tollgate's. */
+const MATCH_ALL = new Set(['.*', '.+', '']);
+
+describe('the dashboards scoped to Tollgate', () => {
+  it('fill every variable from a Tollgate metric', () => {
+    const problems: string[] = [];
+    for (const { file, dashboard } of dashboards)
+      for (const variable of dashboard.templating?.list ?? []) {
+        const query = variable.type === 'query' ? variableQuery(variable) : undefined;
+        if (query === undefined) continue;
+        const names = metricNames(query);
+        if (names.length === 0 || !names.every((name) => OURS_ALONE.test(name)))
+          problems.push(`${file} $${variable.name}: ${query} reads other applications' series`);
+      }
+    expect(problems).toEqual([]);
+  });
+
+  it('limit every metric other applications may also export to the jobs that export Tollgate metrics', () => {
+    const problems: string[] = [];
+    let scoped = 0;
+    for (const { file, dashboard } of dashboards) {
+      // Variables whose every value, "All" included, is one a Tollgate series carries.
+      const own = new Set(
+        (dashboard.templating?.list ?? [])
+          .filter((v) => {
+            const names = v.type === 'query' ? metricNames(variableQuery(v) ?? '') : [];
+            const allValue = v.allValue === undefined ? undefined : String(v.allValue).trim();
+            return names.length > 0 && names.every((n) => OURS_ALONE.test(n)) && !MATCH_ALL.has(allValue ?? 'unset');
+          })
+          .map((v) => `$${v.name}`),
+      );
+      for (const query of queries.filter((q) => q.where.startsWith(`${file} `)))
+        for (const selector of selectors(query.expr)) {
+          if (!selector.name || OURS_ALONE.test(selector.name) || selector.name.includes(':')) continue;
+          const limited = selector.matchers.some(
+            (m) => ['job', 'instance', 'pod'].includes(m.label) && ['=', '=~'].includes(m.op) && own.has(m.value),
+          );
+          if (limited) scoped++;
+          else problems.push(`${query.where}: ${selector.name} is not limited to Tollgate's jobs (job=~"$job")`);
+        }
+    }
+    expect(problems).toEqual([]);
+    expect(scoped).toBeGreaterThan(20);
+  });
+});
+
 describe('the Prometheus rules', () => {
   it('are groups of rules, each a recording rule or an alert', () => {
-    expect(ruleFile.groups?.length).toBeGreaterThan(0);
+    expect(ruleFiles.map(({ file }) => file)).toEqual(['tollgate-operator-rules.yaml', 'tollgate-rules.yaml']);
+    for (const { file, content } of ruleFiles) expect(content.groups?.length, file).toBeGreaterThan(0);
     const problems: string[] = [];
     const groupNames = new Set<unknown>();
     const names = new Set<string>();
-    for (const group of ruleFile.groups ?? []) {
+    for (const { group } of ruleGroups) {
       if (typeof group.name !== 'string' || groupNames.has(group.name)) problems.push(`group ${group.name}: bad name`);
       groupNames.add(group.name);
       if (!Array.isArray(group.rules) || group.rules.length === 0) problems.push(`group ${group.name}: no rules`);
@@ -397,7 +455,8 @@ describe('the Prometheus rules', () => {
         'TollgateLedgerUnflushedGrowing',
         'TollgateOperatorNoLeader',
         'TollgateOperatorReconcileFailing',
-        'TollgateOperatorEventsStale',
+        'TollgateOperatorStuck',
+        'TollgateOperatorCannotList',
       ]),
     );
     const problems: string[] = [];
@@ -475,9 +534,7 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
-  const response = await fetch(`${gateway.metricsUrl}/metrics`);
-  expect(response.status).toBe(200);
-  const text = await response.text();
+  const text = await scrapeMetrics(gateway);
   const scraped = scrapedFamilies(text);
 
   // The scrape says which families exist; the label names they were declared with come from building the

@@ -11,6 +11,7 @@ import { errorBodyFor } from './convert/index.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
+import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
 import type { WireFormat } from './types.ts';
 
@@ -78,6 +79,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     relayCaller: RelayCaller | null;
   }
+  interface FastifyContextConfig {
+    /** Set on the routes that relay: their requests are counted in the relay metrics, whatever happens. */
+    relayFormat?: WireFormat;
+  }
 }
 
 /** The OpenAI-compatible relay (DESIGN.md §3): every route runs the same pipeline with its wire format. */
@@ -89,16 +94,16 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     (_request, body, done) => done(null, body),
   );
   app.setErrorHandler(async (error, request, reply) => renderError(error, request, reply));
-  app.addHook('onRequest', async (request) => {
-    deps.metrics.inFlight.inc();
+  app.addHook('onRequest', async (request, reply) => {
+    const format = request.routeOptions.config.relayFormat;
+    // Tracked before the key is checked, so that refusals are counted too.
+    if (format) trackRelayOutcome(request, reply, deps.metrics, format);
     request.relayCaller = await authenticateKey(request, deps.keys, deps.options);
-  });
-  app.addHook('onResponse', async () => {
-    deps.metrics.inFlight.dec();
   });
 
   for (const route of ROUTES) {
-    app.post(route.path, { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    const config = { relayFormat: route.format };
+    app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
       await relay(deps, caller(request), input, request, reply);
       return reply;
@@ -106,7 +111,9 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   }
 
   for (const prefix of ['/v1beta/models/*', '/v1/models/*']) {
-    app.post(prefix, { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    // The action in the path decides the format; until it is parsed, the request counts as a generation.
+    const config = { relayFormat: 'gemini-generate' as const };
+    app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       await relay(deps, caller(request), parseGeminiRequest(request), request, reply);
       return reply;
     });
@@ -268,6 +275,7 @@ function formatOfPath(request: FastifyRequest): WireFormat {
 
 /** Every relay error in the client's error shape, with the request id appended as new-api does. */
 async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  noteRelayFailure(request, reply, errorTypeOf(error));
   const appError = toAppError(error);
   if (appError.status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'relay request failed');
   const code = BILLING_OPENAI_CODES[appError.code as keyof typeof BILLING_OPENAI_CODES] ?? appError.code;

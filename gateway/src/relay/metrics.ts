@@ -4,22 +4,53 @@ import type { UsageStats } from '../domain/usage/index.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
 
 /**
- * The relay's metrics (issue 5 item 10), named after the OpenTelemetry gen_ai conventions where one
- * fits. Labels are bounded sets (model, channel, group, format, status class): never a user or a key.
+ * Why a relay request did not succeed: the `error_type` label (OpenTelemetry's `error.type`), a fixed
+ * set so that it stays a bounded label. `none` marks a success (OpenTelemetry leaves the attribute
+ * out; a value lets every query match on it).
+ */
+export const RELAY_ERROR_TYPES = [
+  'none',
+  /** Refused by the key, token or user checks (401/403), or the playground's session. */
+  'auth',
+  /** The model request rate limit (429). */
+  'rate_limit',
+  /** Not enough quota on the wallet or the token. */
+  'quota',
+  /** The request itself is wrong (other 4xx: body, model name, size, content type). */
+  'invalid_request',
+  /** No enabled channel serves the model in the group, or the channel's configuration refused it. */
+  'no_channel',
+  /** The upstream failed on every attempt (its error, unreachable, a bad answer, a stream cut off). */
+  'upstream',
+  /** The wait for the upstream ran out (connect, headers or a stalled stream). */
+  'timeout',
+  /** The client went away before the answer was written (counted with status 499, class 4xx). */
+  'client_closed',
+  /** This pod is shutting down (503). */
+  'unavailable',
+  /** A fault of the gateway itself (500). */
+  'internal',
+] as const;
+export type RelayErrorType = (typeof RELAY_ERROR_TYPES)[number];
+
+/**
+ * The relay's metrics (issue 5 item 10, issue 12 item 2), named after the OpenTelemetry gen_ai
+ * conventions where one fits. Labels are bounded sets (model, channel, group, format, status class,
+ * error type): never a user or a key.
  */
 export interface RelayMetrics {
-  completed(facts: {
+  /** One relay request ended, whatever the outcome: counted once (relay/outcome.ts). */
+  finished(facts: {
     model: string;
-    channel: ChannelSnapshot;
+    channel: string;
     group: string;
     format: WireFormat;
     status: number;
+    errorType: RelayErrorType;
     durationMs: number;
-    firstTokenMs: number | undefined;
-    usage: Usage;
-    quota: number;
   }): void;
-  failed(facts: { model: string; group: string; format: WireFormat; status: number }): void;
+  /** A successful answer was billed: its tokens, quota and time to first token. */
+  billed(facts: { model: string; group: string; firstTokenMs: number | undefined; usage: Usage; quota: number }): void;
   upstreamError(channel: ChannelSnapshot, code: string): void;
   /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
   autoDisabled(channel: ChannelSnapshot, scope: 'channel' | 'key'): void;
@@ -32,14 +63,14 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
   const registers = [registry];
   const requests = new Counter({
     name: 'tollgate_relay_requests_total',
-    help: 'Relay requests by model, channel, group, wire format and status class.',
-    labelNames: ['model', 'channel', 'group', 'format', 'status'] as const,
+    help: 'Relay requests by model, channel, group, wire format, status class and error type, whatever their outcome.',
+    labelNames: ['model', 'channel', 'group', 'format', 'status', 'error_type'] as const,
     registers,
   });
   const duration = new Histogram({
     name: 'gen_ai_server_request_duration_seconds',
-    help: 'Time to answer a relay request, end to end.',
-    labelNames: ['gen_ai_request_model', 'format'] as const,
+    help: 'Time to answer a relay request, end to end, failures included (error_type).',
+    labelNames: ['gen_ai_request_model', 'format', 'error_type'] as const,
     buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
     registers,
   });
@@ -87,30 +118,27 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
   });
   const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
   return {
-    completed(f) {
+    finished(f) {
       requests.inc({
         model: f.model,
-        channel: String(f.channel.id),
+        channel: f.channel,
         group: f.group,
         format: f.format,
         status: statusClass(f.status),
+        error_type: f.errorType,
       });
-      duration.observe({ gen_ai_request_model: f.model, format: f.format }, f.durationMs / 1000);
+      duration.observe(
+        { gen_ai_request_model: f.model, format: f.format, error_type: f.errorType },
+        f.durationMs / 1000,
+      );
+    },
+    billed(f) {
       if (f.firstTokenMs !== undefined) ttft.observe({ gen_ai_request_model: f.model }, f.firstTokenMs / 1000);
       tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'input' }, f.usage.promptTokens);
       tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'output' }, f.usage.completionTokens);
       if (f.usage.cachedTokens)
         tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'cached_input' }, f.usage.cachedTokens);
       quota.inc({ model: f.model, group: f.group }, f.quota);
-    },
-    failed(f) {
-      requests.inc({
-        model: f.model,
-        channel: 'none',
-        group: f.group,
-        format: f.format,
-        status: statusClass(f.status),
-      });
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });

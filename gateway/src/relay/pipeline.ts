@@ -24,6 +24,7 @@ import { forwardStream } from './forward.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
+import { isTimeout, noteRelay, noteRelayFailure } from './outcome.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
 import { applyParamOverride } from './overrides/param-override.ts';
 import { type Provider, providerFor, type UpstreamError } from './providers/index.ts';
@@ -70,8 +71,8 @@ class UpstreamFailure extends Error {
   readonly channel: ChannelSnapshot;
   /** The channel key the failing call used. */
   readonly keyIndex: number;
-  constructor(error: UpstreamError, channel: ChannelSnapshot, keyIndex: number) {
-    super(error.message);
+  constructor(error: UpstreamError, channel: ChannelSnapshot, keyIndex: number, cause?: unknown) {
+    super(error.message, { cause });
     this.error = error;
     this.channel = channel;
     this.keyIndex = keyIndex;
@@ -96,6 +97,8 @@ export async function relay(
   const started = now();
   const { options } = deps;
   const { user, token } = caller.identity;
+  const served = caller.pinnedChannelId !== undefined || deps.routing.candidates(caller.group, input.model).length > 0;
+  noteRelay(request, { format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
 
@@ -163,13 +166,9 @@ export async function relay(
       }),
     });
     await deps.limits.succeeded(user.id, caller.group);
-    deps.metrics.completed({
+    deps.metrics.billed({
       model: input.model,
-      channel: outcome.channel,
       group: caller.group,
-      format: input.format,
-      status: reply.statusCode,
-      durationMs: now() - started,
       firstTokenMs: outcome.firstTokenMs,
       usage,
       quota,
@@ -277,6 +276,7 @@ async function attempt(
   const candidates = deps.routing.candidates(caller.group, input.model);
   const failed = new Set<number>();
   let lastFailure: UpstreamFailure | AppError | undefined;
+  let lastChannel: ChannelSnapshot | undefined;
 
   for (let index = 0; index <= retries; index++) {
     const channel =
@@ -294,6 +294,7 @@ async function attempt(
       const skipRetry = error instanceof RelayRuleError ? error.skipRetry : !(error instanceof UpstreamFailure);
       if (!(error instanceof UpstreamFailure) && !(error instanceof AppError)) throw error;
       lastFailure = error;
+      lastChannel = channel;
       deps.metrics.upstreamError(channel, String(code ?? status));
       void deps.health.failed(channel, error instanceof UpstreamFailure ? error.keyIndex : undefined, {
         status,
@@ -314,7 +315,9 @@ async function attempt(
       if (!again) break;
     }
   }
+  if (lastChannel) noteRelay(request, { channel: String(lastChannel.id) });
   if (lastFailure instanceof UpstreamFailure) {
+    noteRelayFailure(request, reply, isTimeout(lastFailure.cause) ? 'timeout' : 'upstream');
     throw new AppError(
       {
         code: lastFailure.error.code ?? 'upstream_error',
@@ -447,6 +450,7 @@ async function call(
       },
       channel,
       keyIndex,
+      error,
     );
   }
   if (response.status >= 400) {
@@ -492,6 +496,7 @@ async function call(
       type = 'application/json';
     }
   }
+  noteRelay(request, { channel: String(channel.id) });
   reply.code(response.status).header('content-type', type);
   await reply.send(bytes);
   return { ...answered, usage, text, toolCalls: 0, firstTokenMs: now() - started, clientGone: false };
@@ -511,6 +516,7 @@ async function streamAnswer(
   const observer = provider.streamObserver(answered.upstreamFormat);
   const converter = convertStream(answered.upstreamFormat, input.format, ctx);
   const raw = reply.raw;
+  noteRelay(reply.request, { channel: String(answered.channel.id) });
   reply.hijack();
   raw.writeHead(200, {
     'content-type': 'text/event-stream',
@@ -550,6 +556,11 @@ async function streamAnswer(
       events.push({ data: '[DONE]' });
       return events;
     },
+  }).catch((error: unknown) => {
+    // The upstream broke off after the 200 went out: a cut connection is how the client learns it.
+    noteRelayFailure(reply.request, reply, isTimeout(error) ? 'timeout' : 'upstream');
+    raw.destroy();
+    throw error;
   });
   raw.end();
   return {

@@ -8,6 +8,7 @@ import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { RelayPluginDeps } from './index.ts';
+import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { relay } from './pipeline.ts';
 
 /**
@@ -20,9 +21,19 @@ export async function playgroundPlugin(
   deps: { relay: RelayPluginDeps; guards: ReturnType<typeof authGuards>; keyring: Keyring },
 ): Promise<void> {
   app.decorateRequest('auth', null);
+  // Playground requests are relay requests too: counted whatever happens, their errors rendered as the
+  // rest of the console's (the parent's error handler).
+  app.setErrorHandler(async (error, request, reply) => {
+    noteRelayFailure(request, reply, errorTypeOf(error));
+    throw error;
+  });
   app.post(
     '/pg/chat/completions',
-    { preHandler: deps.guards.user, bodyLimit: deps.relay.bodyLimitBytes },
+    {
+      onRequest: async (request, reply) => trackRelayOutcome(request, reply, deps.relay.metrics, 'openai-chat'),
+      preHandler: deps.guards.user,
+      bodyLimit: deps.relay.bodyLimitBytes,
+    },
     async (request, reply) => {
       const user = signedIn(request).user;
       const body = request.body;

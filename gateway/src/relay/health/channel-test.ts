@@ -93,7 +93,11 @@ export class ChannelTester {
     const format = endpointFormat(options.endpointType, model);
     const keyIndex = Math.max(0, pickKey(channel, routing.keyState(id)));
     const started = performance.now();
-    const outcome = await this.#call(channel, keyIndex, model, format, options.stream === true);
+    const outcome = await this.#call(channel, keyIndex, model, format, options.stream === true).catch((error) => {
+      // A test that could not even be sent (a channel setting the request cannot be built from) failed too.
+      metrics.tested(channel, false);
+      throw error;
+    });
     const elapsedMs = performance.now() - started;
     await channels.recordTest(id, elapsedMs).catch(() => {});
 
