@@ -50,7 +50,8 @@ beforeAll(async () => {
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     REDIS_NAMESPACE: namespace,
     SECRET_KEY,
-    WATCH_NAMESPACE: NS,
+    WATCH_NAMESPACES: NS,
+    ACCESS_TOKEN_USERS: JSON.stringify({ [NS]: ['ci-bot'] }),
     POD_NAME: 'operator-in-process',
     POD_NAMESPACE: NS,
     GATEWAY_BASE_URL: 'http://tollgate.ai.svc:3000',
@@ -157,7 +158,7 @@ describe.runIf(hasPostgres())('operator', () => {
         multiKeyMode: 'polling',
       });
       const ready = await until('Channel', 'openai', 'Ready', 'True', 'Reconciled');
-      expect(ready.metadata.finalizers).toContain('tollgate.dev/finalizer');
+      expect(ready.metadata.finalizers).toContain('tollgate.dev/finalizer-tollgate');
       const uid = created.metadata!.uid!;
       const row = await channelRow(uid);
       expect(row).toMatchObject({
