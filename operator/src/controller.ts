@@ -41,6 +41,12 @@ function parseKey(key: string): { kind: Kind; namespace: string; name: string } 
   return { kind: kind as Kind, namespace: namespace ?? '', name: rest.join('/') };
 }
 
+/** A status as compared between passes: conditions without their lastTransitionTime. */
+function statusPrint(status: Record<string, unknown>): string {
+  const conditions = (status.conditions as Condition[] | undefined)?.map(({ lastTransitionTime: _, ...c }) => c);
+  return JSON.stringify({ ...status, conditions });
+}
+
 /** What about an object, besides status, makes it worth reconciling again. */
 function fingerprint(resource: Resource): string {
   const m = resource.metadata;
@@ -72,6 +78,8 @@ export class Controller {
   readonly #secretInformer: InformerSet<Secret>;
   readonly #secretIndex = new SecretIndex();
   readonly #fingerprints = new Map<string, string>();
+  /** The status last written per key, and the resourceVersion it was computed from (see #writeStatus). */
+  readonly #written = new Map<string, { basedOn: string | undefined; status: string }>();
   readonly #context: ReconcileContext;
   #queue: WorkQueue | undefined;
   #workers: Promise<void>[] = [];
@@ -205,6 +213,7 @@ export class Controller {
     if (event === 'delete') {
       this.#secretIndex.remove(key);
       this.#fingerprints.delete(key);
+      this.#written.delete(key);
       if (resource.metadata.uid) this.#options.events.forget(resource.metadata.uid);
       return;
     }
@@ -408,12 +417,19 @@ export class Controller {
     };
     const patch = mergePatchOf(before, after);
     if (!patch) return;
+    // The cache may not show our last write yet (the pass came from an event older than it): the same
+    // status computed from the same resourceVersion is not written twice.
+    const key = keyOf(reconciler.kind, resource.metadata.namespace ?? '', resource.metadata.name);
+    const written = { basedOn: resource.metadata.resourceVersion, status: statusPrint(after) };
+    const last = this.#written.get(key);
+    if (last && last.basedOn === written.basedOn && last.status === written.status) return;
     await this.#options.kube.patchStatus(
       PLURALS[reconciler.kind],
       resource.metadata.namespace ?? '',
       resource.metadata.name,
       patch,
     );
+    this.#written.set(key, written);
   }
 
   /** After an unexpected failure: Synced=False with what went wrong; Ready stays as it was (or Unknown). */

@@ -20,7 +20,7 @@ const helm = execFileSync(process.execPath, [path.join(root, 'scripts/helm.mjs')
 
 type K8sObject = {
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 } & Record<string, any>;
 
 function render(...sets: string[]): K8sObject[] {
