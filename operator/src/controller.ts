@@ -146,8 +146,9 @@ export class Controller {
     return this.#secretInformer.healthy && [...this.#informers.values()].every((i) => i.healthy);
   }
 
+  /** Leading, or still finishing the reconciles it started while it led. */
   get leading(): boolean {
-    return this.#queue !== undefined;
+    return this.#queue !== undefined || this.#workers.length > 0;
   }
 
   /**

@@ -16,8 +16,8 @@ export interface RemoveFinalizersOptions {
   lease: { namespace: string; name: string; identity: string };
   /** How long the Lease is held (the operator does not resume before that). Default 120 s. */
   holdSeconds?: number;
-  /** Time the old leader gets to notice and stop its running reconciles. Default 5 s. */
-  settleMs?: number;
+  /** Waits until a leader that held the Lease has noticed and stopped its running reconciles. Default: 5 s. */
+  settle?: () => Promise<void>;
   logger: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -29,8 +29,8 @@ export interface RemoveFinalizersOptions {
  */
 export async function removeFinalizers(options: RemoveFinalizersOptions): Promise<number> {
   const { kube, scope, logger } = options;
-  await takeLease(options);
-  await sleep(options.settleMs ?? 5_000);
+  const previous = await takeLease(options);
+  if (previous) await (options.settle ?? (() => sleep(5_000)))();
   const ownership = new Ownership(scope);
   const namespaces: (string | undefined)[] = scope.watchNamespaces.length > 0 ? scope.watchNamespaces : [undefined];
   let removed = 0;
@@ -75,7 +75,8 @@ async function release(
   return false;
 }
 
-async function takeLease(options: RemoveFinalizersOptions): Promise<void> {
+/** Takes the Lease whoever holds it; answers the holder it took it from ('' for none). */
+async function takeLease(options: RemoveFinalizersOptions): Promise<string> {
   const { kube, lease, logger } = options;
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = microTime(Date.now());
@@ -102,7 +103,7 @@ async function takeLease(options: RemoveFinalizersOptions): Promise<void> {
         { lease: `${lease.namespace}/${lease.name}` },
         'Took the operator Lease: the operator stops reconciling',
       );
-      return;
+      return current?.spec?.holderIdentity || '';
     } catch (error) {
       if (httpStatus(error) !== 409) throw error;
       logger.warn({ err: describeError(error) }, 'The Lease changed meanwhile; trying again');
