@@ -9,7 +9,10 @@ const base = { DATABASE_URL: 'postgres://db/tollgate' };
 describe('loadConfig', () => {
   it('has defaults for everything but the database', () => {
     expect(loadConfig(base, noFile, 'abc123')).toMatchObject({
-      watchNamespace: undefined,
+      watchNamespaces: [],
+      instance: 'tollgate',
+      claimUnlabelled: true,
+      accessTokenUsers: {},
       databaseUrl: 'postgres://db/tollgate',
       databasePoolMax: 5,
       redisUrl: undefined,
@@ -29,7 +32,10 @@ describe('loadConfig', () => {
     const config = loadConfig(
       {
         ...base,
-        WATCH_NAMESPACE: 'ai',
+        WATCH_NAMESPACES: 'ai, jobs,ai,',
+        INSTANCE_NAME: 'blue',
+        CLAIM_UNLABELLED: 'false',
+        ACCESS_TOKEN_USERS: '{"jobs":["batch"],"*":["reader"]}',
         REDIS_URL: 'redis://redis:6379',
         POD_NAME: 'tollgate-operator-7d9f',
         POD_NAMESPACE: 'tollgate',
@@ -42,7 +48,10 @@ describe('loadConfig', () => {
       'abc123',
     );
     expect(config).toMatchObject({
-      watchNamespace: 'ai',
+      watchNamespaces: ['ai', 'jobs'],
+      instance: 'blue',
+      claimUnlabelled: false,
+      accessTokenUsers: { jobs: ['batch'], '*': ['reader'] },
       redisUrl: 'redis://redis:6379',
       identity: 'tollgate-operator-7d9f_abc123',
       leaseNamespace: 'tollgate',
@@ -64,5 +73,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, REDIS_URL: 'localhost:6379' }, noFile)).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ ...base, SECRET_KEY: 'short' }, noFile)).toThrow(/SECRET_KEY/);
     expect(() => loadConfig({ ...base, LEADER_ELECTION: 'maybe' }, noFile)).toThrow(/LEADER_ELECTION/);
+    expect(() => loadConfig({ ...base, WATCH_NAMESPACES: 'ai,Not_A_Namespace' }, noFile)).toThrow(
+      /WATCH_NAMESPACES: "Not_A_Namespace"/,
+    );
+    expect(() => loadConfig({ ...base, INSTANCE_NAME: 'a b' }, noFile)).toThrow(/INSTANCE_NAME/);
+    expect(() => loadConfig({ ...base, CLAIM_UNLABELLED: 'yes' }, noFile)).toThrow(/CLAIM_UNLABELLED/);
+    expect(() => loadConfig({ ...base, ACCESS_TOKEN_USERS: '{jobs: [batch]}' }, noFile)).toThrow(
+      /ACCESS_TOKEN_USERS must be JSON/,
+    );
+    expect(() => loadConfig({ ...base, ACCESS_TOKEN_USERS: '["root"]' }, noFile)).toThrow(/ACCESS_TOKEN_USERS/);
+    expect(() => loadConfig({ ...base, ACCESS_TOKEN_USERS: '{"jobs":"batch"}' }, noFile)).toThrow(
+      /ACCESS_TOKEN_USERS\["jobs"\]/,
+    );
   });
 });

@@ -14,19 +14,26 @@ export interface OperatorMetrics {
   reconcileDuration: Histogram<'kind'>;
   queueDepth: Gauge;
   informerRestarts: Counter<'kind'>;
-  /** 1 when the informer of a kind has listed successfully and its cache is synced, else 0. */
-  informerSynced: Gauge<'kind'>;
-  /** Failed list/watch calls by kind and reason: forbidden, not_found or other. */
-  listErrors: Counter<'kind' | 'reason'>;
   isLeader: Gauge;
+  listErrors: Counter<'kind' | 'reason'>;
   /** Records that the informer of `kind` delivered an event (or finished a list) now. */
   informerEvent(kind: string): void;
+  /** Counts a failed list or watch of `kind` by its HTTP status. */
+  listError(kind: string, status: number | undefined): void;
+  /** Where tollgate_operator_informer_synced reads each kind's state from at scrape time. */
+  watchInformers(source: () => Iterable<readonly [string, boolean]>): void;
+}
+
+/** The `reason` label of tollgate_operator_list_errors_total. */
+export function listErrorReason(status: number | undefined): 'forbidden' | 'not_found' | 'other' {
+  return status === 403 ? 'forbidden' : status === 404 ? 'not_found' : 'other';
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): OperatorMetrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const lastEvent = new Map<string, number>();
+  let informers: () => Iterable<readonly [string, boolean]> = () => [];
   const metrics: OperatorMetrics = {
     registry,
     reconciles: new Counter({
@@ -59,27 +66,36 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Opera
       labelNames: ['kind'],
       registers: [registry],
     }),
-    informerSynced: new Gauge({
-      name: 'tollgate_operator_informer_synced',
-      help: '1 when the informer of a kind has listed successfully and its cache is synced, else 0.',
-      labelNames: ['kind'],
-      registers: [registry],
-    }),
-    listErrors: new Counter({
-      name: 'tollgate_operator_list_errors_total',
-      help: 'Failed list and watch calls by kind and reason (forbidden, not_found, other).',
-      labelNames: ['kind', 'reason'],
-      registers: [registry],
-    }),
     isLeader: new Gauge({
       name: 'tollgate_operator_is_leader',
       help: '1 while this process holds the leader Lease and reconciles, else 0.',
       registers: [registry],
     }),
+    listErrors: new Counter({
+      name: 'tollgate_operator_list_errors_total',
+      help: 'Failed list or watch calls of an informer, by kind and reason: forbidden (403, RBAC), not_found (404, CRD missing), other.',
+      labelNames: ['kind', 'reason'],
+      registers: [registry],
+    }),
     informerEvent(kind: string) {
       lastEvent.set(kind, Date.now());
     },
+    listError(kind, status) {
+      metrics.listErrors.inc({ kind, reason: listErrorReason(status) });
+    },
+    watchInformers(source) {
+      informers = source;
+    },
   };
+  new Gauge({
+    name: 'tollgate_operator_informer_synced',
+    help: "1 when the kind's informers have listed successfully and their caches are synced, else 0.",
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const [kind, synced] of informers()) this.set({ kind }, synced ? 1 : 0);
+    },
+  });
   new Gauge({
     name: 'tollgate_operator_last_event_age_seconds',
     help: 'Seconds since the informer of a kind last delivered an event or finished a list.',

@@ -6,12 +6,14 @@ import type { OperatorConfig } from './config.ts';
 import { Controller } from './controller.ts';
 import { startHealthServer } from './health.ts';
 import { KubeClient } from './kube/client.ts';
+import { EventRecorder } from './kube/events.ts';
 import { LeaderElector } from './kube/leader.ts';
 import { createMetrics, type OperatorMetrics } from './metrics.ts';
 import { accessTokenReconciler } from './reconcile/access-token.ts';
 import { channelReconciler } from './reconcile/channel.ts';
 import { groupReconciler } from './reconcile/group.ts';
 import { modelPriceReconciler } from './reconcile/model-price.ts';
+import { Ownership } from './reconcile/ownership.ts';
 import { settingsReconciler } from './reconcile/settings.ts';
 import type { Logger } from './reconcile/types.ts';
 
@@ -22,7 +24,7 @@ export interface Operator {
   store: Store;
   cluster: ClusterState;
   readonly isLeader: boolean;
-  /** Resolves once every informer has listed its collection once. */
+  /** Resolves once every informer has listed its collection once (reconciling starts only then). */
   synced: Promise<void>;
   /** Graceful stop: stop reconciling, release the Lease, stop informers, close the store. Idempotent. */
   stop(): Promise<void>;
@@ -97,10 +99,20 @@ export async function startOperator(
       kubeConfig,
       kube,
       reconcilers: RECONCILERS,
-      context: { db: store.db, keyring, bus: cluster.bus, kube, gatewayBaseUrl: config.gatewayBaseUrl, logger },
+      context: {
+        db: store.db,
+        keyring,
+        bus: cluster.bus,
+        kube,
+        gatewayBaseUrl: config.gatewayBaseUrl,
+        accessTokenUsers: config.accessTokenUsers,
+        logger,
+      },
       metrics,
       logger,
-      watchNamespace: config.watchNamespace,
+      namespaces: config.watchNamespaces,
+      ownership: new Ownership(config),
+      events: new EventRecorder({ kube, instance: config.identity, logger }),
       resyncMs: config.resyncMs,
       workers: config.workers,
       ...(deps.retryBaseMs !== undefined ? { retryBaseMs: deps.retryBaseMs } : {}),

@@ -487,7 +487,10 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     expect(
       find(namespaced, 'ClusterRole').filter((r) => r.rules.some((x: any) => x.apiGroups.includes('tollgate.dev'))),
     ).toHaveLength(0);
-    expect(find(namespaced, 'Role').some((r) => r.metadata.namespace === 'team-a')).toBe(true);
+    for (const namespace of ['team-a', 'team-b'])
+      expect(find(namespaced, 'Role').some((r) => r.metadata.namespace === namespace)).toBe(true);
+    const operator = container(byComponent(namespaced, 'Deployment', 'operator'), 'operator');
+    expect(envOf(operator, 'WATCH_NAMESPACES').value).toBe('team-a,team-b');
   });
 
   it('renders valid objects for OpenShift: no user, group or fsGroup of its own, restricted otherwise', () => {
@@ -703,7 +706,7 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       }
       expect(envOf(operator, 'POD_NAME').valueFrom.fieldRef.fieldPath).toBe('metadata.name');
       expect(envOf(operator, 'POD_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe('metadata.namespace');
-      expect(envOf(operator, 'WATCH_NAMESPACE').value).toBe('');
+      expect(envOf(operator, 'WATCH_NAMESPACES').value).toBe(objects === allOn ? '' : NAMESPACE);
       expect(envOf(operator, 'DATABASE_URL').valueFrom.secretKeyRef).toBeDefined();
       expect(envOf(operator, 'GATEWAY_BASE_URL').value).toMatch(/^https?:\/\//);
       expect(envOf(operator, 'METRICS_PORT').value).toBe('8081');
@@ -724,49 +727,7 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
     expect(envOf(gatewayURL, 'GATEWAY_BASE_URL').value).toBe(`http://${RELEASE}-tollgate.${NAMESPACE}.svc:80`);
   });
 
-  it('grants the operator its custom resources with status and finalizers, Secrets, Events and a Lease', () => {
-    const crdPlurals = find(allOn, 'CustomResourceDefinition').map((crd) => crd.spec.names.plural as string);
-    for (const [objects, watch] of [
-      [allOn, ''],
-      [render(['-f', minimalValues, '--set', 'operator.watchNamespace=team-a']), 'team-a'],
-    ] as const) {
-      const kind = watch ? 'Role' : 'ClusterRole';
-      const role = objects.find(
-        (o) => o.kind === kind && o.rules.some((r: any) => r.apiGroups.includes('tollgate.dev')),
-      )!;
-      expect(role, kind).toBeDefined();
-      if (watch) expect(role.metadata.namespace).toBe(watch);
-      const verbs = (group: string, resource: string): string[] =>
-        role.rules
-          .filter((r: any) => r.apiGroups.includes(group) && r.resources.includes(resource))
-          .flatMap((r: any) => r.verbs);
-      const plurals = role.rules.find((r: any) => r.apiGroups.includes('tollgate.dev')).resources as string[];
-      for (const plural of crdPlurals) expect(plurals, `RBAC covers ${plural}`).toContain(plural);
-      for (const plural of plurals.filter((p) => !p.includes('/'))) {
-        expect(verbs('tollgate.dev', plural)).toEqual(
-          expect.arrayContaining(['get', 'list', 'watch', 'update', 'patch']),
-        );
-        expect(verbs('tollgate.dev', `${plural}/status`)).toEqual(expect.arrayContaining(['get', 'update', 'patch']));
-        expect(verbs('tollgate.dev', `${plural}/finalizers`)).toContain('update');
-      }
-      // delete: an AccessToken's Secret goes with the resource at once, not only through garbage collection.
-      expect(verbs('', 'secrets')).toEqual(
-        expect.arrayContaining(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
-      );
-      expect(verbs('', 'events')).toContain('create');
-      const binding = one(objects, watch ? 'RoleBinding' : 'ClusterRoleBinding', role.metadata.name);
-      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind, name: role.metadata.name });
-      const operatorSA = byComponent(objects, 'Deployment', 'operator').spec.template.spec.serviceAccountName;
-      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: operatorSA, namespace: NAMESPACE }]);
-
-      const lease = objects.find((o) => o.kind === 'Role' && o.rules.some((r: any) => r.resources.includes('leases')))!;
-      expect(lease.metadata.namespace).toBe(NAMESPACE);
-      const leaseRule = lease.rules.find((r: any) => r.resources.includes('leases'));
-      expect(leaseRule.apiGroups).toEqual(['coordination.k8s.io']);
-      expect(leaseRule.verbs).toEqual(expect.arrayContaining(['get', 'create', 'update']));
-      const leaseBinding = one(objects, 'RoleBinding', lease.metadata.name);
-      expect(leaseBinding.subjects[0].name).toBe(operatorSA);
-    }
+  it('renders nothing of the operator when it is disabled (its RBAC: tests/k8s/operator-rbac.test.ts)', () => {
     // Without the operator, nothing of it is rendered.
     const off = render(['-f', minimalValues, '--set', 'operator.enabled=false']);
     expect(off.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'operator')).toHaveLength(0);
@@ -796,7 +757,9 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       expect(existsSync(path.join(root, entry)), `${entry} exists`).toBe(true);
     }
     const off = render(['-f', minimalValues, '--set', 'migration.enabled=false']);
-    expect(find(off, 'Job')).toHaveLength(0);
+    expect(
+      find(off, 'Job').filter((j) => j.metadata.labels?.['app.kubernetes.io/component'] === 'migration'),
+    ).toHaveLength(0);
     // Without the Job nobody else migrates: the pods do it at start.
     const offGateway = container(byComponent(off, 'Deployment', 'gateway'), 'gateway');
     expect(envOf(offGateway, 'MIGRATE_ON_START').value).toBe('true');
@@ -1124,7 +1087,7 @@ describe.skipIf(!helm)('Helm chart charts/tollgate', () => {
       ['database.url=mysql://db/t', 'url'],
       ['gateway.image.pullPolicy=Sometimes', 'pullPolicy'],
       ['gateway.autoscaling.targetCPUUtilizationPercentage=150', 'targetCPUUtilizationPercentage'],
-      ['operator.watchNamespace=Not_A_Namespace', 'watchNamespace'],
+      ['operator.watchNamespaces={Not_A_Namespace}', 'watchNamespaces'],
       ['gateway.image.digest=sha256:abc', 'digest'],
       ['gateway.metricsPort=80', 'metricsPort'],
       ['global.imageRegistry=https://registry.example.com', 'imageRegistry'],

@@ -77,7 +77,7 @@ function spawnOperator(name: string, namespace: string): OperatorProcess {
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
       REDIS_NAMESPACE: namespace,
       SECRET_KEY: 'leader-test-secret-key-0123456789',
-      WATCH_NAMESPACE: NS,
+      WATCH_NAMESPACES: NS,
       POD_NAME: name,
       POD_NAMESPACE: NS,
       METRICS_PORT: '0',

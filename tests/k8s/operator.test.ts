@@ -9,6 +9,7 @@ import { validateCustomResource } from '../support/crd-schemas.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type FakeKube, startFakeKube } from '../support/fake-kube/index.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { EVENTS_RESOURCE } from '../support/kube-events.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -36,6 +37,7 @@ beforeAll(async () => {
   // Every write, the operator's status patches included, is checked against the CRDs' schemas and CEL rules.
   fake = await startFakeKube({
     namespace: NS,
+    resources: [EVENTS_RESOURCE],
     validate: (kind, object) => (TOLLGATE_KINDS.has(kind) ? validateCustomResource(object) : []),
   });
   const database = await createTestDatabase();
@@ -50,7 +52,8 @@ beforeAll(async () => {
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     REDIS_NAMESPACE: namespace,
     SECRET_KEY,
-    WATCH_NAMESPACE: NS,
+    WATCH_NAMESPACES: NS,
+    ACCESS_TOKEN_USERS: JSON.stringify({ [NS]: ['ci-bot'] }),
     POD_NAME: 'operator-in-process',
     POD_NAMESPACE: NS,
     GATEWAY_BASE_URL: 'http://tollgate.ai.svc:3000',
@@ -115,6 +118,23 @@ async function until(kind: string, name: string, type: string, status: string, r
   return get(kind, name);
 }
 
+/** The events.k8s.io Events the operator recorded about a resource, optionally of one reason. */
+const eventsOf = (kind: string, name: string, reason?: string) =>
+  fake
+    .objects('events.events.k8s.io', NS)
+    .map((e) => e as any)
+    .filter((e) => e.regarding?.kind === kind && e.regarding?.name === name && (!reason || e.reason === reason));
+
+async function eventOf(kind: string, name: string, reason: string, withinMs = 10_000) {
+  const [found] = await eventually(
+    async () => eventsOf(kind, name, reason),
+    (list) => list.length > 0,
+    withinMs,
+  );
+  expect(found, `${reason} Event about ${kind} ${name}`).toBeDefined();
+  return found;
+}
+
 async function gone(kind: string, name: string, withinMs = 10_000) {
   const left = await eventually(
     async () => get(kind, name),
@@ -157,7 +177,7 @@ describe.runIf(hasPostgres())('operator', () => {
         multiKeyMode: 'polling',
       });
       const ready = await until('Channel', 'openai', 'Ready', 'True', 'Reconciled');
-      expect(ready.metadata.finalizers).toContain('tollgate.dev/finalizer');
+      expect(ready.metadata.finalizers).toContain('tollgate.dev/finalizer-tollgate');
       const uid = created.metadata!.uid!;
       const row = await channelRow(uid);
       expect(row).toMatchObject({
@@ -285,6 +305,12 @@ describe.runIf(hasPostgres())('operator', () => {
         balanceUpdated: '2023-11-14T22:16:40Z',
       });
       expect((await channelRow(uid))!.status).toBe(3);
+      const event = await eventOf('Channel', 'openai', 'ChannelAutoDisabled');
+      expect(event).toMatchObject({
+        type: 'Warning',
+        reportingController: 'tollgate.dev/operator',
+        note: 'The gateway disabled the channel: upstream answered 401',
+      });
     });
 
     it('reports a missing Secret, a missing key, an unlabelled Secret and an unknown type, then recovers', async () => {
@@ -293,6 +319,15 @@ describe.runIf(hasPostgres())('operator', () => {
       expect(condition('Channel', 'broken', 'Ready')).toMatchObject({ status: 'False', reason: 'SecretNotFound' });
       expect(missing.status.channelId).toBeUndefined();
       expect(await channelRow(missing.metadata.uid)).toBeUndefined();
+      // An Event says so too: one, however often the retries meet the same problem.
+      expect(await eventOf('Channel', 'broken', 'SecretNotFound')).toMatchObject({
+        type: 'Warning',
+        regarding: { apiVersion: 'tollgate.dev/v1alpha1', kind: 'Channel', namespace: NS, name: 'broken' },
+      });
+      const retries = () => metricValue('tollgate_operator_reconcile_total', { kind: 'Channel', result: 'requeue' });
+      const before = await retries();
+      await eventually(retries, (n) => n >= before + 2, 5_000);
+      expect(eventsOf('Channel', 'broken', 'SecretNotFound')).toHaveLength(1);
 
       secret('later-key', { other: 'x' });
       await until('Channel', 'broken', 'SecretResolved', 'False', 'SecretKeyNotFound');
@@ -305,6 +340,7 @@ describe.runIf(hasPostgres())('operator', () => {
       editSpec('Channel', 'broken', { keySecretRef: { name: 'later-key' }, type: 999 });
       const invalid = await until('Channel', 'broken', 'Ready', 'False', 'InvalidSpec');
       expect(condition('Channel', 'broken', 'Ready').message).toContain('999');
+      await eventOf('Channel', 'broken', 'InvalidSpec');
       expect(condition('Channel', 'broken', 'SecretResolved').status).toBe('True');
       expect((await channelRow(invalid.metadata.uid))!.type).toBe(1);
       expect(operator.isLeader).toBe(true);
@@ -320,6 +356,10 @@ describe.runIf(hasPostgres())('operator', () => {
       await gone('Channel', 'broken');
       expect(await channelRow(uid)).toBeUndefined();
       expect(await abilities(id)).toEqual([]);
+      expect(await eventOf('Channel', 'broken', 'RecordsRemoved')).toMatchObject({
+        type: 'Normal',
+        action: 'Finalize',
+      });
     });
   });
 
@@ -437,6 +477,7 @@ describe.runIf(hasPostgres())('operator', () => {
       resource('ModelPrice', 'gpt-4o-again', { model: 'gpt-4o', perCall: { price: 1 } });
       const conflict = await until('ModelPrice', 'gpt-4o-again', 'Ready', 'False', 'Conflict');
       expect(conflict.status.conditions[0].message).toContain('ai/gpt-4o');
+      expect((await eventOf('ModelPrice', 'gpt-4o-again', 'Conflict')).note).toContain('ai/gpt-4o');
       fake.delete('ModelPrice', NS, 'gpt-4o-again');
       await gone('ModelPrice', 'gpt-4o-again');
       expect((await price('gpt-4o'))?.managed_name).toBe('gpt-4o');
@@ -583,6 +624,93 @@ describe.runIf(hasPostgres())('operator', () => {
     });
   });
 
+  describe('AccessToken users', () => {
+    it('refuses a user the namespace is not allowed (root above all): UserNotAllowed, an Event, no token', async () => {
+      const created = resource('AccessToken', 'as-root', { user: 'root' });
+      const refused = await until('AccessToken', 'as-root', 'Ready', 'False', 'UserNotAllowed');
+      expect(condition('AccessToken', 'as-root', 'Ready').message).toContain('ACCESS_TOKEN_USERS');
+      expect(refused.status.tokenId).toBeUndefined();
+      const event = await eventOf('AccessToken', 'as-root', 'UserNotAllowed');
+      expect(event.type).toBe('Warning');
+      const tokens = await db()
+        .selectFrom('tokens')
+        .select('id')
+        .where('managed_uid', '=', created.metadata!.uid!)
+        .execute();
+      expect(tokens).toEqual([]);
+      expect(fake.get('secrets', NS, 'as-root-token')).toBeUndefined();
+      fake.delete('AccessToken', NS, 'as-root');
+      await gone('AccessToken', 'as-root');
+    });
+  });
+
+  describe('instances', () => {
+    const labelled = (name: string, instance: string, spec: Record<string, unknown>) =>
+      fake.create('ModelPrice', {
+        apiVersion: 'tollgate.dev/v1alpha1',
+        kind: 'ModelPrice',
+        metadata: { name, namespace: NS, labels: { 'tollgate.dev/instance': instance } },
+        spec,
+      });
+    const priceRow = (uid: string) =>
+      db().selectFrom('model_prices').selectAll().where('managed_uid', '=', uid).executeTakeFirst();
+
+    it("leaves another instance's resources alone: no finalizer, no status, no Event, no record", async () => {
+      const other = labelled('other-instance', 'green', { model: 'green-model', perCall: { price: 1 } });
+      // A resource of ours created after it is reconciled: the operator has seen both by then.
+      labelled('this-instance', 'tollgate', { model: 'blue-model', perCall: { price: 1 } });
+      await until('ModelPrice', 'this-instance', 'Ready', 'True');
+      const untouched = get('ModelPrice', 'other-instance');
+      expect(untouched.metadata.finalizers).toBeUndefined();
+      expect(untouched.status).toBeUndefined();
+      expect(eventsOf('ModelPrice', 'other-instance')).toEqual([]);
+      expect(await priceRow(other.metadata!.uid!)).toBeUndefined();
+      expect(fake.requestCount({ resource: 'modelprices', name: 'other-instance' })).toBe(0);
+    });
+
+    it('releases a resource relabelled away (finalizer removed, record kept) and takes it back', async () => {
+      const uid = get('ModelPrice', 'this-instance').metadata.uid;
+      expect(get('ModelPrice', 'this-instance').metadata.finalizers).toEqual(['tollgate.dev/finalizer-tollgate']);
+      fake.patch('ModelPrice', NS, 'this-instance', { metadata: { labels: { 'tollgate.dev/instance': 'green' } } });
+      await eventually(
+        async () => get('ModelPrice', 'this-instance').metadata.finalizers,
+        (f) => f === undefined || f.length === 0,
+        10_000,
+      );
+      expect((await priceRow(uid))?.managed_name).toBe('this-instance');
+      // Not updated while it is another instance's.
+      editSpec('ModelPrice', 'this-instance', { perCall: { price: 2 } });
+      fake.patch('ModelPrice', NS, 'this-instance', { metadata: { labels: { 'tollgate.dev/instance': 'tollgate' } } });
+      await eventually(
+        () => priceRow(uid),
+        (row) => row?.model_price === 2,
+        10_000,
+      );
+      expect(get('ModelPrice', 'this-instance').metadata.finalizers).toEqual(['tollgate.dev/finalizer-tollgate']);
+      fake.delete('ModelPrice', NS, 'this-instance');
+      fake.delete('ModelPrice', NS, 'other-instance');
+      await gone('ModelPrice', 'this-instance');
+    });
+  });
+
+  describe('steady state', () => {
+    it('writes status only when it changes: none over several resyncs of an unchanged resource', async () => {
+      resource('Group', 'steady', { ratio: 1.5 });
+      await until('Group', 'steady', 'Ready', 'True');
+      const writes = () => fake.requestCount({ resource: 'groups', name: 'steady', subresource: 'status' });
+      const first = writes();
+      expect(first).toBeGreaterThanOrEqual(1);
+      // Several resyncs (RESYNC_SECONDS=2) reconcile it again (the only Group now) and find nothing to write.
+      const groupReconciles = () => metricValue('tollgate_operator_reconcile_total', { kind: 'Group', result: 'ok' });
+      const reconciles = await groupReconciles();
+      await eventually(groupReconciles, (n) => n >= reconciles + 3, 15_000);
+      expect(writes()).toBe(first);
+      expect(fake.requestCount({ resource: 'groups', name: 'steady', verb: 'patch' })).toBe(first + 1); // + finalizer
+      fake.delete('Group', NS, 'steady');
+      await gone('Group', 'steady');
+    });
+  });
+
   describe('with the gateway', () => {
     it('shows an operator channel as managed, and refuses edits through the API naming the resource', async () => {
       secret('claude-key', { apiKey: 'sk-ant-1' });
@@ -629,6 +757,8 @@ describe.runIf(hasPostgres())('operator', () => {
         'tollgate_operator_informer_restarts_total{kind="Channel"}',
         'tollgate_operator_last_event_age_seconds{kind="Secret"}',
         'tollgate_operator_is_leader 1',
+        'tollgate_operator_informer_synced{kind="Channel"} 1',
+        'tollgate_operator_informer_synced{kind="Secret"} 1',
       ]) {
         expect(text).toContain(name);
       }
@@ -636,7 +766,10 @@ describe.runIf(hasPostgres())('operator', () => {
   });
 });
 
-async function metricValue(name: string): Promise<number> {
+/** The sum of a metric's series, or of those whose labels include `labels`. */
+async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = await operator.metrics.registry.getSingleMetric(name)?.get();
-  return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+  return (metric?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([key, value]) => v.labels[key] === value))
+    .reduce((sum, v) => sum + v.value, 0);
 }

@@ -1,10 +1,13 @@
 import {
   ApiException,
+  type ConfigurationOptions,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
+  Observable,
+  type ObservableMiddleware,
   PatchStrategy,
   setHeaderOptions,
   type V1Secret,
@@ -82,9 +85,28 @@ function safeJson(text: string): { message?: unknown } | undefined {
 
 const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/** Request options that abort the call when `signal` fires (a hung API call must not outlive its deadline). */
+function withSignal(signal: AbortSignal | undefined): ConfigurationOptions<ObservableMiddleware> | undefined {
+  if (!signal) return undefined;
+  return {
+    middleware: [
+      {
+        pre: (context) => {
+          context.setSignal(signal);
+          return new Observable(Promise.resolve(context));
+        },
+        post: (response) => new Observable(Promise.resolve(response)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
+
 /**
- * The few calls the operator makes, over client-node's generated clients: custom resources and
- * Leases through the generic custom-objects client (raw JSON both ways), Secrets through CoreV1.
+ * The few calls the operator makes, over client-node's generated clients: custom resources, Leases
+ * and Events through the generic custom-objects client (raw JSON both ways), Secrets through CoreV1.
+ * Every method is listed with its API group, resource and verb in `api-calls.ts`, from which the
+ * chart's RBAC is checked: a method without an entry does not compile.
  */
 export class KubeClient {
   readonly #custom: CustomObjectsApi;
@@ -185,37 +207,74 @@ export class KubeClient {
 
   // --- Leases (coordination.k8s.io/v1), as raw JSON ---
 
-  async readLease(namespace: string, name: string): Promise<LeaseObject | undefined> {
+  async readLease(namespace: string, name: string, signal?: AbortSignal): Promise<LeaseObject | undefined> {
     try {
-      return (await this.#custom.getNamespacedCustomObject({ ...LEASES, namespace, name })) as LeaseObject;
+      return (await this.#custom.getNamespacedCustomObject(
+        { ...LEASES, namespace, name },
+        withSignal(signal),
+      )) as LeaseObject;
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;
       throw error;
     }
   }
 
-  async createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject> {
-    return (await this.#custom.createNamespacedCustomObject({
-      ...LEASES,
-      namespace,
-      body: lease,
-      fieldManager: FIELD_MANAGER,
-    })) as LeaseObject;
+  async createLease(namespace: string, lease: LeaseObject, signal?: AbortSignal): Promise<LeaseObject> {
+    return (await this.#custom.createNamespacedCustomObject(
+      { ...LEASES, namespace, body: lease, fieldManager: FIELD_MANAGER },
+      withSignal(signal),
+    )) as LeaseObject;
   }
 
   /** Replaces the Lease if its resourceVersion still matches (409 otherwise). */
-  async replaceLease(namespace: string, lease: LeaseObject): Promise<LeaseObject> {
-    return (await this.#custom.replaceNamespacedCustomObject({
-      ...LEASES,
+  async replaceLease(namespace: string, lease: LeaseObject, signal?: AbortSignal): Promise<LeaseObject> {
+    return (await this.#custom.replaceNamespacedCustomObject(
+      { ...LEASES, namespace, name: lease.metadata.name, body: lease, fieldManager: FIELD_MANAGER },
+      withSignal(signal),
+    )) as LeaseObject;
+  }
+
+  // --- Events (events.k8s.io/v1), as raw JSON ---
+
+  async createEvent(namespace: string, event: EventObject): Promise<EventObject> {
+    return (await this.#custom.createNamespacedCustomObject({
+      ...EVENTS,
       namespace,
-      name: lease.metadata.name,
-      body: lease,
+      body: event,
       fieldManager: FIELD_MANAGER,
-    })) as LeaseObject;
+    })) as EventObject;
+  }
+
+  /** Merge-patches an Event (its series: count and last observed time). */
+  async patchEvent(namespace: string, name: string, patch: Record<string, unknown>): Promise<EventObject> {
+    return (await this.#custom.patchNamespacedCustomObject(
+      { ...EVENTS, namespace, name, body: patch, fieldManager: FIELD_MANAGER },
+      mergePatch(),
+    )) as EventObject;
   }
 }
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' } as const;
+const EVENTS = { group: 'events.k8s.io', version: 'v1', plural: 'events' } as const;
+
+/** The names of KubeClient's methods: every one is an API call listed in api-calls.ts. */
+export type KubeClientMethod = {
+  [K in keyof KubeClient]: KubeClient[K] extends (...args: never[]) => unknown ? K : never;
+}[keyof KubeClient];
+
+/** An events.k8s.io/v1 Event. */
+export interface EventObject extends KubernetesObject {
+  metadata: ObjectMeta;
+  eventTime: string;
+  series?: { count: number; lastObservedTime: string };
+  reportingController: string;
+  reportingInstance: string;
+  action: string;
+  reason: string;
+  regarding: { apiVersion: string; kind: string; namespace?: string; name: string; uid?: string };
+  note?: string;
+  type: 'Normal' | 'Warning';
+}
 
 export interface LeaseObject extends KubernetesObject {
   metadata: ObjectMeta;

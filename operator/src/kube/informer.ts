@@ -22,6 +22,8 @@ export interface SupervisedInformerOptions<T extends KubernetesObject> {
   onRestart?: () => void;
   /** Called on every event and every finished list (metrics: last event age). */
   onActivity?: () => void;
+  /** Called with every list or watch failure. */
+  onError?: (error: unknown) => void;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   restartBaseMs?: number;
   restartMaxMs?: number;
@@ -131,6 +133,7 @@ export class SupervisedInformer<T extends KubernetesObject> {
   #onError(error: unknown): void {
     this.#errored = true;
     if (this.#stopped || this.#restarting) return;
+    this.#options.onError?.(error);
     this.#restarting = true;
     const base = this.#options.restartBaseMs ?? 500;
     const max = this.#options.restartMaxMs ?? 30_000;

@@ -7,12 +7,20 @@ class Conflict extends Error {
   statusCode = 409;
 }
 
-/** One Lease in memory with the API server's optimistic locking; `down` makes a caller's calls fail. */
+/** A call that never answers, until its signal aborts it (as a hung connection to the API server). */
+const hang = (signal?: AbortSignal) =>
+  new Promise<never>((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+
+/**
+ * One Lease in memory with the API server's optimistic locking; `down` makes a caller's calls fail,
+ * `hung` makes them never answer.
+ */
 function fakeLeases() {
   let lease: LeaseObject | undefined;
   let version = 0;
-  const api = (caller: { down: boolean }): LeaseApi => ({
-    async readLease() {
+  const api = (caller: { down: boolean; hung?: boolean }): LeaseApi => ({
+    async readLease(_ns, _name, signal) {
+      if (caller.hung) return hang(signal);
       if (caller.down) throw new Error('connection refused');
       return lease && structuredClone(lease);
     },
@@ -29,7 +37,10 @@ function fakeLeases() {
       return structuredClone(lease);
     },
   });
-  return { api, current: () => lease };
+  const seed = (spec: LeaseObject['spec']) => {
+    lease = { metadata: { name: 'tollgate-operator', namespace: 'ops', resourceVersion: String(++version) }, spec };
+  };
+  return { api, current: () => lease, seed };
 }
 
 const electors: LeaderElector[] = [];
@@ -96,5 +107,40 @@ describe('LeaderElector', () => {
     expect(first.events).toEqual(['started', 'stopped']);
     await waitFor(() => second.elector.isLeader);
     expect(leases.current()?.spec?.holderIdentity).toBe('b');
+  });
+
+  it('judges expiry by when it saw the record change, not by the remote renewTime', async () => {
+    let now = 2_000_000;
+    const leases = fakeLeases();
+    // A holder whose renewTime (by another node's clock) is an hour old: still live until this
+    // process has watched the record stay unchanged for a whole lease duration.
+    leases.seed({ holderIdentity: 'x', leaseDurationSeconds: 15, renewTime: microTime(now - 3_600_000) });
+    const b = candidate(leases.api({ down: false }), 'b', () => now);
+    await waitFor(() => b.elector.isLeader === false && leases.current()?.spec?.holderIdentity === 'x');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    now += 14_000;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(b.elector.isLeader).toBe(false);
+    // A renewal the holder writes (a new renewTime) restarts the local count, whatever its value says.
+    leases.seed({ holderIdentity: 'x', leaseDurationSeconds: 15, renewTime: microTime(now - 7_200_000) });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    now += 14_000;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(b.elector.isLeader).toBe(false);
+    now += 2_000;
+    await waitFor(() => b.elector.isLeader);
+    expect(leases.current()?.spec?.holderIdentity).toBe('b');
+  });
+
+  it('steps down when Lease calls hang past the renew deadline (each call is aborted)', async () => {
+    let now = 3_000_000;
+    const leases = fakeLeases();
+    const caller = { down: false, hung: false };
+    const a = candidate(leases.api(caller), 'a', () => now);
+    await waitFor(() => a.elector.isLeader);
+    caller.hung = true;
+    now += 11_000; // past the 10 s renew deadline: the hung call is aborted at once
+    await waitFor(() => a.events.includes('stopped'));
+    expect(a.elector.isLeader).toBe(false);
   });
 });

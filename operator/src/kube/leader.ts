@@ -3,9 +3,9 @@ import { httpStatus, type LeaseObject } from './client.ts';
 
 /** The Lease calls the elector makes (KubeClient's; a fake in unit tests). */
 export interface LeaseApi {
-  readLease(namespace: string, name: string): Promise<LeaseObject | undefined>;
-  createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject>;
-  replaceLease(namespace: string, lease: LeaseObject): Promise<LeaseObject>;
+  readLease(namespace: string, name: string, signal?: AbortSignal): Promise<LeaseObject | undefined>;
+  createLease(namespace: string, lease: LeaseObject, signal?: AbortSignal): Promise<LeaseObject>;
+  replaceLease(namespace: string, lease: LeaseObject, signal?: AbortSignal): Promise<LeaseObject>;
 }
 
 export interface LeaderElectorOptions {
@@ -31,11 +31,14 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-function parseTime(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value !== 'string' || value === '') return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+/** Rejects when `signal` aborts, even if `call` itself ignores the signal. */
+function bounded<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 /**
@@ -45,10 +48,11 @@ function parseTime(value: unknown): number | undefined {
  * the renew deadline steps down. On stop the leader releases the Lease (empty holder), so a
  * successor takes over at its next try instead of after a lease duration.
  *
- * Expiry is measured from the later-known of two clocks: the Lease's renewTime and the local time
- * this process last saw the record change, whichever is earlier — so a takeover after a crash
- * takes about one lease duration, and a clock that runs ahead cannot shorten it below what this
- * process itself observed.
+ * Expiry is judged by this process's clock only: from the local time it last saw the record
+ * (holder, renewTime, transitions) change — never by comparing the remote renewTime with the local
+ * clock, which another node's clock skew would make wrong. Every Lease call is bounded: a leader's by
+ * what is left of its renew deadline, a candidate's by the renew deadline, so an API call that hangs
+ * cannot keep a stale leader leading.
  */
 export class LeaderElector {
   readonly #options: Required<Omit<LeaderElectorOptions, 'logger'>> & Pick<LeaderElectorOptions, 'logger'>;
@@ -96,8 +100,11 @@ export class LeaderElector {
     const { retryPeriodMs, renewDeadlineMs, clock, logger, identity, name } = this.#options;
     while (!this.#stopped) {
       let held = false;
+      // What is left of the renew deadline bounds a leader's try (real time; the clock judges expiry).
+      const left = this.#leading ? renewDeadlineMs - (clock() - this.#lastRenewal) : renewDeadlineMs;
+      const signal = AbortSignal.any([this.#abort.signal, AbortSignal.timeout(Math.max(1, left))]);
       try {
-        held = await this.#tryAcquireOrRenew();
+        held = await this.#tryAcquireOrRenew(signal);
       } catch (error) {
         logger?.warn({ err: error, lease: name }, 'Could not read or write the leader Lease');
       }
@@ -124,7 +131,7 @@ export class LeaderElector {
   /** Set when the last try found another live holder (a leader must then stop at once). */
   #lostToAnother = false;
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const { api, namespace, name, identity, leaseDurationMs, clock } = this.#options;
     this.#lostToAnother = false;
     const now = clock();
@@ -135,15 +142,11 @@ export class LeaderElector {
       renewTime: microTime(now),
       leaseTransitions: 0,
     };
-    const current = await api.readLease(namespace, name);
+    const current = await bounded(api.readLease(namespace, name, signal), signal);
     if (!current) {
       try {
-        await api.createLease(namespace, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec,
-        });
+        const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
+        await bounded(api.createLease(namespace, lease, signal), signal);
         return true;
       } catch (error) {
         if (httpStatus(error) === 409) return false;
@@ -159,9 +162,7 @@ export class LeaderElector {
     const holder = record.holderIdentity ?? '';
     if (holder !== '' && holder !== identity) {
       const duration = (record.leaseDurationSeconds ?? leaseDurationMs / 1000) * 1000;
-      const renewed = parseTime(record.renewTime);
-      const since = renewed !== undefined && renewed <= now ? Math.min(renewed, this.#observedAt) : this.#observedAt;
-      if (now < since + duration) {
+      if (now < this.#observedAt + duration) {
         this.#lostToAnother = this.#leading;
         return false;
       }
@@ -177,7 +178,7 @@ export class LeaderElector {
       },
     };
     try {
-      const written = await api.replaceLease(namespace, next);
+      const written = await bounded(api.replaceLease(namespace, next, signal), signal);
       this.#observed = JSON.stringify([
         written.spec?.holderIdentity,
         written.spec?.renewTime,
@@ -193,14 +194,16 @@ export class LeaderElector {
 
   /** Hands the Lease back: no holder, so the next candidate takes it at once. */
   async #release(): Promise<void> {
-    const { api, namespace, name, identity, clock } = this.#options;
-    const current = await api.readLease(namespace, name);
+    const { api, namespace, name, identity, clock, renewDeadlineMs } = this.#options;
+    const signal = AbortSignal.timeout(renewDeadlineMs);
+    const current = await bounded(api.readLease(namespace, name, signal), signal);
     if (!current || current.spec?.holderIdentity !== identity) return;
     const now = microTime(clock());
-    await api.replaceLease(namespace, {
+    const released = {
       ...current,
       spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
-    });
+    };
+    await bounded(api.replaceLease(namespace, released, signal), signal);
     this.#options.logger?.info({ identity, lease: name }, 'Released the leader Lease');
   }
 }

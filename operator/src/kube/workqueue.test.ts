@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from './workqueue.ts';
+import { jitter, WorkQueue } from './workqueue.ts';
 
 describe('WorkQueue', () => {
   it('holds a key once however often it is added, in order of first add', async () => {
@@ -58,5 +58,14 @@ describe('WorkQueue', () => {
     expect(await waiting).toBeUndefined();
     queue.add('a');
     expect(await queue.get()).toBeUndefined();
+  });
+
+  it('jitters a delay within ±10 %', () => {
+    expect(jitter(1000, 0.1, () => 0)).toBe(900);
+    expect(jitter(1000, 0.1, () => 0.5)).toBe(1000);
+    expect(jitter(1000, 0.1, () => 1)).toBe(1100);
+    const spread = new Set(Array.from({ length: 50 }, () => jitter(300_000)));
+    expect(spread.size).toBeGreaterThan(1);
+    for (const delay of spread) expect(delay >= 270_000 && delay <= 330_000).toBe(true);
   });
 });

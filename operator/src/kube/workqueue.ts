@@ -4,6 +4,11 @@
  * queues it again once `done` is called. Failed keys come back after a per-key exponential backoff;
  * `addAfter` schedules a key (the periodic resync).
  */
+/** `ms` spread by ±`fraction` (default 10 %), so that periodic work of many keys does not come in bursts. */
+export function jitter(ms: number, fraction = 0.1, random: () => number = Math.random): number {
+  return Math.round(ms * (1 - fraction + 2 * fraction * random()));
+}
+
 export interface WorkQueueOptions {
   /** First retry delay of a failing key. */
   baseDelayMs?: number;

@@ -8,6 +8,7 @@ import {
   secretNameOf,
   tokenSecret,
   tokenSpec,
+  userAllowed,
 } from './access-token.ts';
 
 const token = (spec: Partial<AccessTokenSpec>, annotations?: Record<string, string>): Resource<AccessTokenSpec> => ({
@@ -81,7 +82,6 @@ describe('the token Secret', () => {
           name: 'batch',
           uid: 'uid-1',
           controller: true,
-          blockOwnerDeletion: true,
         },
       ],
     });
@@ -107,5 +107,17 @@ describe('the token Secret', () => {
       annotations: { note: 'x' },
     });
     expect(rewritten.metadata.ownerReferences).toHaveLength(1);
+  });
+});
+
+describe('userAllowed', () => {
+  it('allows only users named for the namespace or under "*", never root by default', () => {
+    const users = { jobs: ['alice'], '*': ['batch'] };
+    expect(userAllowed(users, 'jobs', 'alice')).toBe(true);
+    expect(userAllowed(users, 'web', 'alice')).toBe(false);
+    expect(userAllowed(users, 'web', 'batch')).toBe(true);
+    expect(userAllowed(users, 'jobs', 'root')).toBe(false);
+    expect(userAllowed({}, 'jobs', 'root')).toBe(false);
+    expect(userAllowed({ jobs: ['root'] }, 'jobs', 'root')).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import { managedOwners } from '@tollgate/gateway/domain/managed-resource';
 import { applyManagedToken, deleteManagedToken, type ManagedTokenSpec } from '@tollgate/gateway/domain/tokens/managed';
+import type { AccessTokenUsers } from '../config.ts';
 import { httpStatus, type OwnerReference, type Resource, type Secret } from '../kube/client.ts';
 import { type AccessTokenSpec, API_VERSION } from '../types/generated.ts';
 import { notApplied, type Outcome, type ReconcileContext, type Reconciler, resourceRef, WATCH_LABEL } from './types.ts';
@@ -45,6 +46,14 @@ export function tokenSpec(
   };
 }
 
+/**
+ * Whether an AccessToken in `namespace` may mint keys for `user`: only users listed for that
+ * namespace or under `*` (ACCESS_TOKEN_USERS). Nothing is allowed by default, root included.
+ */
+export function userAllowed(users: AccessTokenUsers, namespace: string, user: string): boolean {
+  return (users[namespace] ?? []).includes(user) || (users['*'] ?? []).includes(user);
+}
+
 export function ownerReference(resource: Resource): OwnerReference {
   return {
     apiVersion: API_VERSION,
@@ -52,7 +61,6 @@ export function ownerReference(resource: Resource): OwnerReference {
     name: resource.metadata.name,
     uid: resource.metadata.uid ?? '',
     controller: true,
-    blockOwnerDeletion: true,
   };
 }
 
@@ -120,6 +128,11 @@ export const accessTokenReconciler: Reconciler<AccessTokenSpec> = {
     const wanted = tokenSpec(resource);
     const status: Record<string, unknown> = { tokenId: resource.status?.tokenId, secretName };
     if (!wanted.ok) return { conditions: notApplied('InvalidSpec', wanted.message), status, retry: true };
+    if (!userAllowed(ctx.accessTokenUsers, namespace, wanted.spec.user)) {
+      // Nothing is minted or changed; a token made before the policy stays until the resource is deleted.
+      const message = `AccessTokens in namespace ${namespace} may not mint keys for user "${wanted.spec.user}" (ACCESS_TOKEN_USERS)`;
+      return { conditions: notApplied('UserNotAllowed', message), status, retry: true };
+    }
     const result = await applyManagedToken(
       { db: ctx.db, keyring: ctx.keyring, bus: ctx.bus },
       resourceRef(resource),

@@ -87,6 +87,15 @@ export function channelStatus(state: ManagedChannelState | undefined, modelCount
   };
 }
 
+/** An Event when the gateway has just auto-disabled the channel (runtime state flowing back). */
+export function autoDisabledEvent(resource: Resource<ChannelSpec>, next: ChannelStatus): Pick<Outcome, 'events'> {
+  if (next.state !== 'autoDisabled' || resource.status?.state === 'autoDisabled') return {};
+  const why = next.stateReason ? `: ${next.stateReason}` : '';
+  return {
+    events: [{ type: 'Warning', reason: 'ChannelAutoDisabled', note: `The gateway disabled the channel${why}` }],
+  };
+}
+
 function conditions(secret: ConditionInput, ready: ConditionInput, synced: ConditionInput): ConditionInput[] {
   return [ready, secret, synced];
 }
@@ -177,6 +186,7 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
     }
     if (!result.ok) throw new Error(`unexpected: ${result.code}`);
     return {
+      ...autoDisabledEvent(resource, status),
       conditions: conditions(
         secretCondition,
         { type: 'Ready', status: 'True', reason: 'Reconciled', message: `Channel ${result.state.id} matches the spec` },
@@ -187,7 +197,7 @@ export const channelReconciler: Reconciler<ChannelSpec> = {
           message: 'The last reconcile wrote what the spec asks for',
         },
       ),
-      status: channelStatus(result.state, modelCount),
+      status,
     };
   },
 

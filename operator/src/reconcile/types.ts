@@ -2,11 +2,13 @@ import type { Bus } from '@tollgate/gateway/cluster';
 import type { Keyring } from '@tollgate/gateway/domain/keyring';
 import type { ManagedRecordOwner, ResourceRef } from '@tollgate/gateway/domain/managed-resource';
 import type { Store } from '@tollgate/gateway/store';
+import type { AccessTokenUsers } from '../config.ts';
 import type { KubeClient, Resource, Secret } from '../kube/client.ts';
+import type { EventInput } from '../kube/events.ts';
 import type { ConditionInput } from '../kube/status.ts';
 import type { Kind } from '../types/generated.ts';
 
-/** The finalizer every reconciled resource carries until its records are gone. */
+/** The finalizer prefix: each instance's is `tollgate.dev/finalizer-<instance>` (see ownership.ts). */
 export const FINALIZER = 'tollgate.dev/finalizer';
 
 /** Secrets the operator reads or writes carry this label; its Secret informer sees only those. */
@@ -30,6 +32,8 @@ export interface ReconcileContext {
   /** Every cached Secret of a namespace. */
   secrets(namespace: string): readonly Secret[];
   gatewayBaseUrl: string;
+  /** Which users AccessTokens of each namespace may mint keys for. */
+  accessTokenUsers: AccessTokenUsers;
   logger: Logger;
 }
 
@@ -45,6 +49,8 @@ export interface Outcome {
   requeueAfterMs?: number;
   /** Annotations to set on the resource (null removes one). */
   annotations?: Record<string, string | null>;
+  /** Transitions worth an Event besides Ready=False (which the controller reports itself). */
+  events?: EventInput[];
 }
 
 /** One controller per kind: converge the store to the resource, and clean up after it. */
