@@ -260,7 +260,7 @@ function runImage(
   });
   const guard = setTimeout(() => child.kill('SIGKILL'), START_MS / 2);
   return new Promise((resolve) => {
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(guard);
       resolve({ code, output });
     });

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, cp, mkdir, readdir, stat } from 'node:fs/promises';
+import { cp, lchown, mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dockerfile, Instruction, Stage } from './dockerfile.ts';
 import type { IgnoreRule } from './dockerignore.ts';
@@ -175,10 +175,10 @@ async function replayCopy(
 /** COPY --chown, applied when the tests run as root (only root may give files away); else left as is. */
 async function chownTree(target: string, owner: { uid: number; gid: number }): Promise<void> {
   if (process.getuid?.() !== 0) return;
-  await chown(target, owner.uid, owner.gid);
+  await lchown(target, owner.uid, owner.gid);
   if (!(await stat(target)).isDirectory()) return;
   for (const entry of await readdir(target, { recursive: true })) {
-    await chown(path.join(target, entry), owner.uid, owner.gid);
+    await lchown(path.join(target, entry), owner.uid, owner.gid);
   }
 }
 
@@ -192,7 +192,7 @@ function run(stageName: string, command: string, cwd: string, env: Record<string
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.once('error', reject);
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       if (code === 0) resolve();
       else reject(new ReplayError(`stage ${stageName}: RUN ${command} exited with ${code}\n${output}`));
     });
