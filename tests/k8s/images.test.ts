@@ -122,6 +122,46 @@ afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 }, BUILD_MS);
 
+describe('the replay', () => {
+  it('parses continuations, quotes and ARG defaults, and refuses what it cannot replay', () => {
+    const file = parseDockerfile(`# syntax=docker/dockerfile:1
+ARG BASE=node@sha256:abc
+FROM $BASE AS one
+ARG V=1.2
+LABEL a="x y" \\
+  b=\${V}
+RUN echo a \\
+  && echo b
+CMD ["node", "main.ts"]`);
+    expect(file.stages[0]).toMatchObject({ name: 'one', from: 'node@sha256:abc' });
+    expect(stageLabels(file.stages[0] as Stage)).toEqual({ a: 'x y', b: '1.2' });
+    expect(finalOf(file.stages[0] as Stage, 'RUN')?.command).toBe('echo a && echo b');
+    expect(() => parseDockerfile('FROM x\nADD a b')).toThrow('instruction ADD is not supported');
+    expect(() => parseDockerfile('FROM x\nCMD node main.ts')).toThrow('exec form');
+  });
+
+  it('filters the context as .dockerignore does', () => {
+    const ignored = parseDockerignore(read('.dockerignore'));
+    expect(ignored('console/node_modules/vite/package.json')).toBe(true);
+    expect(ignored('gateway/src/config.test.ts')).toBe(true);
+    expect(ignored('data/PG_VERSION')).toBe(true);
+    expect(ignored('gateway/src/config.ts')).toBe(false);
+    expect(ignored('tsconfig.base.json')).toBe(false);
+  });
+
+  it('brings only what COPY names, without what .dockerignore excludes', async () => {
+    const copyOf = (line: string) =>
+      replay(parseDockerfile(`FROM node@sha256:${'0'.repeat(64)}\nWORKDIR /app\n${line}`)).then(
+        (stages) => stages.get('0') as ReplayedStage,
+      );
+    const copied = await copyOf('COPY gateway/src/store store/');
+    expect(ownFiles(copied)).toContain('store/open.ts');
+    expect(ownFiles(copied).filter((f) => f.endsWith('.test.ts'))).toEqual([]);
+    await expect(copyOf('COPY tests/support/wait.ts ./')).rejects.toThrow('excluded by .dockerignore');
+    await expect(copyOf('COPY no-such-file ./')).rejects.toThrow('not found in the build context');
+  });
+});
+
 describe.each(Object.entries(IMAGES))('the %s image declares', (name, file) => {
   it('every base image by digest', () => {
     for (const stage of file.stages) expect(stage.from).toMatch(/^[\w.\-/:]+@sha256:[0-9a-f]{64}$/);
