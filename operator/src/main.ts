@@ -1,8 +1,8 @@
 import os from 'node:os';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, leaseLocation, loadConfig, loadScope } from './config.ts';
 import { describeError, KubeClient } from './kube/client.ts';
+import { loadClusterConfig } from './kube/cluster-config.ts';
 import { startOperator } from './operator.ts';
 import { removeFinalizers } from './remove-finalizers.ts';
 
@@ -36,9 +36,8 @@ function configured<T>(load: () => T): T {
 async function runRemoveFinalizers(): Promise<void> {
   const scope = configured(() => loadScope());
   const logger = pino({ base: { component: 'operator', command: 'remove-finalizers' } });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
   try {
+    const kubeConfig = loadClusterConfig();
     await removeFinalizers({
       kube: new KubeClient(kubeConfig),
       scope,

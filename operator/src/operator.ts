@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { type ClusterState, createClusterState } from '@tollgate/gateway/cluster';
 import { Keyring } from '@tollgate/gateway/domain/keyring';
 import { openStore, type Store } from '@tollgate/gateway/store';
@@ -6,6 +6,7 @@ import type { OperatorConfig } from './config.ts';
 import { Controller } from './controller.ts';
 import { startHealthServer } from './health.ts';
 import { KubeClient } from './kube/client.ts';
+import { loadClusterConfig } from './kube/cluster-config.ts';
 import { EventRecorder } from './kube/events.ts';
 import { LeaderElector } from './kube/leader.ts';
 import { createMetrics, type OperatorMetrics } from './metrics.ts';
@@ -89,11 +90,7 @@ export async function startOperator(
     }
     const { keyring } = await Keyring.load(store.db, config.secretKey);
 
-    let kubeConfig = deps.kubeConfig;
-    if (!kubeConfig) {
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromDefault();
-    }
+    const kubeConfig = deps.kubeConfig ?? loadClusterConfig();
     const kube = new KubeClient(kubeConfig);
     controller = new Controller({
       kubeConfig,

@@ -47,15 +47,29 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** What to start: the repository's gateway by default; tests/k8s/images.test.ts starts a replayed image's CMD. */
+export interface GatewayLaunch {
+  argv: string[];
+  cwd: string;
+  /** Run as this user (only when the tests run as root). */
+  user?: { uid: number; gid: number } | undefined;
+}
+
 /**
  * Runs `node gateway/src/main.ts` as a real process, as `npm start` does, and waits until it listens.
  * Its private listener takes a free port unless `env` names one.
  */
-export function spawnGateway(env: Record<string, string>, timeoutMs = 45_000): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [path.join(root, 'gateway/src/main.ts')], {
-    cwd: root,
+export function spawnGateway(
+  env: Record<string, string>,
+  timeoutMs = 45_000,
+  launch: GatewayLaunch = { argv: [process.execPath, path.join(root, 'gateway/src/main.ts')], cwd: root },
+): Promise<GatewayProcess> {
+  const [command, ...args] = launch.argv as [string, ...string[]];
+  const child = spawn(command, args, {
+    cwd: launch.cwd,
     env: { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...launch.user,
   });
   const logs: Array<Record<string, unknown>> = [];
   let stderr = '';
@@ -94,7 +108,8 @@ export function spawnGateway(env: Record<string, string>, timeoutMs = 45_000): P
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code} before listening; stderr: ${stderr}`));
+      const last = JSON.stringify(logs.at(-1) ?? {});
+      reject(new Error(`gateway exited with ${code} before listening; last log: ${last}; stderr: ${stderr}`));
     });
   });
 }
