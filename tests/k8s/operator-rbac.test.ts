@@ -2,41 +2,23 @@
 // one entry per KubeClient method): rendered with helm for the default, several namespaces and
 // cluster-wide, a rule without a call or a call without a rule fails — and by default nothing
 // cluster-wide is granted at all.
-import { execFileSync, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadScope } from '../../operator/src/config.ts';
 import { API_CALLS, permissions } from '../../operator/src/kube/api-calls.ts';
 import { KubeClient } from '../../operator/src/kube/client.ts';
+import { renderChart } from '../support/helm.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const NAMESPACE = 'tollgate-system';
+// renderChart's release.
 const RELEASE = 'tg';
-const helm = execFileSync(process.execPath, [path.join(root, 'scripts/helm.mjs')], { cwd: root, encoding: 'utf8' })
-  .trim()
-  .split('\n')
-  .at(-1)!;
-
 type K8sObject = {
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 } & Record<string, any>;
 
 function render(...sets: string[]): K8sObject[] {
-  const args = [
-    'template',
-    RELEASE,
-    'charts/tollgate',
-    '--namespace',
-    NAMESPACE,
-    '-f',
-    'charts/tollgate/ci/minimal-values.yaml',
-  ];
-  for (const set of sets) args.push('--set', set);
-  const result = spawnSync(helm, args, { cwd: root, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
-  return parseAllDocuments(result.stdout)
+  return parseAllDocuments(renderChart(NAMESPACE, sets))
     .map((doc) => doc.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
 }

@@ -10,7 +10,6 @@ import { type Operator, startOperator } from '../../operator/src/operator.ts';
 import { removeFinalizers } from '../../operator/src/remove-finalizers.ts';
 import { createTestStore, hasPostgres } from '../support/database.ts';
 import { type FakeKube, startFakeKube } from '../support/fake-kube/index.ts';
-import { EVENTS_RESOURCE } from '../support/kube-events.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -48,7 +47,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 
 beforeAll(async () => {
   if (!hasPostgres()) return;
-  fake = await startFakeKube({ namespace: 'team-a', resources: [EVENTS_RESOURCE] });
+  fake = await startFakeKube({ namespace: 'team-a' });
   const test = await createTestStore();
   dispose = test.dispose;
   databaseUrl = test.url!;

@@ -1,15 +1,16 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { Keyring } from '../../gateway/src/domain/keyring.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { loadConfig } from '../../operator/src/config.ts';
 import { type Operator, startOperator } from '../../operator/src/operator.ts';
 import { type DashboardClient, setupRoot } from '../support/client.ts';
-import { validateCustomResource } from '../support/crd-schemas.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type FakeKube, startFakeKube } from '../support/fake-kube/index.ts';
+import { rbacFromManifests, serviceAccountUser } from '../support/fake-kube/rbac.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
-import { EVENTS_RESOURCE } from '../support/kube-events.ts';
+import { renderChart } from '../support/helm.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -20,8 +21,9 @@ import { eventually } from '../support/wait.ts';
  */
 
 const NS = 'ai';
-const TOLLGATE_KINDS = new Set(['Channel', 'ModelPrice', 'Group', 'GatewaySettings', 'AccessToken']);
 const SECRET_KEY = 'operator-test-secret-key-0123456789';
+/** The operator's service account as the chart names it for release `tg`. */
+const OPERATOR_ACCOUNT = { namespace: NS, name: 'tg-tollgate-operator' };
 
 let fake: FakeKube;
 let gateway: Gateway;
@@ -34,12 +36,11 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 beforeAll(async () => {
   if (!hasPostgres()) return;
-  // Every write, the operator's status patches included, is checked against the CRDs' schemas and CEL rules.
-  fake = await startFakeKube({
-    namespace: NS,
-    resources: [EVENTS_RESOURCE],
-    validate: (kind, object) => (TOLLGATE_KINDS.has(kind) ? validateCustomResource(object) : []),
-  });
+  // Every write, the operator's status patches included, is pruned and checked against the CRDs' schemas
+  // and CEL rules, and the operator may do only what the chart's RBAC grants its service account when
+  // the release lives in NS and watches it: a call the chart forgot is a 403 here, as in a cluster.
+  const chart = renderChart(NS, [`operator.watchNamespaces={${NS}}`]);
+  fake = await startFakeKube({ namespace: NS, rbac: rbacFromManifests(chart, OPERATOR_ACCOUNT) });
   const database = await createTestDatabase();
   dropDatabase = database.drop;
   const namespace = testNamespace();
@@ -54,6 +55,8 @@ beforeAll(async () => {
     SECRET_KEY,
     WATCH_NAMESPACES: NS,
     ACCESS_TOKEN_USERS: JSON.stringify({ [NS]: ['ci-bot'] }),
+    // The Lease the chart's leader-election Role names.
+    LEASE_NAME: operatorEnv(chart, 'LEASE_NAME'),
     POD_NAME: 'operator-in-process',
     POD_NAMESPACE: NS,
     GATEWAY_BASE_URL: 'http://tollgate.ai.svc:3000',
@@ -78,6 +81,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // Whatever the tests did, the operator never needed a right the chart does not grant.
+  if (fake) {
+    const refused = fake.requests.filter((r) => r.user === serviceAccountUser(OPERATOR_ACCOUNT) && r.status === 403);
+    expect(refused.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  }
   await operator?.stop();
   await gateway?.stop();
   await fake?.close();
@@ -85,6 +93,16 @@ afterAll(async () => {
 });
 
 // --- helpers ---
+
+/** The value the chart gives a variable of the operator's container. */
+function operatorEnv(chart: string, name: string): string {
+  const deployment = parseAllDocuments(chart)
+    .map((doc) => doc.toJS())
+    .find((o) => o?.kind === 'Deployment' && o.metadata.labels?.['app.kubernetes.io/component'] === 'operator');
+  const value = deployment?.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === name)?.value;
+  if (typeof value !== 'string') throw new Error(`the chart gives the operator no ${name}`);
+  return value;
+}
 
 function secret(name: string, data: Record<string, string>, labelled = true) {
   return fake.create('secrets', {

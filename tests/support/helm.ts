@@ -20,3 +20,16 @@ export function findHelm(): { helm?: string; reason?: string } {
     return { reason: `scripts/helm.mjs could not install helm: ${(error as Error).message.split('\n')[0]}` };
   }
 }
+
+/**
+ * `helm template` of the chart as release `tg` in `namespace` (minimal values plus `--set`s), as YAML. Throws
+ * with helm's message when there is no helm or the chart does not render.
+ */
+export function renderChart(namespace: string, sets: string[] = []): string {
+  const { helm, reason } = findHelm();
+  if (!helm) throw new Error(reason);
+  const args = ['template', 'tg', 'charts/tollgate', '--namespace', namespace];
+  args.push('-f', 'charts/tollgate/ci/minimal-values.yaml');
+  for (const set of sets) args.push('--set', set);
+  return execFileSync(helm, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
