@@ -1,23 +1,14 @@
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { type InformerEvent, SupervisedInformer } from './informer.ts';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { SupervisedInformer, type SupervisedInformerOptions } from './informer.ts';
 
-export interface InformerSetOptions<T extends KubernetesObject> {
-  /** Metric label and log field, e.g. `Channel` or `Secret`. */
-  kind: string;
-  kubeConfig: KubeConfig;
+/** A SupervisedInformer's options, with the path and list of each watched namespace. */
+export interface InformerSetOptions<T extends KubernetesObject>
+  extends Omit<SupervisedInformerOptions<T>, 'path' | 'list'> {
   /** Namespaces to watch, one informer each; empty: one informer for every namespace. */
   namespaces: readonly string[];
   /** The collection's path in a namespace, or cluster-wide when `namespace` is undefined. */
   path: (namespace: string | undefined) => string;
   list: (namespace: string | undefined) => Promise<KubernetesListObject<T>>;
-  labelSelector?: string;
-  onEvent: (event: InformerEvent, object: T) => void;
-  onRestart?: () => void;
-  onActivity?: () => void;
-  /** A list or watch failed (metrics: tollgate_operator_list_errors_total). */
-  onError?: (error: unknown) => void;
-  logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
-  restartBaseMs?: number;
 }
 
 /**
@@ -30,22 +21,15 @@ export class InformerSet<T extends KubernetesObject> {
 
   constructor(options: InformerSetOptions<T>) {
     this.kind = options.kind;
+    const { namespaces: _namespaces, path, list, ...rest } = options;
     const scopes: (string | undefined)[] = options.namespaces.length > 0 ? [...options.namespaces] : [undefined];
     for (const namespace of scopes) {
       this.#byNamespace.set(
         namespace,
         new SupervisedInformer<T>({
-          kind: options.kind,
-          kubeConfig: options.kubeConfig,
-          path: options.path(namespace),
-          list: () => options.list(namespace),
-          ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
-          onEvent: options.onEvent,
-          ...(options.onRestart ? { onRestart: options.onRestart } : {}),
-          ...(options.onActivity ? { onActivity: options.onActivity } : {}),
-          ...(options.onError ? { onError: options.onError } : {}),
-          ...(options.logger ? { logger: options.logger } : {}),
-          ...(options.restartBaseMs !== undefined ? { restartBaseMs: options.restartBaseMs } : {}),
+          ...rest,
+          path: path(namespace),
+          list: () => list(namespace),
         }),
       );
     }
