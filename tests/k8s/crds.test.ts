@@ -529,6 +529,11 @@ describe('deploy/examples', () => {
     expect(examples.spec.destination.namespace).toBe('ai-apps');
     const wave = (app: any) => Number(app.metadata.annotations['argocd.argoproj.io/sync-wave']);
     expect(wave(chart)).toBeLessThan(wave(examples));
+    // The chart's operator watches the examples' namespace, and may mint their AccessTokens' keys.
+    const operator = chart.spec.source.helm.valuesObject.operator;
+    expect(operator.watchNamespaces).toContain(examples.spec.destination.namespace);
+    for (const { doc } of documents.filter(({ doc }) => doc.kind === 'AccessToken'))
+      expect(operator.accessTokenUsers[doc.metadata.namespace], doc.metadata.name).toContain(doc.spec.user);
   });
 
   it.skipIf(!existsSync(join(ROOT, 'charts/tollgate/values.schema.json')))(
