@@ -91,7 +91,8 @@ describe('creating tokens', () => {
       group: '',
       managed_by: null,
     });
-    expect(token.key).toMatch(/^sk-[0-9a-zA-Z]{48}$/);
+    // The full key once, on creation, without sk- (new-api's clients put sk- in front).
+    expect(token.key).toMatch(/^[0-9a-zA-Z]{48}$/);
     expect(Math.abs(token.created_time - now())).toBeLessThan(5);
     expect(token).not.toHaveProperty('key_hmac');
     expect(token).not.toHaveProperty('key_encrypted');
@@ -100,7 +101,7 @@ describe('creating tokens', () => {
   it('never stores a key in plain text: the row holds its HMAC and a ciphertext', async () => {
     const alice = await user();
     const token = await createToken(alice);
-    const bare = token.key.slice(3);
+    const bare = token.key;
     const row = await tokenRow(token.id);
     expect(row.key_hmac).toBe(keyring.hmac(bare));
     expect(keyring.decrypt(row.key_encrypted)).toBe(bare);
@@ -209,7 +210,7 @@ describe('creating tokens', () => {
     for (const token of tokens) {
       expect(token.name).toMatch(/^batch-[0-9a-zA-Z]{6}$/);
       expect(token.remain_quota).toBe(1000);
-      expect(token.key).toMatch(/^sk-[0-9a-zA-Z]{48}$/);
+      expect(token.key).toMatch(/^[0-9a-zA-Z]{48}$/);
     }
     expect(new Set(tokens.map((t) => t.name)).size).toBe(5);
     expect(new Set(tokens.map((t) => t.key)).size).toBe(5);
@@ -270,7 +271,7 @@ describe('creating tokens', () => {
 });
 
 describe('listing, getting and searching', () => {
-  it('lists own tokens newest first, paged with p and size, keys included (GET /api/token/?p=0&size=100)', async () => {
+  it('lists own tokens newest first, paged with p and size, keys masked (GET /api/token/?p=0&size=100)', async () => {
     const alice = await user();
     const bob = await user();
     await createToken(bob, { name: 'bobs' });
@@ -279,7 +280,9 @@ describe('listing, getting and searching', () => {
     const all = await alice.get('/api/token/?p=0&size=100');
     expect(all.body).toMatchObject({ success: true, data: { total: 3, page: 1, page_size: 100 } });
     expect(all.body.data.items.map((t: { name: string }) => t.name)).toEqual(['t2', 't1', 't0']);
-    expect(all.body.data.items.map((t: { key: string }) => t.key)).toEqual(created.map((t) => t.key).reverse());
+    expect(all.body.data.items.map((t: { key: string }) => t.key)).toEqual(
+      created.map((t) => `${t.key.slice(0, 4)}**********${t.key.slice(-4)}`).reverse(),
+    );
     const second = await alice.get('/api/token/?p=2&page_size=2');
     expect(second.body.data).toMatchObject({ total: 3, page: 2, page_size: 2 });
     expect(second.body.data.items.map((t: { name: string }) => t.name)).toEqual(['t0']);
@@ -318,7 +321,10 @@ describe('listing, getting and searching', () => {
     const mallory = await user();
     const token = await createToken(alice, { name: 'mine' });
     const own = await alice.get(`/api/token/${token.id}`);
-    expect(own.body).toMatchObject({ success: true, data: { id: token.id, name: 'mine', key: token.key } });
+    expect(own.body).toMatchObject({
+      success: true,
+      data: { id: token.id, name: 'mine', key: `${token.key.slice(0, 4)}**********${token.key.slice(-4)}` },
+    });
     const stolen = await mallory.get(`/api/token/${token.id}`);
     expect(stolen.status).toBe(200);
     expect(stolen.body).toEqual({ success: false, code: 'TOKEN_NOT_FOUND', message: 'Token not found' });
@@ -354,9 +360,9 @@ describe('listing, getting and searching', () => {
     const search = async (c: DashboardClient, query: string) =>
       ((await c.get(`/api/token/search?${query}`)).body.data.items as Array<{ name: string }>).map((t) => t.name);
     expect(await search(alice, `token=${token.key}`)).toEqual(['wanted']);
-    expect(await search(alice, `token=${token.key.slice(3)}`)).toEqual(['wanted']);
+    expect(await search(alice, `token=sk-${token.key}`)).toEqual(['wanted']);
     expect(await search(alice, `token=${token.key}-12`)).toEqual(['wanted']);
-    expect(await search(alice, `token=${token.key.slice(3, 20)}`)).toEqual([]);
+    expect(await search(alice, `token=${token.key.slice(0, 17)}`)).toEqual([]);
     expect(await search(alice, `token=${bobs.key}`)).toEqual([]);
     expect(await search(alice, `token=${token.key}&keyword=other`)).toEqual([]);
     expect(await search(bob, `token=${token.key}`)).toEqual([]);
@@ -382,7 +388,25 @@ describe('listing, getting and searching', () => {
     expect(revealed.headers.get('cache-control')).toBe('no-store');
     const stolen = await mallory.post(`/api/token/${token.id}/key`);
     expect(stolen.status).toBe(200);
-    expect(JSON.stringify(stolen.body)).not.toContain(token.key.slice(3));
+    expect(JSON.stringify(stolen.body)).not.toContain(token.key);
+  });
+
+  it("reveals several own keys at once (POST /api/token/batch/keys), leaving out other users' tokens", async () => {
+    const alice = await user();
+    const mallory = await user();
+    const [first, second] = [await createToken(alice), await createToken(alice)];
+    const theirs = await createToken(mallory);
+    const revealed = await alice.post('/api/token/batch/keys', { ids: [first!.id, second!.id, theirs.id] });
+    expect(revealed.body).toEqual({
+      success: true,
+      message: '',
+      data: { keys: { [first!.id]: first!.key, [second!.id]: second!.key } },
+    });
+    expect(refusalOf(await alice.post('/api/token/batch/keys', { ids: [] }))).toEqual({
+      status: 200,
+      success: false,
+      code: 'INVALID_REQUEST',
+    });
   });
 });
 
@@ -407,7 +431,7 @@ describe('updating', () => {
       data: {
         id: token.id,
         name: 'new',
-        key: token.key,
+        key: `${token.key.slice(0, 4)}**********${token.key.slice(-4)}`,
         remain_quota: 42,
         expired_time: inAWeek,
         model_limits_enabled: true,

@@ -184,6 +184,10 @@ describe('user pages', { timeout: 60_000 }, () => {
     const tokens = (await alice.get('/api/token/?p=1&size=100')).body.data.items as Array<Record<string, any>>;
     const created = tokens.find((token) => token.name === 'ui-token')!;
     expect(created).toMatchObject({ remain_quota: 5_000_000, unlimited_quota: false, status: 1 });
+    // Lists mask the key; the page shows it masked and copies the whole key, asked for one at a time.
+    const fullKey = `sk-${(await alice.post(`/api/token/${created.id}/key`)).body.data.key}`;
+    expect(created.key).toMatch(/^[0-9A-Za-z]{4}\*{10}[0-9A-Za-z]{4}$/);
+    await page.locator('tr', { hasText: 'ui-token' }).getByText(`sk-${created.key}`).waitFor();
     const inADay = Math.floor(Date.now() / 1000) + 86_400;
     expect(Math.abs(created.expired_time - inADay)).toBeLessThan(120);
 
@@ -211,8 +215,10 @@ describe('user pages', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="token-copy-selected"]').last().click();
     await page.getByText('已复制：1 个令牌').waitFor();
     const clipboard = (await page.evaluate('navigator.clipboard.readText()')) as string;
-    expect(clipboard).toBe(`ui-token\t${created.key}`);
+    expect(clipboard).toBe(`ui-token\t${fullKey}`);
     await row.locator('input[type="checkbox"]').uncheck();
+    await row.locator('[data-testid="token-copy-key"]').click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(fullKey);
 
     // The chat link opens the saved chat client with this token's key.
     const [popup] = await Promise.all([
@@ -220,7 +226,7 @@ describe('user pages', { timeout: 60_000 }, () => {
       row.locator('[data-testid="token-chat"]').click(),
     ]);
     await popup.waitForURL(/logo\.svg/);
-    expect(decodeURIComponent(popup.url())).toContain(`key=${created.key}`);
+    expect(decodeURIComponent(popup.url())).toContain(`key=${fullKey}`);
     await popup.close();
     await screenshot(page, 'user-02-token-list');
     await page.locator('input[name="q"]').fill('');

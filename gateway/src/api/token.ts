@@ -46,7 +46,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       preHandler: guards.user,
       schema: {
         tags,
-        summary: 'List own tokens, newest first, keys included',
+        summary: 'List own tokens, newest first, keys masked (POST /api/token/{id}/key reveals one)',
         querystring: { type: 'object', properties: pagingQuery },
       },
     },
@@ -95,9 +95,30 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
     '/token/:id/key',
     {
       preHandler: [deps.critical, guards.user],
-      schema: { tags, summary: 'The full key of an own token, as {key: "sk-..."}', params: idSchema },
+      schema: {
+        tags,
+        summary: 'The full key of an own token, as {key}, without sk- (clients put sk- in front)',
+        params: idSchema,
+      },
     },
     async (request) => ok({ key: await tokens.revealKey(request.params.id, signedIn(request).user) }),
+  );
+
+  app.post<{ Body: { ids: number[] } }>(
+    '/token/batch/keys',
+    {
+      preHandler: [deps.critical, guards.user],
+      schema: {
+        tags,
+        summary: 'The full keys of several own tokens, as {keys: {id: key}} without sk-; other ids are left out',
+        body: {
+          type: 'object',
+          required: ['ids'],
+          properties: { ids: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'integer', minimum: 1 } } },
+        },
+      },
+    },
+    async (request) => ok({ keys: await tokens.revealKeys(request.body.ids, signedIn(request).user) }),
   );
 
   app.post<{ Body: TokenCreate }>(
@@ -106,7 +127,8 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       preHandler: guards.user,
       schema: {
         tags,
-        summary: 'Create a token, or several with count (answers the token, or a list when count is sent)',
+        summary:
+          'Create a token, or several with count (answers the token, or a list when count is sent, each with its full key without sk-)',
         body: {
           type: 'object',
           properties: {

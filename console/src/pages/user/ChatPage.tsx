@@ -6,7 +6,7 @@ import { errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { chatLinks } from '../../status/status.ts';
 import { chatLinkUrl, chatUrl } from './chatLink.ts';
-import { enabledTokens, serverAddress } from './chatTokens.ts';
+import { enabledTokens, revealKey, serverAddress } from './chatTokens.ts';
 
 /** Delay before going to /token when there is no enabled token (spec doc 3 §9). */
 export const NO_TOKEN_REDIRECT_MS = 1500;
@@ -24,10 +24,11 @@ function useFirstKey(): { key: string | undefined; failed: boolean } {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     enabledTokens()
-      .then((tokens) => {
+      .then(async (tokens) => {
         if (!live) return;
         if (tokens.length > 0) {
-          setKey(tokens[0]!.key);
+          const full = await revealKey(tokens[0]!.id);
+          if (live) setKey(full);
           return;
         }
         setFailed(true);

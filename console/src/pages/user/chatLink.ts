@@ -11,7 +11,7 @@ export interface KeyedToken {
 /** Token status 1: enabled (spec doc 2 §4); only enabled tokens supply keys. */
 export const TOKEN_ENABLED = 1;
 
-/** The key with exactly one `sk-` in front (the list answers keys with the prefix; templates add it too). */
+/** The key with exactly one `sk-` in front (the server answers keys without it, as new-api does). */
 export function skKey(key: string): string {
   return key.startsWith('sk-') ? key : `sk-${key}`;
 }

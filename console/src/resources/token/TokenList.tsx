@@ -25,7 +25,7 @@ import {
 import { formatQuota } from '../../format/quota.ts';
 import { formatSeconds } from '../../format/time.ts';
 import { chatUrl, skKey } from '../../pages/user/chatLink.ts';
-import { serverAddress } from '../../pages/user/chatTokens.ts';
+import { revealKey, revealKeys, serverAddress } from '../../pages/user/chatTokens.ts';
 import { useClipboard } from '../../pages/user/clipboard.tsx';
 import { errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
@@ -117,8 +117,12 @@ function CopySelectedButton({ copy }: { copy: Copy }) {
       notify('token.copy_select_first', { type: 'warning' });
       return;
     }
-    const text = chosen.map((token) => `${token.name}\t${skKey(token.key)}`).join('\n');
-    void copy(text, translate('token.copied_count', { count: chosen.length }));
+    revealKeys(chosen.map((token) => token.id))
+      .then((keys) => {
+        const text = chosen.map((token) => `${token.name}\t${skKey(keys[token.id] ?? '')}`).join('\n');
+        return copy(text, translate('token.copied_count', { count: chosen.length }));
+      })
+      .catch((error) => notify(errorMessage(error), { type: 'error' }));
   };
   return (
     <Button size="small" startIcon={<ContentCopy />} onClick={onClick} data-testid="token-copy-selected">
@@ -165,20 +169,26 @@ function RemainQuota() {
   return <span>{formatQuota(record.remain_quota, status)}</span>;
 }
 
-/** The key masked (sk-abcd…wxyz) with a copy button that copies it whole. */
+/**
+ * The key as the list answers it, masked (sk-abcd**********wxyz), with a copy button that asks the server
+ * for the whole key (POST /api/token/{id}/key) and copies it with `sk-`.
+ */
 function KeyCell({ copy }: { copy: Copy }) {
   const record = useRecordContext<TokenRecord>();
   const translate = useTranslate();
+  const notify = useNotify();
   if (!record) return null;
-  const key = skKey(record.key);
-  const masked = key.length > 12 ? `${key.slice(0, 7)}…${key.slice(-4)}` : key;
+  const onCopy = () =>
+    revealKey(record.id)
+      .then((key) => copy(skKey(key)))
+      .catch((error) => notify(errorMessage(error), { type: 'error' }));
   return (
     <Box sx={{ display: 'flex', alignItems: 'center', gap: 0.5 }}>
       <Typography variant="body2" sx={{ fontFamily: 'monospace', whiteSpace: 'nowrap' }}>
-        {masked}
+        {skKey(record.key)}
       </Typography>
       <Tooltip title={translate('token.copy_key')}>
-        <IconButton size="small" onClick={() => void copy(key)} data-testid="token-copy-key">
+        <IconButton size="small" onClick={() => void onCopy()} data-testid="token-copy-key">
           <ContentCopy fontSize="inherit" />
         </IconButton>
       </Tooltip>
@@ -247,7 +257,18 @@ function ChatButton() {
   if (!record) return null;
   const open = (template: string) => {
     setAnchor(null);
-    window.open(chatUrl(template, record.key, serverAddress(status)), '_blank', 'noopener');
+    // The window opens within the click (a popup blocker allows only that); the key arrives after.
+    const chat = window.open('', '_blank');
+    revealKey(record.id)
+      .then((key) => {
+        if (!chat) return;
+        chat.opener = null;
+        chat.location.href = chatUrl(template, key, serverAddress(status));
+      })
+      .catch((error) => {
+        chat?.close();
+        notify(errorMessage(error), { type: 'error' });
+      });
   };
   const onClick = (event: MouseEvent<HTMLElement>) => {
     const links = chatLinks(status);

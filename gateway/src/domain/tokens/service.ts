@@ -37,7 +37,7 @@ import {
   normalizeModelLimits,
   SUFFIX_LENGTH,
 } from './rules.ts';
-import { type TokenView, tokenView } from './view.ts';
+import { createdTokenView, revealKey, type TokenView, tokenView } from './view.ts';
 
 /** The fields a user sets on a token; absent fields keep their value (update) or default (create). */
 export interface TokenInput {
@@ -122,10 +122,15 @@ export class TokenService {
     return tokenView(await this.#own(id, actor), this.#keyring, nowSeconds());
   }
 
-  /** The owner's full key, `sk-` included. */
+  /** The owner's full key, without `sk-` (clients add it, as new-api's do). */
   async revealKey(id: number, actor: TokenActor): Promise<string> {
-    const row = await this.#own(id, actor);
-    return tokenView(row, this.#keyring, nowSeconds()).key;
+    return revealKey(await this.#own(id, actor), this.#keyring);
+  }
+
+  /** Several of the owner's full keys by token id; ids that are not the owner's are left out. */
+  async revealKeys(ids: readonly number[], actor: TokenActor): Promise<Record<number, string>> {
+    const rows = await findUserTokens(this.#db, actor.id, [...new Set(ids)]);
+    return Object.fromEntries(rows.map((row) => [row.id, revealKey(row, this.#keyring)]));
   }
 
   /** The live token a key (as pasted: `sk-` and a channel pin allowed) belongs to, by HMAC. */
@@ -176,7 +181,7 @@ export class TokenService {
       }
       return insertTokens(trx, rows);
     });
-    return created.map((row) => tokenView(row, this.#keyring, now));
+    return created.map((row) => createdTokenView(row, this.#keyring, now));
   }
 
   /** Changes the given fields; unchanged values are not re-checked (an old expiry may stay as it is). */

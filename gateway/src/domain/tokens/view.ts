@@ -1,18 +1,27 @@
 import type { TokenRow } from '../../store/repositories/tokens.ts';
 import type { Keyring } from '../keyring.ts';
-import { KEY_PREFIX } from './keys.ts';
 import { effectiveTokenStatus } from './rules.ts';
 
 /**
- * A token as its owner sees it (spec doc 2 §3): the key in full with `sk-`, because the console copies
- * keys and builds chat links from the list; never the HMAC or the ciphertext.
+ * A token as its owner sees it in lists and details: the key masked and without `sk-`, as new-api answers
+ * it (its clients put `sk-` in front); the full key only through `revealKey` (POST /api/token/{id}/key),
+ * so a list on screen or in a log never carries a usable secret. Never the HMAC or the ciphertext.
  */
 export function tokenView(row: TokenRow, keyring: Keyring, now: number) {
+  return tokenViewWithKey(row, maskKey(revealKey(row, keyring)), now);
+}
+
+/** The same view with the full key: for the answer that creates the token, the owner's one look at it. */
+export function createdTokenView(row: TokenRow, keyring: Keyring, now: number) {
+  return tokenViewWithKey(row, revealKey(row, keyring), now);
+}
+
+function tokenViewWithKey(row: TokenRow, key: string, now: number) {
   return {
     id: row.id,
     user_id: row.user_id,
     name: row.name,
-    key: revealKey(row, keyring),
+    key,
     status: effectiveTokenStatus(row, now),
     created_time: row.created_time,
     accessed_time: row.accessed_time,
@@ -34,13 +43,20 @@ export function tokenView(row: TokenRow, keyring: Keyring, now: number) {
 export type TokenView = ReturnType<typeof tokenView>;
 
 /**
- * `sk-<key>`, or '' when the ciphertext no longer opens (SECRET_KEY changed): one unreadable key must
- * not break the owner's whole list, and such a key cannot authenticate anyway (its HMAC changed too).
+ * The full key without `sk-`, or '' when the ciphertext no longer opens (SECRET_KEY changed): one
+ * unreadable key must not break the owner's whole list, and such a key cannot authenticate anyway (its
+ * HMAC changed too).
  */
 export function revealKey(row: Pick<TokenRow, 'key_encrypted'>, keyring: Keyring): string {
   try {
-    return KEY_PREFIX + keyring.decrypt(row.key_encrypted);
+    return keyring.decrypt(row.key_encrypted);
   } catch {
     return '';
   }
+}
+
+/** The first and last four characters, enough to tell keys apart and useless to anyone who reads it. */
+export function maskKey(key: string): string {
+  if (key.length <= 8) return '*'.repeat(key.length);
+  return `${key.slice(0, 4)}${'*'.repeat(10)}${key.slice(-4)}`;
 }
