@@ -298,7 +298,7 @@ describe('create', () => {
     ['setting', { setting: '[1]' }, 'CHANNEL_JSON_FIELD_INVALID'],
     ['settings', { settings: '"text"' }, 'CHANNEL_JSON_FIELD_INVALID'],
     ['param_override', { param_override: '{' }, 'CHANNEL_JSON_FIELD_INVALID'],
-    ['header_override', { header_override: 'null' }, 'CHANNEL_JSON_FIELD_INVALID'],
+    ['header_override', { header_override: '5' }, 'CHANNEL_JSON_FIELD_INVALID'],
     ['a fractional priority', { priority: 1.5 }, 'CHANNEL_PRIORITY_NOT_INTEGER'],
     ['a negative weight', { weight: -1 }, 'CHANNEL_WEIGHT_INVALID'],
     ['a fractional weight', { weight: 0.5 }, 'CHANNEL_WEIGHT_INVALID'],
@@ -674,7 +674,7 @@ describe('fix abilities', () => {
       .values({ group: 'ghost', model: 'ghost', channel_id: b.id, enabled: true })
       .execute();
     const answer = await admin.post('/api/channel/fix');
-    expect(answer.body).toMatchObject({ success: true, data: await channelCount() });
+    expect(answer.body).toMatchObject({ success: true, data: { success: await channelCount(), fails: 0 } });
     expect(await abilities(a.id)).toEqual([
       { group: 'default', model: 'm1', enabled: true, priority: 4, weight: 0, tag: 'fix' },
       { group: 'default', model: 'm2', enabled: true, priority: 4, weight: 0, tag: 'fix' },

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../gateway/src/domain/accounts/password.ts';
+import { databaseTypeName } from '../../gateway/src/domain/setup.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -56,7 +57,7 @@ describe('before setup', () => {
     expect(setup).toEqual({
       success: true,
       message: '',
-      data: { status: false, root_init: false, database_type: gateway.store.kind },
+      data: { status: false, root_init: false, database_type: databaseTypeName(gateway.store.kind) },
     });
   });
 

@@ -21,12 +21,16 @@ export interface ChannelRouteDeps {
 }
 
 const tags = ['channel'];
-const nullableText = (description: string, maxLength = 65_536) =>
-  ({ type: ['string', 'null'], maxLength, description }) as const;
+/** A JSON object field: its text, or the object itself; "", "null", "{}" and {} all mean none. */
+const jsonObject = (description: string) =>
+  ({ type: ['string', 'object'], maxLength: 65_536, description: `${description}; empty means none` }) as const;
 const nameList = (description: string) =>
   ({ type: ['string', 'array'], items: { type: 'string', maxLength: 512 }, maxLength: 200_000, description }) as const;
 
-/** Every channel field the API takes (spec doc 2 §3); absent fields keep their value on update. */
+/**
+ * Every channel field the API takes (spec doc 2 §3); absent fields (and `null`, which new-api's clients
+ * send for "no value") keep their value on update; an empty string clears a text field.
+ */
 export const channelFields = {
   type: { type: 'integer', description: 'Channel type id (reference §6); default 1 (OpenAI)' },
   name: text('Display name'),
@@ -35,24 +39,24 @@ export const channelFields = {
     maxLength: 1_000_000,
     description: 'Key(s): one per line or a JSON array. Write-only: answers always carry an empty key',
   },
-  openai_organization: nullableText('OpenAI-Organization header value', 512),
-  test_model: nullableText('Model used by channel tests', 512),
+  openai_organization: text('OpenAI-Organization header value', 512),
+  test_model: text('Model used by channel tests', 512),
   status: { type: 'integer', enum: [1, 2, 3], description: '1 enabled, 2 disabled, 3 auto-disabled' },
   weight: { type: 'number', description: 'Non-negative integer: weight inside a priority tier' },
   priority: { type: 'number', description: 'Integer: higher tiers are tried first' },
-  base_url: nullableText('Upstream base URL; empty means the type default; a trailing slash is stripped', 2048),
+  base_url: text('Upstream base URL; empty means the type default; a trailing slash is stripped', 2048),
   other: text('Type-specific setting (e.g. Spark version, default v2.1 for type 18)'),
   models: nameList('Models served: comma string (or a list)'),
   group: text('Groups served: comma string', 16_384),
   groups: { type: 'array', items: { type: 'string', maxLength: 512 }, description: 'Groups served, as a list' },
-  model_mapping: nullableText('JSON object {"requested model": "upstream model"}'),
-  status_code_mapping: nullableText('JSON object {"upstream status": "reported status"}'),
+  model_mapping: jsonObject('JSON object {"requested model": "upstream model"}'),
+  status_code_mapping: jsonObject('JSON object {"upstream status": "reported status"}'),
   auto_ban: { type: 'integer', enum: [0, 1], description: '1: may be auto-disabled on upstream errors' },
-  tag: nullableText('Free-text tag grouping channels', 512),
-  setting: nullableText('JSON object: channel settings (proxy, system prompt, ...)'),
-  settings: nullableText('JSON object: other type-specific settings'),
-  param_override: nullableText('JSON object merged into or operating on the request body'),
-  header_override: nullableText('JSON object of headers to set on upstream requests'),
+  tag: text('Free-text tag grouping channels; empty removes it', 512),
+  setting: jsonObject('JSON object: channel settings (proxy, system prompt, ...)'),
+  settings: jsonObject('JSON object: other type-specific settings'),
+  param_override: jsonObject('JSON object merged into or operating on the request body'),
+  header_override: jsonObject('JSON object of headers to set on upstream requests'),
   max_input_tokens: { type: 'integer', minimum: 0, description: '0 means no limit' },
   remark: text('Administrator note'),
 } as const;
@@ -173,7 +177,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
         body: {
           type: 'object',
           properties: {
-            base_url: nullableText('Base URL; empty means the type default', 2048),
+            base_url: text('Base URL; empty means the type default', 2048),
             type: channelFields.type,
             key: channelFields.key,
           },
@@ -389,10 +393,21 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
 
   app.post(
     '/channel/fix',
-    { ...admin, schema: { tags, summary: 'Rebuild the abilities table from every channel; answers the count' } },
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Rebuild the abilities table from every channel; answers {success, fails} channel counts',
+        description: 'One transaction rebuilds every channel or none, so `fails` is always 0 when it succeeds.',
+      },
+    },
     async (request) => {
       const count = await channels.fixAbilities();
-      return ok(count, say(request, { zh: `已修复 ${count} 个渠道`, en: `Fixed ${count} channels` }));
+      // new-api's front ends show data.success and data.fails.
+      return ok(
+        { success: count, fails: 0 },
+        say(request, { zh: `已修复 ${count} 个渠道`, en: `Fixed ${count} channels` }),
+      );
     },
   );
 
@@ -406,7 +421,11 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
         body: {
           type: 'object',
           required: ['ids', 'tag'],
-          properties: { ids: idsBody.properties.ids, tag: nullableText('Tag; null clears it', 512) },
+          // new-api's batch tag: here, and only here, null is a value (it clears the tag).
+          properties: {
+            ids: idsBody.properties.ids,
+            tag: { ...text('Tag; null clears it', 512), type: ['string', 'null'] },
+          },
         },
       },
     },
@@ -428,12 +447,12 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
           required: ['tag'],
           properties: {
             tag: text('The tag to edit', 512),
-            new_tag: nullableText('New tag name; an empty string dissolves the tag', 512),
+            new_tag: text('New tag name; an empty string dissolves the tag', 512),
             model_mapping: channelFields.model_mapping,
-            models: { ...nameList('Models for every channel of the tag'), type: ['string', 'array', 'null'] },
-            groups: { ...nameList('Groups for every channel of the tag'), type: ['string', 'array', 'null'] },
-            priority: { type: ['number', 'null'], description: 'Integer priority for every channel' },
-            weight: { type: ['number', 'null'], description: 'Non-negative integer weight for every channel' },
+            models: nameList('Models for every channel of the tag'),
+            groups: nameList('Groups for every channel of the tag'),
+            priority: { type: 'number', description: 'Integer priority for every channel' },
+            weight: { type: 'number', description: 'Non-negative integer weight for every channel' },
             param_override: channelFields.param_override,
             header_override: channelFields.header_override,
           },

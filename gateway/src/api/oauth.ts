@@ -50,24 +50,32 @@ export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
     return request.auth?.user;
   };
 
+  const issueState = async (request: FastifyRequest, reply: FastifyReply, aff: string | undefined) => {
+    const state = await oauth.issueState(aff);
+    reply.setCookie(STATE_COOKIE, state, {
+      path: STATE_COOKIE_PATH,
+      httpOnly: true,
+      // Lax, not strict: the browser comes back from the provider's site.
+      sameSite: 'lax',
+      secure: request.protocol === 'https',
+      maxAge: STATE_TTL_MS / 1000,
+    });
+    return ok(state);
+  };
+  const aff = { type: 'string', maxLength: 64 } as const;
   app.get<{ Querystring: { aff?: string } }>(
+    '/oauth/state',
+    { preHandler: critical, schema: { querystring: { type: 'object', properties: { aff } } } },
+    async (request, reply) => issueState(request, reply, request.query.aff),
+  );
+  // new-api's current front ends post {provider, intent, aff}; the state does not depend on the first two.
+  app.post<{ Body: { aff?: string; provider?: string; intent?: string } }>(
     '/oauth/state',
     {
       preHandler: critical,
-      schema: { querystring: { type: 'object', properties: { aff: { type: 'string', maxLength: 64 } } } },
+      schema: { body: { type: 'object', properties: { aff, provider: str, intent: str } } },
     },
-    async (request, reply) => {
-      const state = await oauth.issueState(request.query.aff);
-      reply.setCookie(STATE_COOKIE, state, {
-        path: STATE_COOKIE_PATH,
-        httpOnly: true,
-        // Lax, not strict: the browser comes back from the provider's site.
-        sameSite: 'lax',
-        secure: request.protocol === 'https',
-        maxAge: STATE_TTL_MS / 1000,
-      });
-      return ok(state);
-    },
+    async (request, reply) => issueState(request, reply, request.body?.aff),
   );
 
   app.get<{ Params: { provider: CodeProvider }; Querystring: { code?: string; state?: string } }>(

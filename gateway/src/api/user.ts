@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserAdminService } from '../domain/accounts/admin.ts';
 import { ACCOUNT_ERRORS } from '../domain/accounts/errors.ts';
 import type { LoginService } from '../domain/accounts/login.ts';
@@ -8,7 +8,7 @@ import type { SelfService, SelfUpdate } from '../domain/accounts/self.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
 import type { UserSettingInput } from '../domain/accounts/settings.ts';
 import type { Turnstile } from '../domain/accounts/turnstile.ts';
-import { sessionUserView, userView } from '../domain/accounts/view.ts';
+import { selfView, sessionUserView, userView } from '../domain/accounts/view.ts';
 import { groupNames, usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
 import type { OptionsService } from '../domain/options/index.ts';
@@ -87,17 +87,20 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     },
   );
 
-  app.get('/user/logout', async (request, reply) => {
+  const logout = async (request: FastifyRequest, reply: FastifyReply) => {
     const sessionId = request.cookies[SESSION_COOKIE];
     if (sessionId) await deps.sessions.revoke(sessionId);
     clearSessionCookie(reply);
     return ok(undefined, say(request, { zh: '登出成功', en: 'Logout successful' }));
-  });
+  };
+  // GET is the spec's and new-api's classic front end's; its newer front end posts /user/auth/logout.
+  app.route({ method: ['GET', 'POST'], url: '/user/logout', handler: logout });
+  app.post('/user/auth/logout', logout);
 
   app.get('/user/groups', async () => ok(usableGroups(deps.options, 'default')));
 
   // --- self-service ---
-  app.get('/user/self', { preHandler: guards.user }, async (request) => ok(view(signedIn(request).user)));
+  app.get('/user/self', { preHandler: guards.user }, async (request) => ok(selfView(signedIn(request).user, keyring)));
 
   app.put<{ Body: SelfUpdate }>(
     '/user/self',
@@ -113,10 +116,12 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     async (request) => {
       const auth = signedIn(request);
       const updated = await deps.self.update(auth.user, request.body ?? {}, auth.sessionIdHash);
-      return ok(view(updated), say(request, { zh: '更新成功', en: 'Updated' }));
+      return ok(selfView(updated, keyring), say(request, { zh: '更新成功', en: 'Updated' }));
     },
   );
 
+  // new-api's clients send no body: the signed-in session (with its New-Api-User header) is the consent,
+  // as in new-api. A username, when one is sent (our console sends the typed one), must still match.
   app.delete<{ Body: { username?: string } | undefined; Querystring: { username?: string } }>(
     '/user/self',
     {
@@ -264,7 +269,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     },
   );
 
-  app.post<{ Body: { id: number; action: string } }>(
+  app.post<{ Body: { id: number; action: string; mode?: string; value?: number } }>(
     '/user/manage',
     {
       preHandler: guards.admin,
@@ -272,15 +277,25 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
         body: {
           type: 'object',
           required: ['id', 'action'],
-          properties: { id: { type: 'integer', minimum: 1 }, action: str },
+          properties: {
+            id: { type: 'integer', minimum: 1 },
+            action: { ...str, description: 'promote, demote, enable, disable, delete, or add_quota' },
+            mode: { ...str, description: 'add_quota: add, subtract (value > 0) or override (the new quota)' },
+            value: { type: 'number', description: 'add_quota: an integer amount of quota' },
+          },
         },
       },
     },
     async (request) => {
-      const action = request.body.action as ManageAction;
-      if (!MANAGE_ACTIONS.includes(action)) throw new AppError(ACCOUNT_ERRORS.INVALID_ACTION);
-      const user = await deps.admin.manage(signedIn(request).user, request.body.id, action);
-      return ok({ status: user.status, role: user.role }, say(request, { zh: '操作成功完成', en: 'Done' }));
+      const { id, action, mode, value } = request.body;
+      const done = say(request, { zh: '操作成功完成', en: 'Done' });
+      if (action === 'add_quota') {
+        const { user, quota } = await deps.admin.adjustQuota(signedIn(request).user, id, mode, value);
+        return ok({ status: user.status, role: user.role, quota }, done);
+      }
+      if (!MANAGE_ACTIONS.includes(action as ManageAction)) throw new AppError(ACCOUNT_ERRORS.INVALID_ACTION);
+      const user = await deps.admin.manage(signedIn(request).user, id, action as ManageAction);
+      return ok({ status: user.status, role: user.role }, done);
     },
   );
 

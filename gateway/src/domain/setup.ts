@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { AppError, defineErrors } from '../errors.ts';
 import type { Database } from '../store/database.ts';
+import type { StoreKind } from '../store/open.ts';
 import { isSetupDone, markSetupDone } from '../store/repositories/setups.ts';
 import { findUserWithRoleAtLeast, insertUser } from '../store/repositories/users.ts';
 import { hashPassword, PASSWORD_MAX_BYTES } from './accounts/password.ts';
@@ -56,6 +57,15 @@ export interface SetupStatus {
   database_type: string;
 }
 
+/**
+ * The database named as new-api's front ends know them ('sqlite', 'mysql', 'postgres'). The embedded
+ * PGlite answers 'sqlite': like new-api's SQLite it lives in a local folder, so those front ends (and
+ * ours) warn that a container must keep that folder or lose the data.
+ */
+export function databaseTypeName(kind: StoreKind): 'sqlite' | 'postgres' {
+  return kind === 'pglite' ? 'sqlite' : 'postgres';
+}
+
 /** Writes the usage-mode options; supplied by the options service so setup stays ignorant of caching. */
 export type SaveOptions = (entries: Record<string, string>) => Promise<void>;
 
@@ -69,13 +79,13 @@ const findRootUser = (db: Db) => findUserWithRoleAtLeast(db, ROLE.root);
  */
 export class SetupService {
   readonly #db: Kysely<Database>;
-  readonly #databaseType: string;
+  readonly #databaseType: StoreKind;
   readonly #version: string;
   readonly #saveOptions: SaveOptions;
   /** Setup never reverts, so once seen it is remembered instead of asked again. */
   #done = false;
 
-  constructor(deps: { db: Kysely<Database>; databaseType: string; version: string; saveOptions: SaveOptions }) {
+  constructor(deps: { db: Kysely<Database>; databaseType: StoreKind; version: string; saveOptions: SaveOptions }) {
     this.#db = deps.db;
     this.#databaseType = deps.databaseType;
     this.#version = deps.version;
@@ -89,7 +99,7 @@ export class SetupService {
 
   async status(): Promise<SetupStatus> {
     const [done, root] = await Promise.all([this.isDone(), findRootUser(this.#db)]);
-    return { status: done, root_init: root !== undefined, database_type: this.#databaseType };
+    return { status: done, root_init: root !== undefined, database_type: databaseTypeName(this.#databaseType) };
   }
 
   /** A database upgraded from an older install has a root user but no setup record: adopt it. */

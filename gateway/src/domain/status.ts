@@ -2,6 +2,19 @@ import type { OptionsService } from './options/index.ts';
 import type { SetupService } from './setup.ts';
 
 /**
+ * Features new-api's front ends offer when these flags are on, and that Tollgate does not serve (no
+ * route behind them): Discord sign-in, passkeys, daily check-in, the Uptime Kuma panel
+ * (/api/uptime/status) and Stripe payments. Always off, so those front ends hide them.
+ */
+const NOT_OFFERED = {
+  discord_oauth: false,
+  passkey_login: false,
+  checkin_enabled: false,
+  uptime_kuma_enabled: false,
+  enable_stripe_topup: false,
+} as const;
+
+/**
  * The public status object the console loads first (spec doc 1 §3, reference §7.3). Everything in it
  * is safe for visitors: flags, public client ids, display settings, never a secret.
  */
@@ -49,7 +62,6 @@ export class StatusService {
       stripe_unit_price: num('StripeUnitPrice'),
       pay_methods: o.getJson('PayMethods'),
       enable_online_topup: this.#onlineTopUpEnabled(),
-      enable_stripe_topup: text('StripeApiSecret') !== '' && text('StripePriceId') !== '',
 
       enable_drawing: flag('DrawingEnabled'),
       enable_task: flag('TaskEnabled'),
@@ -60,7 +72,6 @@ export class StatusService {
       self_use_mode_enabled: flag('SelfUseModeEnabled'),
       demo_site_enabled: flag('DemoSiteEnabled'),
       default_use_auto_group: flag('DefaultUseAutoGroup'),
-      checkin_enabled: flag('checkin_setting.enabled'),
 
       email_verification: flag('EmailVerificationEnabled'),
       turnstile_check: flag('TurnstileCheckEnabled'),
@@ -77,25 +88,31 @@ export class StatusService {
       wechat_qrcode: text('WeChatAccountQRCodeImageURL'),
       telegram_oauth: flag('TelegramOAuthEnabled'),
       telegram_bot_name: text('TelegramBotName'),
-      discord_oauth: flag('discord.enabled'),
-      discord_client_id: text('discord.client_id'),
-      passkey_login: flag('passkey.enabled'),
 
       user_agreement_enabled: text('legal.user_agreement') !== '',
       privacy_policy_enabled: text('legal.privacy_policy') !== '',
-      HeaderNavModules: o.getJson('HeaderNavModules'),
-      SidebarModulesAdmin: o.getJson('SidebarModulesAdmin'),
+      // JSON text, as new-api answers them: its front ends JSON.parse these, and "" means their defaults.
+      HeaderNavModules: this.#jsonText('HeaderNavModules'),
+      SidebarModulesAdmin: this.#jsonText('SidebarModulesAdmin'),
       ...this.#consoleSections(),
+      ...NOT_OFFERED,
     };
   }
 
-  /** Console home sections: a flag each, and the content only when the section is on. */
+  /** A JSON option's text; "" when it holds nothing ({}, [] or empty), which new-api's front ends read as "use the defaults". */
+  #jsonText(key: string): string {
+    const value: unknown = this.#options.getJson(key);
+    const empty = value === null || typeof value !== 'object' || Object.keys(value).length === 0;
+    return empty ? '' : JSON.stringify(value);
+  }
+
+  /** Console home sections: a flag each, and the content (a list, as new-api answers it) only when on. */
   #consoleSections(): Record<string, unknown> {
     const sections: Record<string, unknown> = {};
-    for (const name of ['api_info', 'announcements', 'faq', 'uptime_kuma']) {
+    for (const name of ['api_info', 'announcements', 'faq']) {
       const enabled = this.#options.getBoolean(`console_setting.${name}_enabled`);
       sections[`${name}_enabled`] = enabled;
-      if (enabled && name !== 'uptime_kuma') sections[name] = this.#options.getJson(`console_setting.${name}`);
+      if (enabled) sections[name] = this.#options.getJson(`console_setting.${name}`);
     }
     return sections;
   }

@@ -7,21 +7,64 @@ const common: Options = { allErrors: false, removeAdditional: false, useDefaults
 const coercing = new Ajv({ ...common, coerceTypes: 'array' });
 const strict = new Ajv({ ...common, coerceTypes: false });
 
+interface SchemaNode {
+  type?: string | string[];
+  nullable?: boolean;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+}
+
+const admitsNull = (schema: SchemaNode | undefined) =>
+  schema !== undefined &&
+  (schema.nullable === true || schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null')));
+
+/**
+ * new-api's clients send `null` for an optional field they have no value for (e.g. `aff_code: null`
+ * when there is no invitation), and its server reads that as absent. So do we: a `null` for a
+ * property whose schema does not declare it nullable is removed before validation, at every depth.
+ */
+export function dropUndeclaredNulls(data: unknown, schema: SchemaNode | undefined): void {
+  if (Array.isArray(data)) {
+    for (const item of data) dropUndeclaredNulls(item, schema?.items);
+    return;
+  }
+  if (data === null || typeof data !== 'object') return;
+  const record = data as Record<string, unknown>;
+  for (const [key, value] of Object.entries(record)) {
+    const property = schema?.properties?.[key];
+    if (value !== null) dropUndeclaredNulls(value, property);
+    else if (!admitsNull(property)) delete record[key];
+  }
+}
+
 /**
  * Checks a body against the `properties` of a route schema outside Fastify's own validation (the
  * /rest dialect takes any resource's record on one route); answers the first problem, if any.
  */
 export function checkProperties(data: unknown, properties: object): string | undefined {
+  const schema = { type: 'object', properties } as const;
   let validate = compiledProperties.get(properties);
   if (!validate) {
-    validate = strict.compile({ type: 'object', properties });
+    validate = strict.compile(schema);
     compiledProperties.set(properties, validate);
   }
+  dropUndeclaredNulls(data, schema as SchemaNode);
   if (validate(data)) return undefined;
   const error = validate.errors?.[0];
   return `${error?.instancePath || 'body'} ${error?.message ?? 'is invalid'}`.trim();
 }
 const compiledProperties = new WeakMap<object, ValidateFunction>();
 
-export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<any>>;
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
+  if (httpPart !== 'body') return coercing.compile(schema as object) as ReturnType<FastifySchemaCompiler<any>>;
+  const validate = strict.compile(schema as object);
+  // Fastify reads `errors` from the function it was given, so the wrapper carries them over.
+  const checkBody = (data: unknown) => {
+    dropUndeclaredNulls(data, schema as SchemaNode);
+    const valid = validate(data);
+    checkBody.errors = validate.errors;
+    return valid;
+  };
+  checkBody.errors = validate.errors;
+  return checkBody as ReturnType<FastifySchemaCompiler<any>>;
+};

@@ -7,6 +7,7 @@ import { QuotaLedger } from '../domain/ledger/ledger.ts';
 import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usage/index.ts';
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';
+import { findUserById } from '../store/repositories/users.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { ChannelHealth } from './health/channel-health.ts';
 import { ChannelTester } from './health/channel-test.ts';
@@ -77,6 +78,7 @@ export async function startRelay(
     metrics,
     logger,
     timeoutMs: config.channelHealth.testTimeoutMs,
+    usernameOf: async (id) => (await findUserById(db, id))?.username ?? '',
   });
   opened.push({ name: 'channel tests', run: () => tester.close() });
   startHealthJobs(config, logger, services, tester, opened);

@@ -32,8 +32,8 @@ interface SetupValues {
 /** Setup reloads the page this long after success (spec doc 1 §9). */
 const RELOAD_DELAY_MS = 1500;
 const PASSWORD_MIN_LENGTH = 8;
-/** Databases kept inside the gateway's own folder, which a container may not keep. */
-const EMBEDDED_DATABASES = new Set(['sqlite', 'pglite']);
+/** The embedded database (named 'sqlite', as new-api's front ends know it) lives in a folder a container may not keep. */
+const EMBEDDED_DATABASE = 'sqlite';
 
 const usernameRequired = (value?: string) => (value?.trim() ? undefined : 'setup.username_required');
 const passwordLongEnough = (value?: string) =>
@@ -90,7 +90,7 @@ export function SetupPage() {
           <Typography variant="h5" component="h1" gutterBottom>
             {translate('setup.title')}
           </Typography>
-          {setup && EMBEDDED_DATABASES.has(setup.database_type) && (
+          {setup?.database_type === EMBEDDED_DATABASE && (
             <Alert severity="warning" sx={{ mb: 2 }} data-testid="setup-database-warning">
               {translate('setup.sqlite_warning')}
             </Alert>

@@ -705,7 +705,15 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
               ask({
                 title: 'channel.confirm.fix_title',
                 content: 'channel.confirm.fix',
-                onConfirm: () => act(() => api.request('POST', '/api/channel/fix'), 'channel.messages.fixed'),
+                onConfirm: () =>
+                  act(
+                    // Answers {success, fails}: the count of channels rebuilt is `success`.
+                    () =>
+                      api
+                        .request<{ success: number }>('POST', '/api/channel/fix')
+                        .then((envelope) => ({ ...envelope, data: envelope.data?.success })),
+                    'channel.messages.fixed',
+                  ),
               })
             }
             data-testid="channel-fix"

@@ -4,10 +4,12 @@ import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
 import {
+  addQuota,
   findLiveUserBy,
   findUserById,
   searchUsers,
   setSpendableQuota,
+  spendableQuota,
   type UserSearch,
   updateUser,
 } from '../../store/repositories/users.ts';
@@ -38,7 +40,21 @@ export interface AdminUserCreate {
 
 type Actor = Pick<UserRow, 'id' | 'role' | 'username'>;
 
+/** new-api's quota adjustment (`POST /api/user/manage`, action `add_quota`): add, take, or set the balance. */
+export const QUOTA_MODES = ['add', 'subtract', 'override'] as const;
+export type QuotaMode = (typeof QUOTA_MODES)[number];
+
 const now = () => Math.floor(Date.now() / 1000);
+
+/** A management log (type 3) of a quota change; `other.admin_info` names who did it, as new-api's log view reads. */
+const quotaLog = (user: Pick<UserRow, 'id' | 'username'>, actor: Actor, content: string) => ({
+  user_id: user.id,
+  username: user.username,
+  created_at: now(),
+  type: LOG_TYPE.manage,
+  content,
+  other: JSON.stringify({ admin_info: { admin_id: actor.id, admin_username: actor.username } }),
+});
 
 /** User management for administrators (spec doc 1 §4, §6): every rule is checked here, not in routes. */
 export class UserAdminService {
@@ -115,15 +131,45 @@ export class UserAdminService {
     // The relay caches each key's owner (group, status): tell every pod to read it again.
     await announceAuthChange(this.#bus, { users: [user.id] });
     if (changes.quota !== undefined && changes.quota !== user.quota) {
-      await insertLog(this.#db, {
-        user_id: user.id,
-        username: user.username,
-        created_at: now(),
-        type: LOG_TYPE.manage,
-        content: `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`,
-      });
+      await insertLog(
+        this.#db,
+        quotaLog(user, actor, `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`),
+      );
     }
     return updated ?? user;
+  }
+
+  /**
+   * Adds to, takes from, or overrides what the user may spend, and writes the management log in the same
+   * transaction. Add and subtract move the stored balance by `value` (leases held by pods stay theirs);
+   * override sets the spendable total, as PUT /api/user/ does. Answers the user and the new spendable quota.
+   */
+  async adjustQuota(
+    actor: Actor,
+    id: number,
+    mode: string | undefined,
+    value: number | undefined,
+  ): Promise<{ user: UserRow; quota: number }> {
+    const user = await this.#target(id);
+    assertOutranks(actor, user);
+    if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new AppError(ACCOUNT_ERRORS.QUOTA_MODE_INVALID);
+    if (value === undefined || !Number.isSafeInteger(value)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
+    if (mode !== 'override' && value <= 0) throw new AppError(ACCOUNT_ERRORS.QUOTA_CHANGE_NOT_POSITIVE);
+    const quota = await this.#db.transaction().execute(async (trx) => {
+      const before = (await spendableQuota(trx, user.id)) ?? 0;
+      let content: string;
+      if (mode === 'override') {
+        await setSpendableQuota(trx, user.id, value);
+        content = `管理员 ${actor.username} 将用户额度从 ${before} 覆盖为 ${value}`;
+      } else {
+        await addQuota(trx, user.id, mode === 'add' ? value : -value);
+        content = `管理员 ${actor.username} 为用户${mode === 'add' ? '增加' : '减少'}额度 ${value}`;
+      }
+      await insertLog(trx, quotaLog(user, actor, content));
+      return (await spendableQuota(trx, user.id)) ?? 0;
+    });
+    await announceAuthChange(this.#bus, { users: [user.id] });
+    return { user, quota };
   }
 
   /** Promote, demote, disable, enable or delete; answers the user's new status and role. */

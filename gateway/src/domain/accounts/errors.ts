@@ -110,6 +110,17 @@ export const ACCOUNT_ERRORS = defineErrors({
   },
   QUOTA_NOT_INTEGER: { status: 400, message: { zh: '额度必须是整数', en: 'Quota must be an integer' } },
   INVALID_ACTION: { status: 400, message: { zh: '无效的操作', en: 'Invalid action' } },
+  QUOTA_MODE_INVALID: {
+    status: 400,
+    message: {
+      zh: '额度调整方式必须是 add、subtract 或 override',
+      en: 'The quota mode must be add, subtract or override',
+    },
+  },
+  QUOTA_CHANGE_NOT_POSITIVE: {
+    status: 400,
+    message: { zh: '增加或减少的额度必须大于 0', en: 'The quota to add or subtract must be greater than 0' },
+  },
   TRANSFER_TOO_SMALL: {
     status: 400,
     message: { zh: '转移额度最小为 {min}', en: 'The minimum transfer amount is {min}' },

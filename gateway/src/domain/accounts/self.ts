@@ -82,10 +82,15 @@ export class SelfService {
     return updated ?? user;
   }
 
-  /** Deregisters the account; the caller must type their own username to confirm. */
+  /**
+   * Deregisters the account. The signed-in caller's request is the consent (new-api asks nothing more);
+   * a confirmation, when given (our console sends the username the user typed), must be their username.
+   */
   async delete(user: UserRow, confirmation: string | undefined): Promise<void> {
     if (user.role >= ROLE.root) throw new AppError(ACCOUNT_ERRORS.ROOT_PROTECTED);
-    if (confirmation?.trim() !== user.username) throw new AppError(ACCOUNT_ERRORS.DELETE_CONFIRMATION_MISMATCH);
+    if (confirmation !== undefined && confirmation.trim() !== user.username) {
+      throw new AppError(ACCOUNT_ERRORS.DELETE_CONFIRMATION_MISMATCH);
+    }
     await updateUser(this.#db, user.id, { deleted_at: Math.floor(Date.now() / 1000), access_token_hmac: null });
     await this.#sessions.revokeAll(user.id);
     await announceAuthChange(this.#bus, { users: [user.id] });

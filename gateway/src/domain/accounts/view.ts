@@ -1,5 +1,6 @@
 import type { UserRow } from '../../store/database.ts';
 import type { Keyring } from '../keyring.ts';
+import { ROLE } from './rules.ts';
 import { publicSetting, readSetting } from './settings.ts';
 
 /** A user as the API shows it: never the password hash, the access token or the webhook secret. */
@@ -34,6 +35,23 @@ export function userView(user: UserRow, keyring: Keyring) {
 }
 
 export type UserView = ReturnType<typeof userView>;
+
+/**
+ * What new-api's front end reads about its own sidebar from GET /api/user/self: `sidebar_settings` offers
+ * the per-user sidebar editor, which Tollgate does not keep (so never); `sidebar_modules` lists the areas
+ * the role may not open: no administration below role 10, and no system settings below root.
+ */
+export function sidebarPermissions(role: number) {
+  const sidebarModules =
+    role >= ROLE.root ? {} : role >= ROLE.admin ? { admin: { setting: false } } : { admin: false as const };
+  return { sidebar_settings: false, sidebar_modules: sidebarModules };
+}
+
+/** The signed-in user's own record: the user, plus the sidebar fields new-api's front end reads. */
+export function selfView(user: UserRow, keyring: Keyring) {
+  // sidebar_modules is the user's saved sidebar layout as JSON text; "" (none) means the defaults.
+  return { ...userView(user, keyring), sidebar_modules: '', permissions: sidebarPermissions(user.role) };
+}
 
 /** What the console keeps locally after sign-in (spec doc 1 §3 "Session user"). */
 export function sessionUserView(user: UserRow) {

@@ -2,17 +2,26 @@ import { AppError, type ErrorSpec } from '../../errors.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
 import { channelType, XUNFEI_TYPE } from './types.ts';
 
-/** Channel fields as the API takes them (spec doc 2 §3); every field is optional on update. */
+/**
+ * A JSON object held as text, as clients send it: the text, or (new-api's clients) the object itself.
+ * "", "null", "{}" and {} all mean "no value".
+ */
+export type JsonObjectInput = string | Record<string, unknown>;
+
+/**
+ * Channel fields as the API takes them (spec doc 2 §3); every field is optional on update. `null` is
+ * never a value here (the API drops it as absent); an empty string clears a text field.
+ */
 export interface ChannelInput {
   type?: number | undefined;
   name?: string | undefined;
   key?: string | undefined;
-  openai_organization?: string | null | undefined;
-  test_model?: string | null | undefined;
+  openai_organization?: string | undefined;
+  test_model?: string | undefined;
   status?: number | undefined;
   weight?: number | undefined;
   priority?: number | undefined;
-  base_url?: string | null | undefined;
+  base_url?: string | undefined;
   other?: string | undefined;
   /** Comma string in the API; a list is accepted too. */
   models?: string | string[] | undefined;
@@ -20,14 +29,14 @@ export interface ChannelInput {
   group?: string | undefined;
   /** The form's list of groups; wins over `group` when both are sent. */
   groups?: string[] | undefined;
-  model_mapping?: string | null | undefined;
-  status_code_mapping?: string | null | undefined;
+  model_mapping?: JsonObjectInput | undefined;
+  status_code_mapping?: JsonObjectInput | undefined;
   auto_ban?: number | undefined;
-  tag?: string | null | undefined;
-  setting?: string | null | undefined;
-  settings?: string | null | undefined;
-  param_override?: string | null | undefined;
-  header_override?: string | null | undefined;
+  tag?: string | undefined;
+  setting?: JsonObjectInput | undefined;
+  settings?: JsonObjectInput | undefined;
+  param_override?: JsonObjectInput | undefined;
+  header_override?: JsonObjectInput | undefined;
   max_input_tokens?: number | undefined;
   remark?: string | undefined;
 }
@@ -96,14 +105,29 @@ export function cleanList(value: string | readonly string[] | null | undefined):
   return [...new Set(parts.map((p) => p.trim()).filter((p) => p !== ''))];
 }
 
-/** An optional JSON object held as text: empty means none; anything but an object is refused. */
+/** Whether a JSON-object field holds no value: "", "null", "{}" or {} (what new-api's clients send back). */
+export function isEmptyJsonObject(value: JsonObjectInput | null | undefined): boolean {
+  if (value === null || value === undefined) return true;
+  if (typeof value !== 'string') return Object.keys(value).length === 0;
+  const text = value.trim();
+  if (text === '' || text === 'null') return true;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** An optional JSON object held as text: empty (see isEmptyJsonObject) means none; anything but an object is refused. */
 export function jsonObjectText(
-  text: string | null | undefined,
+  value: JsonObjectInput | null | undefined,
   error: ErrorSpec,
   params: Record<string, string> = {},
   values?: (value: unknown) => boolean,
 ): string | null {
-  if (text === null || text === undefined || text.trim() === '') return null;
+  if (isEmptyJsonObject(value)) return null;
+  const text = typeof value === 'string' ? value.trim() : JSON.stringify(value);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -112,10 +136,10 @@ export function jsonObjectText(
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError(error, params);
   if (values && !Object.values(parsed).every(values)) throw new AppError(error, params);
-  return text.trim();
+  return text;
 }
 
-export function checkModelMapping(text: string | null | undefined): string | null {
+export function checkModelMapping(text: JsonObjectInput | null | undefined): string | null {
   // new-api reads the mapping as {requested: upstream} strings; anything else would break requests later.
   return jsonObjectText(text, CHANNEL_ERRORS.CHANNEL_MODEL_MAPPING_INVALID, {}, (v) => typeof v === 'string');
 }
@@ -136,7 +160,7 @@ export function checkStatus(value: number): number {
 }
 
 /** Trailing slashes stripped (spec doc 2 §5); empty means the type's default. */
-export function cleanBaseUrl(value: string | null | undefined): string | null {
+export function cleanBaseUrl(value: string | undefined): string | null {
   const trimmed = (value ?? '').trim().replace(/\/+$/, '');
   if (trimmed === '') return null;
   let url: URL;
@@ -151,7 +175,7 @@ export function cleanBaseUrl(value: string | null | undefined): string | null {
   return trimmed;
 }
 
-const emptyToNull = (value: string | null | undefined): string | null => {
+const emptyToNull = (value: string | undefined): string | null => {
   const trimmed = value?.trim() ?? '';
   return trimmed === '' ? null : trimmed;
 };

@@ -41,6 +41,8 @@ import {
   cleanBaseUrl,
   cleanList,
   configOf,
+  isEmptyJsonObject,
+  type JsonObjectInput,
   jsonObjectText,
 } from './input.ts';
 import { channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
@@ -79,14 +81,15 @@ export interface ChannelUpdateInput extends ChannelInput {
 export interface TagEdit {
   tag: string;
   /** An empty string dissolves the tag; absent or equal to `tag` keeps it. */
-  new_tag?: string | null | undefined;
-  model_mapping?: string | null | undefined;
-  models?: string | string[] | null | undefined;
-  groups?: string | string[] | null | undefined;
-  priority?: number | null | undefined;
-  weight?: number | null | undefined;
-  param_override?: string | null | undefined;
-  header_override?: string | null | undefined;
+  new_tag?: string | undefined;
+  /** Empty JSON fields and lists keep what the channels have. */
+  model_mapping?: JsonObjectInput | undefined;
+  models?: string | string[] | undefined;
+  groups?: string | string[] | undefined;
+  priority?: number | undefined;
+  weight?: number | undefined;
+  param_override?: JsonObjectInput | undefined;
+  header_override?: JsonObjectInput | undefined;
 }
 
 export interface ChannelPageQuery {
@@ -401,10 +404,9 @@ export class ChannelService {
   async editTag(edit: TagEdit): Promise<number> {
     const tag = edit.tag.trim();
     if (tag === '') throw new AppError(CHANNEL_ERRORS.CHANNEL_TAG_REQUIRED);
-    const present = (value: string | null | undefined): value is string =>
-      typeof value === 'string' && value.trim() !== '';
+    const present = (value: JsonObjectInput | undefined): value is JsonObjectInput => !isEmptyJsonObject(value);
     const changes: Partial<ChannelConfig> = {};
-    if (edit.new_tag !== undefined && edit.new_tag !== null && edit.new_tag.trim() !== tag) {
+    if (edit.new_tag !== undefined && edit.new_tag.trim() !== tag) {
       changes.tag = edit.new_tag.trim() === '' ? null : edit.new_tag.trim();
     }
     if (present(edit.model_mapping)) changes.model_mapping = checkModelMapping(edit.model_mapping);
@@ -412,8 +414,8 @@ export class ChannelService {
     if (models.length > 0) changes.models = models.join(',');
     const groups = cleanList(edit.groups);
     if (groups.length > 0) changes.group = groups.join(',');
-    if (edit.priority !== undefined && edit.priority !== null) changes.priority = checkPriority(edit.priority);
-    if (edit.weight !== undefined && edit.weight !== null) changes.weight = checkWeight(edit.weight);
+    if (edit.priority !== undefined) changes.priority = checkPriority(edit.priority);
+    if (edit.weight !== undefined) changes.weight = checkWeight(edit.weight);
     for (const field of ['param_override', 'header_override'] as const) {
       const value = edit[field];
       if (present(value)) changes[field] = jsonObjectText(value, CHANNEL_ERRORS.CHANNEL_JSON_FIELD_INVALID, { field });

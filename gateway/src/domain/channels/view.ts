@@ -7,6 +7,8 @@ export type ChannelRow = Selectable<ChannelsTable>;
 /**
  * A channel as the API shows it (new-api's shape). The key is never answered: `key` is always empty,
  * and fields are listed one by one so that a secret column added later cannot leak by default.
+ * JSON-valued columns are answered as JSON text, "" when unset (never null): new-api's front end
+ * sends back what it was given, and reads these as strings.
  */
 export function channelView(row: ChannelRow) {
   return {
@@ -29,15 +31,15 @@ export function channelView(row: ChannelRow) {
     models: row.models,
     group: row.group,
     used_quota: row.used_quota,
-    model_mapping: row.model_mapping,
-    status_code_mapping: row.status_code_mapping,
+    model_mapping: row.model_mapping ?? '',
+    status_code_mapping: row.status_code_mapping ?? '',
     auto_ban: row.auto_ban,
     other_info: row.other_info,
     tag: row.tag,
-    setting: row.setting,
-    settings: row.settings,
-    param_override: row.param_override,
-    header_override: row.header_override,
+    setting: row.setting ?? '',
+    settings: row.settings ?? '',
+    param_override: row.param_override ?? '',
+    header_override: row.header_override ?? '',
     channel_info: readChannelInfo(row.channel_info),
     max_input_tokens: row.max_input_tokens,
     remark: row.remark,

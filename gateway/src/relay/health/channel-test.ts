@@ -5,7 +5,7 @@ import { CHANNEL_STATUS } from '../../domain/channels/input.ts';
 import type { ChannelService } from '../../domain/channels/service.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
 import type { PricingService } from '../../domain/pricing/service.ts';
-import type { UsageRecorder } from '../../domain/usage/index.ts';
+import { buildConsumeOther, type UsageRecorder } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
 import { canConvert, convertRequest } from '../convert/index.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -49,6 +49,8 @@ export interface ChannelTesterDeps {
   logger: Logger;
   /** Longest a test may take. */
   timeoutMs: number;
+  /** The username of a user id, '' when there is none: a test's log row names the user it belongs to. */
+  usernameOf: (userId: number) => Promise<string>;
 }
 
 /** Types whose upstreams are task APIs (images, music, video jobs): a chat request means nothing to them. */
@@ -121,7 +123,7 @@ export class ChannelTester {
         ...(failure.code ? { error_code: failure.code } : {}),
       };
     }
-    this.#log(channel, model, format, outcome.usage, elapsedMs);
+    await this.#log(channel, model, format, outcome.usage, elapsedMs);
     if (channel.status === CHANNEL_STATUS.autoDisabled) await health.recovered(channel);
     return { success: true, message: '', time: elapsedMs / 1000 };
   }
@@ -245,27 +247,39 @@ export class ChannelTester {
     }
   }
 
-  /** The test's log: user 1, token "模型测试", quota 0, the would-be cost in the content. */
-  #log(channel: ChannelSnapshot, model: string, format: WireFormat, usage: Usage | undefined, elapsedMs: number): void {
+  /**
+   * The test's log: user 1, token "模型测试", quota 0, the would-be cost in the content. Its `other` carries
+   * the prices it was reckoned with, like every consume log: new-api's log view computes prices from them
+   * (and showed "$NaN" without them).
+   */
+  async #log(
+    channel: ChannelSnapshot,
+    model: string,
+    format: WireFormat,
+    usage: Usage | undefined,
+    elapsedMs: number,
+  ): Promise<void> {
     const { options, pricing, recorder } = this.#deps;
     const billed = usage ?? { promptTokens: 0, completionTokens: 0 };
+    // Priced as the relay prices a default-group request; an unpriced model gets the unset ratio.
+    const price = resolvePrice({
+      model,
+      usingGroup: 'default',
+      userGroup: 'default',
+      maps: pricing.maps(),
+      options,
+      acceptUnset: true,
+    });
     let cost = 0;
     try {
-      const price = resolvePrice({
-        model,
-        usingGroup: 'default',
-        userGroup: 'default',
-        maps: pricing.maps(),
-        options,
-        acceptUnset: true,
-      });
       cost = settleQuota({ price, usage: billed, options, semantics: 'openai', model }).quota;
     } catch {
-      // An unpriced model still tests; it just has no cost to report.
+      // A price the settlement cannot apply still tests; it just has no cost to report.
     }
+    const username = await this.#deps.usernameOf(TEST_LOG_USER_ID).catch(() => '');
     recorder.recordConsume({
       userId: TEST_LOG_USER_ID,
-      username: '',
+      username,
       tokenId: 0,
       tokenName: '模型测试',
       channelId: channel.id,
@@ -280,7 +294,14 @@ export class ChannelTester {
       quota: 0,
       promptTokens: billed.promptTokens,
       completionTokens: billed.completionTokens,
-      other: { frt: Math.round(elapsedMs), admin_info: { use_channel: [String(channel.id)] } },
+      other: buildConsumeOther({
+        price,
+        usage: billed,
+        firstResponseMs: Math.round(elapsedMs),
+        requestedModel: model,
+        upstreamModel: model,
+        usedChannels: [channel.id],
+      }),
     });
   }
 }

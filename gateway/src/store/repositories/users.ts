@@ -135,6 +135,20 @@ export async function searchUsers(db: Db, search: UserSearch): Promise<{ items: 
   return { items, total: count.n };
 }
 
+/** What the user may spend: the stored balance plus what pods hold of it as leases (see setSpendableQuota). */
+export async function spendableQuota(db: Db, id: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select(
+      sql<number>`quota + coalesce((select sum(amount) from quota_leases where account_type = 'user' and account_id = ${id}), 0)`.as(
+        'spendable',
+      ),
+    )
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined ? undefined : Number(row.spendable);
+}
+
 /**
  * Sets what the user may spend to `desired`. Pods hold parts of the balance as leases (quota_leases)
  * that they give back later, so the stored balance is `desired` minus what is leased right now.
