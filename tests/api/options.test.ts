@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../../gateway/src/domain/options/index.ts';
 import { PRICES_CHANNEL } from '../../gateway/src/domain/pricing/service.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { DashboardClient, setupRoot } from '../support/client.ts';
+import { DashboardClient, refusalOf, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { eventually } from '../support/wait.ts';
@@ -40,9 +40,12 @@ const optionValue = async (key: string) =>
 describe('options API', () => {
   it('is for the root only', async () => {
     for (const c of [normal, admin]) {
-      expect((await c.get('/api/option/')).status).toBe(403);
-      expect((await c.put('/api/option/', { key: 'SystemName', value: 'x' })).status).toBe(403);
-      expect((await c.post('/api/option/rest_model_ratio')).status).toBe(403);
+      expect(refusalOf(await c.get('/api/option/'))).toMatchObject({ status: 200, success: false });
+      expect(refusalOf(await c.put('/api/option/', { key: 'SystemName', value: 'x' }))).toMatchObject({
+        status: 200,
+        success: false,
+      });
+      expect(refusalOf(await c.post('/api/option/rest_model_ratio'))).toMatchObject({ status: 200, success: false });
     }
     expect(gateway.options.get('SystemName')).toBe('Tollgate');
   });
@@ -86,7 +89,7 @@ describe('options API', () => {
     ];
     for (const [body, code] of refusals) {
       const answer = await root.put('/api/option/', body);
-      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.status, JSON.stringify(body)).toBe(200);
       expect(answer.body.code).toBe(code);
     }
     const zh = await root.call('PUT', '/api/option/', { key: 'Chats', value: '[oops' }, { 'accept-language': 'zh' });
@@ -111,7 +114,7 @@ describe('options API', () => {
       )
       .execute();
     const answer = await root.put('/api/option/', { key: 'TopUpLink', value: 'https://elsewhere.example' });
-    expect(answer.status).toBe(409);
+    expect(answer.status).toBe(200);
     expect(answer.body.message).toContain('prod/settings');
   });
 
@@ -148,7 +151,7 @@ describe('model prices owned by custom resources', () => {
       key: 'ModelRatio',
       value: JSON.stringify({ ...ratios, 'gpt-4o': 3 }),
     });
-    expect(refused.status).toBe(409);
+    expect(refused.status).toBe(200);
     expect(refused.body.message).toContain('ModelPrice ai/gpt-4o-price');
     const kept = await root.put('/api/option/', {
       key: 'ModelRatio',

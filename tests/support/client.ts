@@ -77,3 +77,11 @@ export function clientsFrom(baseUrl: () => string, subnet: string) {
   };
   return { client, user };
 }
+
+/**
+ * An /api refusal as new-api answers it: HTTP 200 and success:false (its web front end signs the user out
+ * on a 401 and hides our message behind "status code N" on any other non-200), with our stable code.
+ */
+export function refusalOf(answer: Answer): { status: number; success: unknown; code: unknown } {
+  return { status: answer.status, success: answer.body?.success, code: answer.body?.code };
+}

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import { LEDGER_ERRORS } from '../domain/ledger/errors.ts';
 import type { AppError, Language } from '../errors.ts';
-import { requestLanguage } from '../http/errors.ts';
+import { HTTP_ERRORS, requestLanguage } from '../http/errors.ts';
 
 /** new-api's answer shape on every /api call: {success, message, data}; failures add a stable `code`. */
 export interface Envelope<T = unknown> {
@@ -21,4 +22,31 @@ export function say(request: FastifyRequest, message: Record<Language, string>):
 
 export function failure(request: FastifyRequest, error: AppError): Envelope<never> {
   return { success: false, message: error.localized(requestLanguage(request)), code: error.code };
+}
+
+/**
+ * Refusals that are about this server's state rather than the request: they keep their 5xx, so clients,
+ * load balancers and retries treat them as "try again elsewhere or later".
+ */
+const SERVER_STATE = new Set(
+  [
+    HTTP_ERRORS.INTERNAL_ERROR,
+    HTTP_ERRORS.SERVER_DRAINING,
+    HTTP_ERRORS.SHUTTING_DOWN,
+    HTTP_ERRORS.SCHEMA_NOT_READY,
+    LEDGER_ERRORS.quota_ledger_closed,
+  ].map((spec) => spec.code),
+);
+
+/**
+ * The HTTP status of a refused /api call, as new-api answers it. Its web front end signs the user out on
+ * any 401 and shows only "Request failed with status code N" for other non-200 answers, so every business
+ * and validation refusal (an upstream or mail server failing included) is a 200 with success:false and our
+ * message. 401 stays for "not signed in", 429 for limits, 404 for a path no route serves, and 5xx for the
+ * server's own state.
+ */
+export function apiStatus(error: AppError): number {
+  if (error.status === 401 || error.status === 429 || SERVER_STATE.has(error.code)) return error.status;
+  if (error.spec === HTTP_ERRORS.NOT_FOUND) return 404;
+  return 200;
 }

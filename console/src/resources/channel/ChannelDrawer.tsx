@@ -103,7 +103,9 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
         setValues(channelToValues(loaded));
       })
       .catch((error) => {
-        notify(error?.status === 404 ? 'channel.messages.not_found' : errorMessage(error), { type: 'error' });
+        notify(error?.code === 'CHANNEL_NOT_FOUND' ? 'channel.messages.not_found' : errorMessage(error), {
+          type: 'error',
+        });
         onClose();
       })
       .finally(() => setLoading(false));

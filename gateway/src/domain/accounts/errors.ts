@@ -68,7 +68,7 @@ export const ACCOUNT_ERRORS = defineErrors({
   USERNAME_TAKEN: { status: 409, message: { zh: '用户名已存在', en: 'The username is already taken' } },
   EMAIL_TAKEN: { status: 409, message: { zh: '邮箱地址已被占用', en: 'The email address is already in use' } },
   LOGIN_FAILED: {
-    status: 401,
+    status: 400,
     message: { zh: '用户名或密码错误，或用户已被封禁', en: 'Wrong username or password, or the user is banned' },
   },
   PASSWORD_LOGIN_DISABLED: {

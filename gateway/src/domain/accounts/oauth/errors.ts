@@ -89,11 +89,11 @@ export const OAUTH_ERRORS = defineErrors({
     message: { zh: '微信验证码错误或已过期', en: 'The WeChat verification code is wrong or has expired' },
   },
   TELEGRAM_SIGNATURE_INVALID: {
-    status: 401,
+    status: 400,
     message: { zh: '无效的 Telegram 登录数据', en: 'The Telegram sign-in data is not authentic' },
   },
   TELEGRAM_AUTH_EXPIRED: {
-    status: 401,
+    status: 400,
     message: {
       zh: 'Telegram 登录数据已过期，请重新登录',
       en: 'The Telegram sign-in data is too old; please sign in again',
