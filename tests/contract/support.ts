@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { type Answer, DashboardClient } from '../support/client.ts';
+import type { Answer } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 
@@ -37,10 +37,72 @@ export interface ContractGateway {
   stop(): Promise<void>;
 }
 
-/** A browser session of new-api's front end: cookie, New-Api-User, Cache-Control: no-store, language. */
-export class FrontEnd extends DashboardClient {
+/**
+ * A browser session of new-api's front end: a cookie jar (the session cookie and the OAuth state cookie
+ * alike), New-Api-User and Cache-Control: no-store on every call, JSON bodies, its own client address.
+ */
+export class FrontEnd {
+  readonly baseUrl: string;
+  userId: number | undefined;
+  readonly #jar = new Map<string, string>();
+  readonly #headers: Record<string, string>;
+
   constructor(baseUrl: string, address: string) {
-    super(baseUrl, { 'x-forwarded-for': address, 'cache-control': 'no-store' });
+    this.baseUrl = baseUrl;
+    this.#headers = { 'x-forwarded-for': address, 'cache-control': 'no-store', 'accept-language': 'en' };
+  }
+
+  /** The Cookie header this browser sends; assigning one replaces the jar (to copy a session). */
+  get cookie(): string {
+    return [...this.#jar].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  set cookie(header: string) {
+    this.#jar.clear();
+    for (const pair of header.split(';')) {
+      const [name, ...value] = pair.trim().split('=');
+      if (name) this.#jar.set(name, value.join('='));
+    }
+  }
+
+  async call(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
+    const headers: Record<string, string> = { ...this.#headers, ...extra };
+    if (this.#jar.size > 0) headers.cookie = this.cookie;
+    if (this.userId !== undefined && !('new-api-user' in extra)) headers['new-api-user'] = String(this.userId);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const [name = '', ...value] = pair.trim().split('=');
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value.join('=') === '';
+      if (expired) this.#jar.delete(name);
+      else this.#jar.set(name, value.join('='));
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  }
+
+  get = (path: string, extra?: Record<string, string>) => this.call('GET', path, undefined, extra);
+  post = (path: string, body?: unknown) => this.call('POST', path, body ?? {});
+  put = (path: string, body?: unknown) => this.call('PUT', path, body ?? {});
+  /** axios' delete without data: no body and no content type. */
+  delete = (path: string) => this.call('DELETE', path);
+
+  /** Signs in as LoginForm.jsx does; afterwards every call carries New-Api-User. */
+  async login(username: string, password: string): Promise<Answer> {
+    const answer = await this.post('/api/user/login?turnstile=', { username, password });
+    if (answer.body?.success) this.userId = answer.body.data.id;
+    return answer;
   }
 }
 
