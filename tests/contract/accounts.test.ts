@@ -319,6 +319,25 @@ describe('personal settings (PersonalSetting.jsx, topup/index.jsx)', () => {
     for (const [name, info] of Object.entries(groups)) expectShape(info, { desc: 'string', ratio: 'number' }, name);
   });
 
+  it('transfers affiliate earnings into the balance (POST /api/user/aff_transfer {quota})', async () => {
+    expectOk(await g.root.put('/api/option/', { key: 'QuotaForInviter', value: '1000000' }));
+    const inviter = await g.user('inviter');
+    const code = expectOk(await inviter.get('/api/user/aff'));
+    const form = {
+      username: 'invitee',
+      password: 'password-1',
+      password2: 'password-1',
+      email: '',
+      verification_code: '',
+    };
+    expectOk(await g.visitor().post('/api/user/register?turnstile=', { ...form, aff_code: code }));
+    const before = expectOk(await inviter.get('/api/user/self'));
+    expect(before).toMatchObject({ aff_count: 1, aff_quota: 1000000 });
+    expectOk(await inviter.post('/api/user/aff_transfer', { quota: 500000 }));
+    const after = expectOk(await inviter.get('/api/user/self'));
+    expect(after).toMatchObject({ aff_quota: 500000, quota: before.quota + 500000 });
+  });
+
   it('refuses an affiliate transfer beyond the earnings as a business refusal', async () => {
     const c = await g.user('me6');
     expectRefusal(await c.post('/api/user/aff_transfer', { quota: 500000 }));

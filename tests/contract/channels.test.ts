@@ -406,6 +406,10 @@ describe('model and group lists', () => {
     expect(fetched).toContain('gpt-4o');
   });
 
+  it('refuses fetching models from an upstream that does not answer as a business refusal', async () => {
+    expectRefusal(await root.post('/api/channel/fetch_models', { base_url: 'http://127.0.0.1:9', type: 1, key: KEY }));
+  });
+
   it('answers the upstream detection result with a groups list', async () => {
     const id = await create();
     const data = expectOk(await root.get(`/api/channel/test_upstream/${id}`));

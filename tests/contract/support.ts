@@ -126,9 +126,8 @@ export async function startContractGateway(subnet: string, env: Record<string, s
     SelfUseModeEnabled: false,
     DemoSiteEnabled: false,
   });
-  if (!setup.body?.success) throw new Error(`setup failed: ${JSON.stringify(setup.body)}`);
-  const login = await root.login('root', 'root-password');
-  if (!login.body?.success) throw new Error(`root login failed: ${JSON.stringify(login.body)}`);
+  expectOk(setup);
+  expectShape(expectOk(await root.login('root', 'root-password')), { id: 'integer', role: 'integer' }, 'root');
   const user = async (username: string, password = 'password-1') => {
     const registered = await visitor().post('/api/user/register', { username, password, password2: password });
     if (!registered.body?.success) throw new Error(`registering ${username}: ${JSON.stringify(registered.body)}`);
