@@ -21,6 +21,15 @@ import {
 let g: ContractGateway;
 let smtp: SmtpInbox;
 let github: MockServer;
+/** The WeChat account server: verification codes the official account handed out, each an openid. */
+let wechat: MockServer;
+const wechatCodes = new Map<string, string>();
+const WECHAT_TOKEN = 'wx-contract-token';
+const wechatCode = (openid: string) => {
+  const code = String(100000 + wechatCodes.size);
+  wechatCodes.set(code, openid);
+  return code;
+};
 const TELEGRAM_TOKEN = '424242:TG-CONTRACT-SECRET';
 
 /** Codes the fake GitHub handed out, and the account each one signs in. */
@@ -64,6 +73,17 @@ beforeAll(async () => {
     }
     return send(404, { message: 'Not Found' });
   });
+  wechat = await serveMock(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://wechat');
+    const openid =
+      url.pathname === '/api/wechat/user' && req.headers.authorization === WECHAT_TOKEN
+        ? wechatCodes.get(url.searchParams.get('code') ?? '')
+        : undefined;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify(openid ? { success: true, message: '', data: openid } : { success: false, message: 'wrong code' }),
+    );
+  });
   g = await startContractGateway('10.47.0', { GITHUB_OAUTH_URL: github.url, GITHUB_API_URL: `${github.url}/api` });
   for (const [key, value] of Object.entries({
     ...smtp.options,
@@ -74,6 +94,9 @@ beforeAll(async () => {
     TelegramOAuthEnabled: 'true',
     TelegramBotToken: TELEGRAM_TOKEN,
     TelegramBotName: 'contract_bot',
+    WeChatAuthEnabled: 'true',
+    WeChatServerAddress: wechat.url,
+    WeChatServerToken: WECHAT_TOKEN,
   })) {
     expectOk(await g.root.put('/api/option/', { key, value }));
   }
@@ -83,6 +106,7 @@ afterAll(async () => {
   await g?.stop();
   await smtp?.close();
   await github?.close();
+  await wechat?.close();
 });
 
 const mailsTo = (email: string) => smtp.inbox.filter((m) => m.to.includes(email));
@@ -191,5 +215,22 @@ describe('Telegram widget (LoginForm.jsx onTelegramLoginClicked)', () => {
       hash: '0'.repeat(64),
     };
     expectRefusal(await g.visitor().get(`/api/oauth/telegram/login?${new URLSearchParams(fields)}`));
+  });
+});
+
+describe('WeChat (LoginForm.jsx onSubmitWeChatVerificationCode, PersonalSetting.jsx bindWeChat)', () => {
+  it('signs in with a verification code: data is the session user', async () => {
+    const user = expectOk(await g.visitor().get(`/api/oauth/wechat?code=${wechatCode('openid-login')}`));
+    expectShape(user, SESSION_USER, 'data');
+  });
+
+  it('binds WeChat to the signed-in user with GET /api/oauth/wechat/bind?code=', async () => {
+    const c = await g.user('wx-binder');
+    expectOk(await c.get(`/api/oauth/wechat/bind?code=${wechatCode('openid-bind')}`));
+    expect(expectOk(await c.get('/api/user/self')).wechat_id).toBe('openid-bind');
+  });
+
+  it('refuses a wrong code as a business refusal', async () => {
+    expectRefusal(await g.visitor().get('/api/oauth/wechat?code=999999'));
   });
 });
