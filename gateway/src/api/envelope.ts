@@ -1,7 +1,7 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LEDGER_ERRORS } from '../domain/ledger/errors.ts';
 import type { AppError, Language } from '../errors.ts';
-import { HTTP_ERRORS, requestLanguage } from '../http/errors.ts';
+import { HTTP_ERRORS, requestLanguage, toAppError } from '../http/errors.ts';
 
 /** new-api's answer shape on every /api call: {success, message, data}; failures add a stable `code`. */
 export interface Envelope<T = unknown> {
@@ -49,4 +49,15 @@ export function apiStatus(error: AppError): number {
   if (error.status === 401 || error.status === 429 || SERVER_STATE.has(error.code)) return error.status;
   if (error.spec === HTTP_ERRORS.NOT_FOUND) return 404;
   return 200;
+}
+
+/**
+ * Answers anything thrown by an /api route in the envelope, with the status `apiStatus` gives. `echoInData`
+ * repeats the message in `data`, for the pages of new-api's front end that show `data` as the error.
+ */
+export function sendFailure(error: unknown, request: FastifyRequest, reply: FastifyReply, echoInData = false) {
+  const appError = toAppError(error);
+  if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+  const answer = failure(request, appError);
+  return reply.code(apiStatus(appError)).send(echoInData ? { ...answer, data: answer.message } : answer);
 }

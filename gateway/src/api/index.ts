@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-import { toAppError } from '../http/errors.ts';
 import type { ChannelTester } from '../relay/health/channel-test.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
 import { channelRoutes } from './channel.ts';
 import { channelTestRoutes } from './channel-test.ts';
 import { emailRoutes } from './email.ts';
-import { apiStatus, failure } from './envelope.ts';
+import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
@@ -32,11 +31,7 @@ export interface ApiDeps {
 export async function apiPlugin(app: FastifyInstance, { services, rateLimits, channelTester }: ApiDeps): Promise<void> {
   const counters = services.cluster.counters;
   app.decorateRequest('auth', null);
-  app.setErrorHandler(async (error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.code(apiStatus(appError)).send(failure(request, appError));
-  });
+  app.setErrorHandler(async (error, request, reply) => sendFailure(error, request, reply));
   app.addHook('onRequest', ipRateLimit(counters, 'api', rateLimits.globalApi));
   // The console and scripts must always see fresh answers (spec doc 1 §1: every call asks for no caching).
   app.addHook('onSend', async (_request, reply) => {

@@ -1,8 +1,8 @@
 import { parse } from 'node:querystring';
-import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { TopUpService } from '../domain/payments/service.ts';
 import { type authGuards, signedIn } from './auth.ts';
-import { ok } from './envelope.ts';
+import { ok, sendFailure } from './envelope.ts';
 
 export interface TopUpRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -20,11 +20,23 @@ const amountBody = {
   },
 } as const;
 
+/**
+ * new-api's top-up page shows `data` as the error when `message` is not "success", so refusals of the
+ * pricing and ordering calls repeat their message in `data`.
+ */
+async function refusalWithData(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  return sendFailure(error, request, reply, true);
+}
+
 /** Online top-up (spec doc 2 §7): price an amount, order it, and the payment site's notification. */
 export function topUpRoutes(app: FastifyInstance, { guards, critical, topUps }: TopUpRouteDeps): void {
   app.post<{ Body: { amount?: number | string } }>(
     '/user/amount',
-    { preHandler: guards.user, schema: { tags, summary: 'The money an amount of top-up costs', body: amountBody } },
+    {
+      preHandler: guards.user,
+      errorHandler: refusalWithData,
+      schema: { tags, summary: 'The money an amount of top-up costs', body: amountBody },
+    },
     async (request) => ok(topUps.price(request.body?.amount, signedIn(request).user).toFixed(2), 'success'),
   );
 
@@ -32,6 +44,7 @@ export function topUpRoutes(app: FastifyInstance, { guards, critical, topUps }: 
     '/user/pay',
     {
       preHandler: [critical, guards.user],
+      errorHandler: refusalWithData,
       schema: {
         tags,
         summary: 'Order a top-up: answers the form fields the browser posts to `url`',

@@ -19,6 +19,7 @@ import {
   responseInHub,
 } from './convert/index.ts';
 import { chatViaResponses } from './convert/responses-policy.ts';
+import { recordRelayFailure } from './error-log.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { forwardStream } from './forward.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
@@ -316,6 +317,23 @@ async function attempt(
     }
   }
   if (lastChannel) noteRelay(request, { channel: String(lastChannel.id) });
+  if (lastChannel && lastFailure) {
+    const fromUpstream = lastFailure instanceof UpstreamFailure;
+    recordRelayFailure(
+      deps.recorder,
+      caller,
+      request,
+      { model: input.model, stream: input.stream, startedMs: started },
+      {
+        channel: lastChannel,
+        tried: [...failed],
+        status: lastFailure instanceof UpstreamFailure ? lastFailure.error.status : lastFailure.status,
+        code: (lastFailure instanceof UpstreamFailure ? lastFailure.error.code : lastFailure.code) ?? 'upstream_error',
+        message: lastFailure.message,
+        fromUpstream,
+      },
+    );
+  }
   if (lastFailure instanceof UpstreamFailure) {
     noteRelayFailure(request, reply, isTimeout(lastFailure.cause) ? 'timeout' : 'upstream');
     throw new AppError(

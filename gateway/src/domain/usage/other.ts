@@ -285,7 +285,7 @@ export interface ErrorOtherInput {
   multiKeyIndex?: number;
 }
 
-export interface ErrorOther {
+export type ErrorOther = {
   request_path?: string;
   error_type: string;
   error_code: string;
@@ -294,7 +294,7 @@ export interface ErrorOther {
   channel_name: string;
   channel_type: number;
   admin_info: { use_channel: string[]; is_multi_key?: true; multi_key_index?: number };
-}
+};
 
 /** The `other` object of an error log (type 5), as new-api writes it. */
 export function buildErrorOther(input: ErrorOtherInput): ErrorOther {

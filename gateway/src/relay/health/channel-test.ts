@@ -20,13 +20,19 @@ import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 import type { ChannelFailure } from './auto-disable.ts';
 import type { ChannelHealth } from './channel-health.ts';
 
-/** new-api's answer to a channel test: `time` in seconds. */
+/**
+ * new-api's answer to a channel test: `time` in seconds. A failure carries our envelope's stable `code`
+ * (CHANNEL_TEST_FAILED) and, when the upstream gave one, its own in `error_code`.
+ */
 export interface ChannelTestResult {
   success: boolean;
   message: string;
   time: number;
+  code?: typeof CHANNEL_TEST_FAILED;
   error_code?: string;
 }
+
+export const CHANNEL_TEST_FAILED = 'CHANNEL_TEST_FAILED';
 
 export interface ChannelTestOptions {
   model?: string | undefined;
@@ -120,6 +126,7 @@ export class ChannelTester {
         success: false,
         message: failure.message,
         time: elapsedMs / 1000,
+        code: CHANNEL_TEST_FAILED,
         ...(failure.code ? { error_code: failure.code } : {}),
       };
     }

@@ -1,0 +1,57 @@
+import type { FastifyRequest } from 'fastify';
+import { buildErrorOther, type UsageRecorder } from '../domain/usage/index.ts';
+import type { RelayCaller } from './auth/key-auth.ts';
+import type { ChannelSnapshot } from './types.ts';
+
+export interface RelayFailure {
+  /** The channel the last attempt went to. */
+  channel: ChannelSnapshot;
+  /** Every channel tried, in order. */
+  tried: readonly number[];
+  /** What the client is told: HTTP status, error code and message. */
+  status: number;
+  code: string;
+  message: string;
+  /** An upstream answered with the error (as opposed to the gateway refusing before reaching one). */
+  fromUpstream: boolean;
+}
+
+/**
+ * The error log (type 5) of a request whose every attempt failed, as new-api writes it with
+ * ERROR_LOG_ENABLED: who, which model and channel, the message the client got, and in `other` the error's
+ * type, code, status and the channels tried. The recorder drops it when error logs are off.
+ */
+export function recordRelayFailure(
+  recorder: UsageRecorder,
+  caller: RelayCaller,
+  request: FastifyRequest,
+  input: { model: string; stream: boolean; startedMs: number },
+  failure: RelayFailure,
+): void {
+  const { user, token } = caller.identity;
+  recorder.recordError({
+    userId: user.id,
+    username: user.username,
+    tokenId: token.id,
+    tokenName: token.name,
+    channelId: failure.channel.id,
+    channelName: failure.channel.name,
+    modelName: input.model,
+    group: caller.group,
+    useTimeSeconds: Math.round((Date.now() - input.startedMs) / 1000),
+    isStream: input.stream,
+    ip: '',
+    requestId: request.id,
+    content: failure.message,
+    other: buildErrorOther({
+      requestPath: request.url.split('?')[0] ?? '',
+      errorType: failure.fromUpstream ? 'upstream_error' : 'tollgate_error',
+      errorCode: failure.code,
+      statusCode: failure.status,
+      channelId: failure.channel.id,
+      channelName: failure.channel.name,
+      channelType: failure.channel.type,
+      usedChannels: failure.tried,
+    }),
+  });
+}
