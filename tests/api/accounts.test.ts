@@ -514,7 +514,7 @@ describe('self-service', () => {
     expect(await row(c.userId!)).toMatchObject({ aff_quota: 200_000, quota: 600_000 });
   });
 
-  it('deletes the own account only with the typed username, and never the root', async () => {
+  it('deletes the own account (a username sent must be its own), and never the root', async () => {
     const c = await user('leaver');
     expect((await c.delete('/api/user/self', { username: 'someone' })).body.code).toBe('DELETE_CONFIRMATION_MISMATCH');
     expect((await root.delete('/api/user/self', { username: 'root' })).body.code).toBe('ROOT_PROTECTED');
