@@ -12,26 +12,34 @@ interface SchemaNode {
   nullable?: boolean;
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode;
+  anyOf?: SchemaNode[];
 }
 
-const admitsNull = (schema: SchemaNode | undefined) =>
+const admitsNull = (schema: SchemaNode | undefined): boolean =>
   schema !== undefined &&
-  (schema.nullable === true || schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null')));
+  (schema.nullable === true ||
+    schema.type === 'null' ||
+    (Array.isArray(schema.type) && schema.type.includes('null')) ||
+    (schema.anyOf?.some(admitsNull) ?? false));
 
 /**
  * new-api's clients send `null` for an optional field they have no value for (e.g. `aff_code: null`
  * when there is no invitation), and its server reads that as absent. So do we: a `null` for a
- * property whose schema does not declare it nullable is removed before validation, at every depth.
+ * property the schema declares, but not as nullable, is removed before validation, at every declared
+ * depth. Free-form values (a JSON object the schema does not describe) keep their nulls: there a null
+ * is data.
  */
 export function dropUndeclaredNulls(data: unknown, schema: SchemaNode | undefined): void {
+  if (schema === undefined) return;
   if (Array.isArray(data)) {
-    for (const item of data) dropUndeclaredNulls(item, schema?.items);
+    for (const item of data) dropUndeclaredNulls(item, schema.items);
     return;
   }
-  if (data === null || typeof data !== 'object') return;
+  if (data === null || typeof data !== 'object' || schema.properties === undefined) return;
   const record = data as Record<string, unknown>;
   for (const [key, value] of Object.entries(record)) {
-    const property = schema?.properties?.[key];
+    const property = schema.properties[key];
+    if (property === undefined) continue;
     if (value !== null) dropUndeclaredNulls(value, property);
     else if (!admitsNull(property)) delete record[key];
   }
