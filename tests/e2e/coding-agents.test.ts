@@ -12,6 +12,7 @@ import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.
 import { type MockAnthropic, startMockAnthropic } from '../support/mock-anthropic.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 import { type ProxiedCall, type RecordingProxy, startRecordingProxy } from '../support/recording-proxy.ts';
+import { eventually } from '../support/wait.ts';
 
 // Claude Code (@anthropic-ai/claude-code) and the Codex CLI (@openai/codex), installed from npm, each run
 // one headless turn through Tollgate against a mock upstream: the mock asks for the CLI's shell tool, the
@@ -87,6 +88,13 @@ beforeAll(async () => {
     CacheRatio: byModel((p) => p.cache),
     CreateCacheRatio: byModel((p) => p.cacheWrite),
   });
+  // The routing index learns of the new channels over the bus.
+  const probe = await newKey('probe');
+  const models = async () => {
+    const answer = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${probe}` } });
+    return ((await answer.json()) as { data?: unknown[] }).data?.length ?? 0;
+  };
+  expect(await eventually(models, (n) => n === 2, 2000)).toBe(2);
   scratch = mkdtempSync(path.join(tmpdir(), 'tollgate-agents-'));
 });
 
@@ -96,6 +104,14 @@ afterAll(async () => {
   await Promise.all([anthropic?.close(), openai?.close()]);
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
+
+/** A new unlimited key, `sk-` included (the API answers keys with or without it). */
+async function newKey(name: string): Promise<string> {
+  const created = await root.post('/api/token/', { name, unlimited_quota: true });
+  expect(created.body.success, JSON.stringify(created.body)).toBe(true);
+  const key = String(created.body.data.key);
+  return key.startsWith('sk-') ? key : `sk-${key}`;
+}
 
 interface Turn {
   /** The CLI's exit, output and final text. */
@@ -122,10 +138,7 @@ async function agentTurn(options: {
   input: (command: string) => Record<string, unknown>;
 }): Promise<Turn> {
   const tokenName = `${options.cli}-${options.upstream}`;
-  const created = await root.post('/api/token/', { name: tokenName, unlimited_quota: true });
-  expect(created.body.success, JSON.stringify(created.body)).toBe(true);
-  const key = String(created.body.data.key);
-  const apiKey = key.startsWith('sk-') ? key : `sk-${key}`;
+  const apiKey = await newKey(tokenName);
 
   const nonce = randomBytes(6).toString('hex');
   // The command's output (the nonce reversed) appears nowhere in the command, so only running it yields it.
