@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -219,6 +220,44 @@ describe('POST /v1/responses/compact', () => {
       message: expect.stringContaining('openai-responses-compact'),
     });
     expect(anthropicUp.requests.length).toBe(seen);
+  });
+});
+
+describe('GET /v1/responses with a WebSocket upgrade', () => {
+  /** A WebSocket handshake as Codex opens it, and the plain HTTP answer it gets. */
+  const handshake = (headers: Record<string, string>) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const call = request(`${gateway.url}/v1/responses`, { headers });
+      call.on('response', (answer) => {
+        let text = '';
+        answer.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      });
+      call.on('upgrade', () => reject(new Error('the gateway accepted a WebSocket')));
+      call.on('error', reject);
+      call.end();
+    });
+
+  it('answers 426 in OpenAI’s shape, so that Codex falls back to HTTP at once', async () => {
+    const answer = await handshake({
+      authorization: `Bearer ${key}`,
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      'sec-websocket-version': '13',
+    });
+    expect(answer.status).toBe(426);
+    expect(answer.body).toMatchObject({
+      error: { code: 'websocket_unsupported', message: expect.stringContaining('POST /v1/responses') },
+    });
+  });
+
+  it('is an unknown path without the upgrade', async () => {
+    const answer = await handshake({ authorization: `Bearer ${key}` });
+    expect(answer.status).toBe(404);
+    expect(answer.body.error.message).toContain('Invalid URL (GET /v1/responses)');
   });
 });
 

@@ -112,6 +112,13 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     });
   }
 
+  // Codex first asks for the Responses API over a WebSocket (a GET with Upgrade). 426 makes it fall back
+  // to HTTP at once; a 404 would cost it five retries with back-off before it does.
+  app.get('/v1/responses', async (request, reply) => {
+    if (String(request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return reply.callNotFound();
+    throw new AppError(RELAY_ERRORS.websocket_unsupported);
+  });
+
   // Token counting answers, but is not a billed relay request: no relay format, no consume log.
   app.post('/v1/messages/count_tokens', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
     const counted = await countTokens(deps, caller(request), request);
