@@ -324,6 +324,20 @@ describe('compressed request bodies', () => {
     expect(openaiUp.requests.length).toBe(seen);
   });
 
+  it('survives a coding named on a request whose body is never read', async () => {
+    const models = await fetch(`${gateway.url}/v1/models`, {
+      headers: { authorization: `Bearer ${key}`, 'content-encoding': 'gzip' },
+    });
+    expect(models.status).toBe(200);
+    // No parser for the type: refused before the body is read.
+    const xml = await post('/v1/chat/completions', Buffer.from('not gzip'), 'gzip', {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/xml',
+    });
+    expect(xml.status).toBe(415);
+    expect((await relay(gzipSync(json), 'gzip')).status).toBe(200);
+  });
+
   it('refuses a body that does not decode with 400', async () => {
     const answer = await relay(Buffer.from('this is not gzip at all'), 'gzip');
     expect(answer.status).toBe(400);

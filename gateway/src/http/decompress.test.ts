@@ -66,6 +66,13 @@ describe('decodeBody', () => {
     expect((error as AppError).status).toBe(400);
   });
 
+  it('fails quietly when nobody reads the body (a GET that names a coding)', async () => {
+    const decoded = decodeBody(request('gzip'), Readable.from([]));
+    // An unhandled 'error' event would throw; the stream only ends destroyed.
+    await new Promise((resolve) => decoded.on('close', resolve));
+    expect(decoded.destroyed).toBe(true);
+  });
+
   it('stops decoding a body that inflates past the limit, and drops the rest of the upload', async () => {
     const limit = 64 * 1024;
     // 200 members of 1 MiB of zeros: about 200 KiB compressed, 200 MiB decoded.

@@ -62,6 +62,9 @@ export function decodeBody(request: FastifyRequest, payload: Readable): Readable
       fail(new AppError(HTTP_ERRORS.BODY_TOO_LARGE));
     },
   }) as DecodedBody;
+  // Fastify's body reader listens for the failure; a request whose body is never read (a GET, a content type
+  // without a parser) must not take the process down with it.
+  limiter.on('error', () => {});
   // Fastify compares Content-Length with the bytes that came over the wire, i.e. the compressed ones.
   limiter.receivedEncodedLength = 0;
   payload.on('data', (chunk: Buffer) => {
