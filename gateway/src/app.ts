@@ -8,6 +8,7 @@ import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
 import type { PodHealth } from './health.ts';
 import { consolePlugin } from './http/console.ts';
+import { decodeBody } from './http/decompress.ts';
 import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
 import { measureRequests, registerProbes } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
@@ -44,6 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Compressed request bodies (Content-Encoding) are decoded for every route, within its body limit.
+  app.addHook('preParsing', async (request, _reply, payload) => decodeBody(request, payload));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

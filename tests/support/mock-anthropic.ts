@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { AGENT_CALL_ID, type AgentScript, agentStep, toolResultText } from './agent-script.ts';
 import { serveMock } from './mock-server.ts';
 
 /**
@@ -44,6 +45,8 @@ export interface AnthropicBehaviour {
   refuseKeys?: string[];
   /** Streams only: after the first text delta, send an `error` event of this type and stop. */
   streamError?: { type: string; message: string };
+  /** A coding agent's turn: requests offering its tool call it, then answer once its result is back. */
+  agent?: AgentScript;
 }
 
 export interface MockAnthropic {
@@ -162,6 +165,15 @@ function invalid(body: any): string | undefined {
     if (body.temperature !== undefined && body.temperature !== 1)
       return '`temperature` may only be set to 1 when thinking is enabled';
   }
+  if (body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive') {
+    // A tool loop keeps its thinking: the last assistant turn that called tools starts with a signed thinking block.
+    const i = body.messages.findLastIndex((m: any) => m.role === 'assistant');
+    const last = body.messages[i]?.content;
+    const first = Array.isArray(last) && last.some((block: any) => block?.type === 'tool_use') ? last[0] : undefined;
+    if (first && !(first.type === 'redacted_thinking' || (first.type === 'thinking' && first.signature))) {
+      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block`;
+    }
+  }
   if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1))
     return 'temperature: Input should be less than or equal to 1';
   return undefined;
@@ -178,21 +190,34 @@ function wantsTool(body: any): boolean {
   return !(Array.isArray(last?.content) && last.content.some((block: any) => block?.type === 'tool_result'));
 }
 
+/** The text of the tool result answering the agent script's call, if the conversation holds one. */
+function agentResult(messages: any[]): string | undefined {
+  for (const message of messages) {
+    for (const block of Array.isArray(message?.content) ? message.content : []) {
+      if (block?.type === 'tool_result' && block.tool_use_id === AGENT_CALL_ID) return toolResultText(block.content);
+    }
+  }
+  return undefined;
+}
+
 function messages(b: AnthropicBehaviour, res: ServerResponse, body: any) {
   const problem = invalid(body);
   if (problem) return fail(res, 400, 'invalid_request_error', problem);
   const model: string = body.model;
   const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
   const thinkingText = b.thinking ?? 'Let me think.';
-  const tool = wantsTool(body)
-    ? body.tool_choice?.type === 'tool'
-      ? body.tools.find((t: any) => t.name === body.tool_choice.name)
-      : body.tools[0]
-    : undefined;
-  const toolInput = b.toolInput ?? { city: 'Paris' };
+  const offered: string[] = Array.isArray(body.tools) ? body.tools.map((t: any) => t?.name) : [];
+  const step = agentStep(b.agent, offered, agentResult(body.messages));
+  let tool: { id: string; name: string; input: Record<string, unknown> } | undefined;
+  if (step?.kind === 'call') tool = { id: step.id, name: step.name, input: step.input };
+  else if (!step && wantsTool(body)) {
+    const offer =
+      body.tool_choice?.type === 'tool' ? body.tools.find((t: any) => t.name === body.tool_choice.name) : body.tools[0];
+    tool = { id: 'toolu_mock_1', name: offer.name, input: b.toolInput ?? { city: 'Paris' } };
+  }
 
   // The reply, cut where Claude would stop: a stop sequence, or max_tokens.
-  let reply = b.reply ?? 'Hello from the mock.';
+  let reply = step?.kind === 'answer' ? step.text : (b.reply ?? 'Hello from the mock.');
   let stopReason = tool ? 'tool_use' : 'end_turn';
   let stopSequence: string | null = null;
   if (!tool) {
@@ -213,11 +238,11 @@ function messages(b: AnthropicBehaviour, res: ServerResponse, body: any) {
 
   const content: any[] = [];
   if (thinking) content.push({ type: 'thinking', thinking: thinkingText, signature: 'sig_mock_thinking' });
-  if (tool) content.push({ type: 'tool_use', id: 'toolu_mock_1', name: tool.name, input: toolInput });
+  if (tool) content.push({ type: 'tool_use', ...tool });
   else content.push({ type: 'text', text: reply });
 
   const promptText = JSON.stringify([body.system ?? '', body.messages, body.tools ?? []]);
-  const output = tokens((thinking ? thinkingText : '') + (tool ? JSON.stringify(toolInput) : reply));
+  const output = tokens((thinking ? thinkingText : '') + (tool ? JSON.stringify(tool.input) : reply));
   const u = b.usage;
   const write5m = u?.cache_creation_5m_input_tokens ?? 0;
   const write1h = u?.cache_creation_1h_input_tokens ?? 0;

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { AGENT_CALL_ID, type AgentScript, agentStep, toolResultText } from './agent-script.ts';
 import { serveMock } from './mock-server.ts';
 
 /**
@@ -37,6 +38,8 @@ export interface MockBehaviour {
   webSearchCalls?: number;
   /** Transcriptions: report the audio duration as usage (`{type: "duration"}`), as whisper-1 does. */
   transcriptionSeconds?: number;
+  /** A coding agent's turn (chat and Responses): requests offering its tool call it, then answer once its result is back. */
+  agent?: AgentScript;
 }
 
 export interface MockOpenAI {
@@ -131,6 +134,17 @@ async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerRespons
       });
     case '/v1/responses':
       return responses(b, res, body, model, reply, usage);
+    case '/v1/responses/compact':
+      return json(res, 200, {
+        id: 'resp_compact_mock',
+        object: 'response.compaction',
+        created_at: 1,
+        output: [
+          ...(Array.isArray(body.input) ? body.input.filter((item: any) => item?.role === 'user') : []),
+          { type: 'compaction', id: 'cmp_mock', encrypted_content: 'compacted-by-the-mock' },
+        ],
+        usage: responsesUsage(usage),
+      });
     case '/v1/embeddings': {
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
       return json(res, 200, {
@@ -186,14 +200,22 @@ async function handle(b: MockBehaviour, req: IncomingMessage, res: ServerRespons
 }
 
 async function chat(b: MockBehaviour, res: ServerResponse, body: any, model: string, reply: string, usage: object) {
-  const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
-  const toolCall = wantsTool
-    ? {
-        id: 'call_mock_1',
-        type: 'function',
-        function: { name: body.tools[0].function.name, arguments: '{"city":"Paris"}' },
-      }
-    : undefined;
+  const offered: string[] = Array.isArray(body.tools) ? body.tools.map((t: any) => t?.function?.name) : [];
+  const result = (body.messages ?? []).find((m: any) => m?.role === 'tool' && m.tool_call_id === AGENT_CALL_ID);
+  const step = agentStep(b.agent, offered, result ? toolResultText(result.content) : undefined);
+  const wantsTool = step
+    ? step.kind === 'call'
+    : Array.isArray(body.tools) && body.tools.length > 0 && body.tool_choice !== 'none';
+  if (step?.kind === 'answer') reply = step.text;
+  const toolCall = !wantsTool
+    ? undefined
+    : step?.kind === 'call'
+      ? { id: step.id, type: 'function', function: { name: step.name, arguments: JSON.stringify(step.input) } }
+      : {
+          id: 'call_mock_1',
+          type: 'function',
+          function: { name: body.tools[0].function.name, arguments: '{"city":"Paris"}' },
+        };
   if (!body.stream) {
     return json(res, 200, {
       id: 'chatcmpl-mock',
@@ -235,28 +257,61 @@ async function chat(b: MockBehaviour, res: ServerResponse, body: any, model: str
   res.end('data: [DONE]\n\n');
 }
 
-async function responses(b: MockBehaviour, res: ServerResponse, body: any, model: string, reply: string, usage: any) {
-  const responseUsage = {
+/** Chat usage → the Responses spelling (input/output tokens, cached input in its details). */
+function responsesUsage(usage: any) {
+  return {
     input_tokens: usage.prompt_tokens,
+    input_tokens_details: { cached_tokens: usage.prompt_tokens_details.cached_tokens },
     output_tokens: usage.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.total_tokens,
   };
+}
+
+async function responses(b: MockBehaviour, res: ServerResponse, body: any, model: string, reply: string, usage: any) {
+  const input = Array.isArray(body.input) ? body.input : [];
+  const offered: string[] = Array.isArray(body.tools)
+    ? body.tools.filter((t: any) => t?.type === 'function').map((t: any) => t.name)
+    : [];
+  const result = input.find((item: any) => item?.type === 'function_call_output' && item.call_id === AGENT_CALL_ID);
+  const step = agentStep(b.agent, offered, result ? toolResultText(result.output) : undefined);
   const searches = Array.from({ length: b.webSearchCalls ?? 0 }, (_, i) => ({
     type: 'web_search_call',
     id: `ws_${i}`,
     status: 'completed',
     action: { type: 'search', query: 'q' },
   }));
-  const output = [
-    ...searches,
-    {
-      type: 'message',
-      id: 'msg_1',
-      role: 'assistant',
-      status: 'completed',
-      content: [{ type: 'output_text', text: reply, annotations: [] }],
-    },
-  ];
+  const text = step?.kind === 'answer' ? step.text : reply;
+  const answer =
+    step?.kind === 'call'
+      ? {
+          type: 'function_call',
+          id: 'fc_mock_1',
+          call_id: step.id,
+          name: step.name,
+          arguments: JSON.stringify(step.input),
+          status: 'completed',
+        }
+      : {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text, annotations: [] }],
+        };
+  // A reasoning model asked for an effort thinks first; a stateless client gets the reasoning back encrypted.
+  const reasoning =
+    typeof body.reasoning?.effort === 'string' && body.reasoning.effort !== 'none'
+      ? [
+          {
+            type: 'reasoning',
+            id: 'rs_mock_1',
+            summary: [{ type: 'summary_text', text: 'Let me think.' }],
+            encrypted_content: 'enc_mock_reasoning',
+          },
+        ]
+      : [];
+  const output: any[] = [...searches, ...reasoning, answer];
   const response = {
     id: 'resp_mock',
     object: 'response',
@@ -264,7 +319,7 @@ async function responses(b: MockBehaviour, res: ServerResponse, body: any, model
     status: 'completed',
     model,
     output,
-    ...(b.omitUsage ? {} : { usage: responseUsage }),
+    ...(b.omitUsage ? {} : { usage: responsesUsage(usage) }),
   };
   if (!body.stream) return json(res, 200, response);
   res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -272,8 +327,47 @@ async function responses(b: MockBehaviour, res: ServerResponse, body: any, model
   const send = (type: string, data: object) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
   send('response.created', { response: { ...response, status: 'in_progress', output: [], usage: null } });
-  for (const piece of reply.match(/.{1,5}/gs) ?? [])
-    send('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta: piece });
+  send('response.in_progress', { response: { ...response, status: 'in_progress', output: [], usage: null } });
+  for (const [index, item] of output.entries()) {
+    const output_index = index;
+    if (item.type === 'message') {
+      send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      const part = { type: 'output_text', text: '', annotations: [] };
+      send('response.content_part.added', { item_id: item.id, output_index, content_index: 0, part });
+      for (const piece of text.match(/.{1,5}/gs) ?? [])
+        send('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: piece });
+      send('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text });
+      send('response.content_part.done', { item_id: item.id, output_index, content_index: 0, part: { ...part, text } });
+    } else if (item.type === 'function_call') {
+      const args = String(item.arguments);
+      send('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const piece of args.match(/.{1,5}/gs) ?? [])
+        send('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: piece });
+      send('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: args });
+    } else if (item.type === 'reasoning') {
+      send('response.output_item.added', { output_index, item: { ...item, summary: [] } });
+      const part = { type: 'summary_text', text: '' };
+      for (const [summary_index, summary] of item.summary.entries()) {
+        send('response.reasoning_summary_part.added', { item_id: item.id, output_index, summary_index, part });
+        send('response.reasoning_summary_text.delta', {
+          item_id: item.id,
+          output_index,
+          summary_index,
+          delta: summary.text,
+        });
+        send('response.reasoning_summary_text.done', {
+          item_id: item.id,
+          output_index,
+          summary_index,
+          text: summary.text,
+        });
+        send('response.reasoning_summary_part.done', { item_id: item.id, output_index, summary_index, part: summary });
+      }
+    } else {
+      send('response.output_item.added', { output_index, item });
+    }
+    send('response.output_item.done', { output_index, item });
+  }
   send('response.completed', { response });
   res.end();
 }

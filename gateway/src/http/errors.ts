@@ -18,6 +18,20 @@ export const HTTP_ERRORS = defineErrors({
       en: 'The database schema is older than this gateway needs; retry once the migration job has run',
     },
   },
+  UNSUPPORTED_CONTENT_ENCODING: {
+    status: 415,
+    message: {
+      zh: '不支持的请求体压缩格式：{encoding}（支持 gzip、deflate、br、zstd）',
+      en: 'Unsupported Content-Encoding: {encoding} (gzip, deflate, br and zstd are accepted)',
+    },
+  },
+  BAD_CONTENT_ENCODING: {
+    status: 400,
+    message: {
+      zh: '请求体无法按 {encoding} 解压',
+      en: 'The request body could not be decompressed as {encoding}',
+    },
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message: { zh: '不支持的请求内容类型', en: 'Unsupported content type; send application/json' },

@@ -47,6 +47,13 @@ export const RELAY_ERRORS = defineErrors({
       en: 'Channel {channel} cannot serve a {format} request',
     },
   },
+  websocket_unsupported: {
+    status: 426,
+    message: {
+      zh: '本网关仅通过 HTTP 提供 Responses API，请使用 POST /v1/responses',
+      en: 'This gateway serves the Responses API over HTTP only: use POST /v1/responses',
+    },
+  },
   api_not_implemented: { status: 501, message: { zh: '该接口尚未实现', en: 'This API is not implemented' } },
   upstream_error: { status: 502, message: { zh: '上游错误：{detail}', en: 'Upstream error: {detail}' } },
   upstream_unreachable: {

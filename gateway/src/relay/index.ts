@@ -8,6 +8,7 @@ import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import { errorBodyFor } from './convert/index.ts';
+import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
@@ -35,6 +36,7 @@ const ROUTES: Route[] = [
   { path: '/v1/chat/completions', format: 'openai-chat' },
   { path: '/v1/completions', format: 'openai-completions' },
   { path: '/v1/responses', format: 'openai-responses' },
+  { path: '/v1/responses/compact', format: 'openai-responses-compact' },
   { path: '/v1/embeddings', format: 'openai-embeddings' },
   { path: '/v1/images/generations', format: 'openai-images', defaultModel: 'dall-e-2' },
   { path: '/v1/images/edits', format: 'openai-image-edits', defaultModel: 'dall-e-2', multipart: true },
@@ -109,6 +111,19 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       return reply;
     });
   }
+
+  // Codex first asks for the Responses API over a WebSocket (a GET with Upgrade). 426 makes it fall back
+  // to HTTP at once; a 404 would cost it five retries with back-off before it does.
+  app.get('/v1/responses', async (request, reply) => {
+    if (String(request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return reply.callNotFound();
+    throw new AppError(RELAY_ERRORS.websocket_unsupported);
+  });
+
+  // Token counting answers, but is not a billed relay request: no relay format, no consume log.
+  app.post('/v1/messages/count_tokens', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    const counted = await countTokens(deps, caller(request), request);
+    return reply.code(counted.status).send(counted.body);
+  });
 
   for (const prefix of ['/v1beta/models/*', '/v1/models/*']) {
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
@@ -266,7 +281,7 @@ function parseGeminiRequest(request: FastifyRequest): RelayRequest {
 /** The client format of a relay path, so that errors come back in the shape the client parses. */
 function formatOfPath(request: FastifyRequest): WireFormat {
   const path = request.url.split('?')[0] ?? '';
-  if (path === '/v1/messages') return 'claude-messages';
+  if (path === '/v1/messages' || path === '/v1/messages/count_tokens') return 'claude-messages';
   if (path.startsWith('/v1beta/') || (request.method === 'POST' && path.startsWith('/v1/models/'))) {
     return path.includes('embed') ? 'gemini-embed' : 'gemini-generate';
   }

@@ -1,6 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FormData as UpstreamFormData } from 'undici';
-import { estimateCompletionTokens, preConsumeQuota, resolvePrice, settleQuota } from '../domain/billing/index.ts';
+import {
+  compactionPriceModel,
+  estimateCompletionTokens,
+  preConsumeQuota,
+  resolvePrice,
+  settleQuota,
+} from '../domain/billing/index.ts';
 import type { QuotaLedger, Reservation } from '../domain/ledger/ledger.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import type { PricingService } from '../domain/pricing/service.ts';
@@ -33,7 +39,7 @@ import type { QuotaAlerts } from './quota-alerts.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
-import { pickChannel, pickKey } from './routing/picker.ts';
+import { pickChannel, pickKey, type Tier } from './routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import type { SseEvent } from './sse.ts';
 import type { Transport } from './transport.ts';
@@ -103,11 +109,12 @@ export async function relay(
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
 
+  const maps = deps.pricing.maps();
   const price = resolvePrice({
-    model: input.model,
+    model: input.format === 'openai-responses-compact' ? compactionPriceModel(input.model, maps) : input.model,
     usingGroup: caller.group,
     userGroup: user.group,
-    maps: deps.pricing.maps(),
+    maps,
     options,
     acceptUnset: user.acceptUnsetModels,
   });
@@ -276,14 +283,17 @@ async function attempt(
   const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
   const candidates = deps.routing.candidates(caller.group, input.model);
   const failed = new Set<number>();
+  // Never picked: channels that failed in this request, and those that cannot serve its format.
+  const exclude = unservable(candidates, input.format);
   let lastFailure: UpstreamFailure | AppError | undefined;
   let lastChannel: ChannelSnapshot | undefined;
 
   for (let index = 0; index <= retries; index++) {
     const channel =
-      caller.pinnedChannelId === undefined ? pickChannel({ candidates, exclude: failed }) : pinned(deps, caller);
+      caller.pinnedChannelId === undefined ? pickChannel({ candidates, exclude }) : pinnedChannel(deps.routing, caller);
     if (!channel) break;
     failed.add(channel.id);
+    exclude.add(channel.id);
     try {
       return await call(deps, channel, input, request, reply, started, index, [...failed]);
     } catch (error) {
@@ -349,8 +359,28 @@ async function attempt(
   throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
 }
 
-function pinned(deps: PipelineDeps, caller: RelayCaller): ChannelSnapshot {
-  const channel = deps.routing.channel(caller.pinnedChannelId ?? 0);
+/**
+ * The candidates whose protocol cannot serve a request of this format (a Responses compaction on an
+ * Anthropic channel), passed over while another candidate can; none when none can (the pick then
+ * fails with format_unsupported, which says why).
+ */
+function unservable(candidates: readonly Tier[], format: WireFormat): Set<number> {
+  const cannot = new Set<number>();
+  let can = false;
+  for (const tier of candidates) {
+    for (const channel of tier.channels) {
+      const upstream = providerFor(channel.type).nativeFormat(format);
+      if (upstream && canConvert(format, upstream)) can = true;
+      else cannot.add(channel.id);
+    }
+  }
+  if (!can) cannot.clear();
+  return cannot;
+}
+
+/** The channel an administrator's `sk-<key>-<channelId>` names, if it exists and is enabled. */
+export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): ChannelSnapshot {
+  const channel = routing.channel(caller.pinnedChannelId ?? 0);
   if (!channel) throw new AppError(RELAY_ERRORS.channel_pin_invalid);
   if (channel.status !== 1) throw new AppError(RELAY_ERRORS.channel_pin_disabled);
   return channel;

@@ -9,6 +9,8 @@ export type WireFormat =
   | 'openai-chat'
   | 'openai-completions'
   | 'openai-responses'
+  /** `POST /v1/responses/compact`: a conversation compacted into items a later Responses call takes. */
+  | 'openai-responses-compact'
   | 'openai-embeddings'
   | 'openai-images'
   | 'openai-image-edits'

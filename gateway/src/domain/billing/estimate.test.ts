@@ -258,6 +258,8 @@ describe('other request formats', () => {
     // One remote image for gpt-4o: 3 × 85.
     expect(estimateResponsesPromptTokens('gpt-4o', body)).toBe(joined(o200k, ...texts) + 255);
     expect(estimatePromptTokens('openai-responses', 'gpt-4o', { input: 'just text' })).toBe(o200k('just text'));
+    // A compaction request has a Responses input.
+    expect(estimatePromptTokens('openai-responses-compact', 'gpt-4o', body)).toBe(joined(o200k, ...texts) + 255);
   });
 
   it('counts a Claude request: system, messages, tool use and results, tools, images at 520', () => {

@@ -201,6 +201,7 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-completions':
       return estimateInputTokens(model, request.prompt);
     case 'openai-responses':
+    case 'openai-responses-compact':
       return estimateResponsesPromptTokens(model, body);
     case 'openai-embeddings':
     case 'openai-moderations':

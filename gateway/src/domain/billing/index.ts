@@ -23,6 +23,8 @@ export { type ImageRef, imageTokens, isOpenAITextModel } from './media.ts';
 export type { BillingOptions } from './options.ts';
 export {
   CACHE_CREATION_1H_MULTIPLIER,
+  COMPACTION_PRICE_SUFFIX,
+  compactionPriceModel,
   DEFAULT_CACHE_CREATION_RATIO,
   DEFAULT_UNSET_MODEL_RATIO,
   type ResolvePriceInput,

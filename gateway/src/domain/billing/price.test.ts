@@ -4,7 +4,7 @@ import { findOptionDefinition, type OptionsService } from '../options/index.ts';
 import type { PriceMaps } from '../pricing/service.ts';
 import { FAKE_OPTION_KEYS, fakeOptions } from './fake-options.ts';
 import type { BillingOptions } from './options.ts';
-import { resolveGroupRatio, resolvePrice } from './price.ts';
+import { COMPACTION_PRICE_SUFFIX, compactionPriceModel, resolveGroupRatio, resolvePrice } from './price.ts';
 
 // Compile-time: the real OptionsService can be passed wherever billing wants its options.
 const _structural: (service: OptionsService) => BillingOptions = (service) => service;
@@ -122,6 +122,23 @@ describe('resolvePrice', () => {
   it('ignores map entries that are not numbers', () => {
     const broken = maps({ ModelRatio: { odd: 'x' as unknown as number } });
     expect(() => resolvePrice(input('odd', { maps: broken }))).toThrow(AppError);
+  });
+});
+
+describe('compactionPriceModel', () => {
+  it('prices a compaction under <model>-openai-compact when that name has a ratio or a price', () => {
+    expect(COMPACTION_PRICE_SUFFIX).toBe('-openai-compact');
+    expect(compactionPriceModel('gpt-4o', maps({ ModelRatio: { 'gpt-4o-openai-compact': 0.5 } }))).toBe(
+      'gpt-4o-openai-compact',
+    );
+    expect(compactionPriceModel('gpt-4o', maps({ ModelPrice: { 'gpt-4o-openai-compact': 0.01 } }))).toBe(
+      'gpt-4o-openai-compact',
+    );
+  });
+
+  it('prices it as the model itself otherwise', () => {
+    expect(compactionPriceModel('gpt-4o', maps())).toBe('gpt-4o');
+    expect(compactionPriceModel('gpt-4o', maps({ CompletionRatio: { 'gpt-4o-openai-compact': 2 } }))).toBe('gpt-4o');
   });
 });
 

@@ -55,6 +55,20 @@ export function resolvePrice(input: ResolvePriceInput): ModelPrice {
   return price;
 }
 
+/** The name new-api prices a Responses compaction under: the model with this suffix. */
+export const COMPACTION_PRICE_SUFFIX = '-openai-compact';
+
+/**
+ * The name a Responses compaction (`/v1/responses/compact`) of `model` is priced by: `<model>-openai-compact`
+ * when that name has a price or ratio of its own, so compaction can be priced apart as in new-api, else
+ * the model's own.
+ */
+export function compactionPriceModel(model: string, maps: Readonly<PriceMaps>): string {
+  const compact = `${model}${COMPACTION_PRICE_SUFFIX}`;
+  const priced = numberAt(maps.ModelPrice, compact) !== undefined || numberAt(maps.ModelRatio, compact) !== undefined;
+  return priced ? compact : model;
+}
+
 /**
  * GroupGroupRatio[userGroup][usingGroup] when set (a discount for one user group in one using
  * group), else GroupRatio[usingGroup], else 1.

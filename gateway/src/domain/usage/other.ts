@@ -140,7 +140,7 @@ export interface ConsumeOther {
 
 /** new-api's display names of the formats in `request_conversion`. */
 function formatName(format: WireFormat): string {
-  if (format === 'openai-responses') return 'OpenAI Responses';
+  if (format === 'openai-responses' || format === 'openai-responses-compact') return 'OpenAI Responses';
   if (format.startsWith('openai-')) return 'OpenAI Compatible';
   if (format === 'claude-messages') return 'Claude Messages';
   if (format.startsWith('gemini-')) return 'Google Gemini';

@@ -8,6 +8,8 @@ const client = {
   'x-goog-api-key': 'sk-client',
   cookie: 'session=1',
   'content-length': '42',
+  // The client's body coding: the relay sends a body of its own, never compressed.
+  'content-encoding': 'zstd',
   'accept-encoding': 'gzip',
   connection: 'keep-alive, x-hop',
   'x-hop': 'hop',

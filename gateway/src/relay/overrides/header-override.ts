@@ -13,7 +13,7 @@ import type { HeaderValues } from './param-override.ts';
  * Pass-through rules (the value is ignored): `*` copies every client header, `re:<regex>` /
  * `regex:<regex>` those whose name matches (case-insensitively: new-api lower-cases the pattern
  * but matches canonical names, so `re:^X-` never matched there). Never passed: hop-by-hop headers
- * and those named in Connection, cookie, host, content-length, accept-encoding, the client's
+ * and those named in Connection, cookie, host, content-length, content-encoding, accept-encoding, the client's
  * credentials (authorization, x-api-key, x-goog-api-key, mj-api-secret), expect (undici refuses
  * it) and the WebSocket handshake. Pass-through runs first, so explicit entries win.
  */
@@ -38,6 +38,8 @@ const NEVER_PASSED = new Set([
   'cookie',
   'host',
   'content-length',
+  // The relay sends a body of its own serialisation, never compressed.
+  'content-encoding',
   'accept-encoding',
   'authorization',
   'x-api-key',

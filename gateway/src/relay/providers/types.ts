@@ -74,6 +74,18 @@ export interface Provider {
     options: OptionsService;
     clientHeaders: IncomingHttpHeaders;
   }): UpstreamRequest;
+  /**
+   * The upstream's own token count for a Claude Messages body (Anthropic's `/v1/messages/count_tokens`);
+   * absent where the protocol has none, and the relay counts locally.
+   */
+  buildCountTokensRequest?(input: {
+    channel: ChannelSnapshot;
+    key: string;
+    upstreamModel: string;
+    body: string;
+    options: OptionsService;
+    clientHeaders: IncomingHttpHeaders;
+  }): UpstreamRequest;
   usageFromBody(format: WireFormat, body: unknown): Usage | undefined;
   streamObserver(format: WireFormat): StreamObserver;
   parseError(status: number, text: string): UpstreamError;

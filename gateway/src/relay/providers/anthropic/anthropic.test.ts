@@ -198,6 +198,28 @@ describe('Anthropic provider: buildRequest', () => {
     ).toThrow(/no operation/);
   });
 
+  it('counts tokens at {base}/v1/messages/count_tokens, with a message’s key, version and beta flags', () => {
+    const request = anthropicProvider.buildCountTokensRequest?.({
+      channel: channel({ baseUrl: 'https://proxy.example/v1' }),
+      key: 'sk-ant-up',
+      upstreamModel: 'claude-x',
+      body: '{"model":"claude-x"}',
+      options: fakeOptions(),
+      clientHeaders: { 'anthropic-beta': 'token-counting-2024-11-01' },
+    });
+    expect(request).toEqual({
+      url: 'https://proxy.example/v1/messages/count_tokens',
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'sk-ant-up',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'token-counting-2024-11-01',
+      },
+      body: '{"model":"claude-x"}',
+    });
+  });
+
   it('sends the key, the API version (client’s or 2023-06-01) and the client’s beta flags', () => {
     expect(build().headers).toEqual({
       'content-type': 'application/json',

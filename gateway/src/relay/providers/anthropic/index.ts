@@ -1,7 +1,7 @@
 import type { WireFormat } from '../../types.ts';
 import type { Provider } from '../types.ts';
 import { parseClaudeError } from './errors.ts';
-import { buildClaudeRequest, prepareClaudeBody } from './request.ts';
+import { buildClaudeCountTokensRequest, buildClaudeRequest, prepareClaudeBody } from './request.ts';
 import { ClaudeStreamObserver } from './stream.ts';
 import { claudeUsageFromBody } from './usage.ts';
 
@@ -22,6 +22,7 @@ export const anthropicProvider: Provider = {
   nativeFormat: (format) => (CHAT_LIKE.has(format) ? 'claude-messages' : undefined),
   prepareBody: prepareClaudeBody,
   buildRequest: buildClaudeRequest,
+  buildCountTokensRequest: buildClaudeCountTokensRequest,
   usageFromBody: claudeUsageFromBody,
   streamObserver: () => new ClaudeStreamObserver(),
   parseError: parseClaudeError,

@@ -152,3 +152,16 @@ export function buildClaudeRequest(input: {
   }
   return { url, method: 'POST', headers, body };
 }
+
+/** `POST {base}/v1/messages/count_tokens`: the same credentials, version and beta flags as a message. */
+export function buildClaudeCountTokensRequest(input: {
+  channel: ChannelSnapshot;
+  key: string;
+  upstreamModel: string;
+  body: string;
+  options: OptionsService;
+  clientHeaders: IncomingHttpHeaders;
+}): UpstreamRequest {
+  const request = buildClaudeRequest({ ...input, format: 'claude-messages' });
+  return { ...request, url: `${request.url}/count_tokens` };
+}

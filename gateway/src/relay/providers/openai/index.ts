@@ -9,6 +9,7 @@ const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
   'openai-chat',
   'openai-completions',
   'openai-responses',
+  'openai-responses-compact',
   'openai-embeddings',
   'openai-images',
   'openai-image-edits',

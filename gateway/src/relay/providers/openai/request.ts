@@ -6,12 +6,14 @@ const AZURE = 3;
 const CUSTOM = 8;
 const OPENAI = 1;
 export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
+const AZURE_V1: ReadonlySet<WireFormat> = new Set<WireFormat>(['openai-responses', 'openai-responses-compact']);
 
 /** The path of each OpenAI operation, after the API prefix (usually /v1). */
 const OPERATION: Partial<Record<WireFormat, string>> = {
   'openai-chat': '/chat/completions',
   'openai-completions': '/completions',
   'openai-responses': '/responses',
+  'openai-responses-compact': '/responses/compact',
   'openai-embeddings': '/embeddings',
   'openai-images': '/images/generations',
   'openai-image-edits': '/images/edits',
@@ -54,10 +56,10 @@ export function buildOpenAIRequest(input: {
   let url: string;
   if (channel.type === AZURE) {
     const version = channel.other || AZURE_DEFAULT_API_VERSION;
-    url =
-      format === 'openai-responses'
-        ? `${base}/openai/v1/responses?api-version=preview`
-        : `${base}/openai/deployments/${encodeURIComponent(upstreamModel)}${operation}?api-version=${encodeURIComponent(version)}`;
+    // Azure serves the Responses API (compaction included) under its v1 path, not per deployment.
+    url = AZURE_V1.has(format)
+      ? `${base}/openai/v1${operation}?api-version=preview`
+      : `${base}/openai/deployments/${encodeURIComponent(upstreamModel)}${operation}?api-version=${encodeURIComponent(version)}`;
     headers['api-key'] = key;
   } else {
     url =
