@@ -754,7 +754,12 @@ describe.runIf(hasPostgres())('operator', () => {
 
       const before = await channelRow(created.metadata!.uid!);
       const edit = await root.put('/api/channel/', { id, name: 'renamed', priority: 9 });
-      expect(edit.status).toBe(409);
+      // A refusal in new-api's envelope: HTTP 200, success false, naming the resource that owns it.
+      expect({ status: edit.status, success: edit.body.success, code: edit.body.code }).toEqual({
+        status: 200,
+        success: false,
+        code: 'MANAGED_BY_RESOURCE',
+      });
       expect(edit.body.message).toContain(`Channel ${NS}/claude`);
       expect(await channelRow(created.metadata!.uid!)).toEqual(before);
     });
