@@ -9,7 +9,6 @@ import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 // (web/src/components/table/users/modals/EditUserModal.jsx; web/default/src/features/users/types.ts,
 // components/user-quota-dialog.tsx) and
 // prices every consume log row from its `other` (web/src/hooks/usage-logs/useUsageLogsData.jsx).
-// Refusals are checked by `success` and `code` only: their HTTP status is being changed.
 
 let gateway: Gateway;
 let drop: () => Promise<void>;
@@ -91,6 +90,35 @@ describe('POST /api/user/manage add_quota', () => {
     }
     // The user sees the new balance.
     expect((await target.get('/api/user/self')).body.data).toMatchObject({ quota: 3_000, used_quota: 777 });
+  });
+
+  it('applies a submit once per idempotency key, however often or concurrently it arrives', async () => {
+    const c = await funded(1000);
+    const submit = (key: string) =>
+      root.post('/api/user/manage', {
+        id: c.userId,
+        action: 'add_quota',
+        mode: 'add',
+        value: 250,
+        idempotency_key: key,
+      });
+    const answers = await Promise.all([submit('dialog-1_a'), submit('dialog-1_a'), submit('dialog-1_a')]);
+    expect(answers.map((a) => a.body.success)).toEqual([true, true, true]);
+    expect(answers.map((a) => a.body.data.quota)).toEqual([1250, 1250, 1250]);
+    // Another key is another change; a key that differs only where LIKE has a wildcard is another key too.
+    expect((await submit('dialog-2')).body.data.quota).toBe(1500);
+    expect((await submit('dialog-1xa')).body.data.quota).toBe(1750);
+    expect(await account(c.userId!)).toMatchObject({ quota: 1750 });
+    expect(await manageLogs(c.userId!)).toHaveLength(3);
+    expect(JSON.parse((await manageLogs(c.userId!))[0]!.other)).toMatchObject({ idempotency_key: 'dialog-1_a' });
+    const bad = await root.post('/api/user/manage', {
+      id: c.userId,
+      action: 'add_quota',
+      mode: 'add',
+      value: 1,
+      idempotency_key: 'has space',
+    });
+    expect(bad.body).toMatchObject({ success: false, code: 'INVALID_REQUEST' });
   });
 
   it('may take a balance below zero, as new-api does, and sets it back with override', async () => {

@@ -269,7 +269,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     },
   );
 
-  app.post<{ Body: { id: number; action: string; mode?: string; value?: number } }>(
+  app.post<{ Body: { id: number; action: string; mode?: string; value?: number; idempotency_key?: string } }>(
     '/user/manage',
     {
       preHandler: guards.admin,
@@ -282,15 +282,24 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
             action: { ...str, description: 'promote, demote, enable, disable, delete, or add_quota' },
             mode: { ...str, description: 'add_quota: add, subtract (value > 0) or override (the new quota)' },
             value: { type: 'number', description: 'add_quota: an integer amount of quota' },
+            idempotency_key: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_.:-]{1,128}$',
+              description: 'add_quota: one per submit; a repeat of an applied key changes nothing',
+            },
           },
         },
       },
     },
     async (request) => {
-      const { id, action, mode, value } = request.body;
+      const { id, action, mode, value, idempotency_key: idempotencyKey } = request.body;
       const done = say(request, { zh: '操作成功完成', en: 'Done' });
       if (action === 'add_quota') {
-        const { user, quota } = await deps.admin.adjustQuota(signedIn(request).user, id, mode, value);
+        const { user, quota } = await deps.admin.adjustQuota(signedIn(request).user, id, {
+          mode,
+          value,
+          idempotencyKey,
+        });
         return ok({ status: user.status, role: user.role, quota }, done);
       }
       if (!MANAGE_ACTIONS.includes(action as ManageAction)) throw new AppError(ACCOUNT_ERRORS.INVALID_ACTION);

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
-import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
+import { hasManageLogWithKey, insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
 import {
   addQuota,
   findLiveUserBy,
@@ -47,13 +47,16 @@ export type QuotaMode = (typeof QUOTA_MODES)[number];
 const now = () => Math.floor(Date.now() / 1000);
 
 /** A management log (type 3) of a quota change; `other.admin_info` names who did it, as new-api's log view reads. */
-const quotaLog = (user: Pick<UserRow, 'id' | 'username'>, actor: Actor, content: string) => ({
+const quotaLog = (user: Pick<UserRow, 'id' | 'username'>, actor: Actor, content: string, idempotencyKey?: string) => ({
   user_id: user.id,
   username: user.username,
   created_at: now(),
   type: LOG_TYPE.manage,
   content,
-  other: JSON.stringify({ admin_info: { admin_id: actor.id, admin_username: actor.username } }),
+  other: JSON.stringify({
+    admin_info: { admin_id: actor.id, admin_username: actor.username },
+    ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}),
+  }),
 });
 
 /** User management for administrators (spec doc 1 §4, §6): every rule is checked here, not in routes. */
@@ -144,18 +147,29 @@ export class UserAdminService {
    * transaction. Add and subtract move the stored balance by `value` (leases held by pods stay theirs);
    * override sets the spendable total, as PUT /api/user/ does. Answers the user and the new spendable quota.
    */
+  /**
+   * new-api's quota dialog (`add_quota`): add or subtract `value`, or override the balance with it, in one
+   * transaction with its management log. A repeated `idempotencyKey` (the dialog sends one per submit, so
+   * a double click or a retried request) changes nothing the second time and answers the balance.
+   */
   async adjustQuota(
     actor: Actor,
     id: number,
-    mode: string | undefined,
-    value: number | undefined,
+    change: { mode: string | undefined; value: number | undefined; idempotencyKey?: string | undefined },
   ): Promise<{ user: UserRow; quota: number }> {
+    const { mode, value, idempotencyKey } = change;
     const user = await this.#target(id);
     assertOutranks(actor, user);
     if (!QUOTA_MODES.includes(mode as QuotaMode)) throw new AppError(ACCOUNT_ERRORS.QUOTA_MODE_INVALID);
     if (value === undefined || !Number.isSafeInteger(value)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
     if (mode !== 'override' && value <= 0) throw new AppError(ACCOUNT_ERRORS.QUOTA_CHANGE_NOT_POSITIVE);
+    let changed = false;
     const quota = await this.#db.transaction().execute(async (trx) => {
+      // The row lock orders concurrent submits of one key: the second sees the first one's log.
+      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+      if (idempotencyKey && (await hasManageLogWithKey(trx, user.id, idempotencyKey))) {
+        return (await spendableQuota(trx, user.id)) ?? 0;
+      }
       const before = (await spendableQuota(trx, user.id)) ?? 0;
       let content: string;
       if (mode === 'override') {
@@ -165,10 +179,11 @@ export class UserAdminService {
         await addQuota(trx, user.id, mode === 'add' ? value : -value);
         content = `管理员 ${actor.username} 为用户${mode === 'add' ? '增加' : '减少'}额度 ${value}`;
       }
-      await insertLog(trx, quotaLog(user, actor, content));
+      await insertLog(trx, quotaLog(user, actor, content, idempotencyKey));
+      changed = true;
       return (await spendableQuota(trx, user.id)) ?? 0;
     });
-    await announceAuthChange(this.#bus, { users: [user.id] });
+    if (changed) await announceAuthChange(this.#bus, { users: [user.id] });
     return { user, quota };
   }
 

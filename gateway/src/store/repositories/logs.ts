@@ -1,11 +1,25 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database, LogsTable } from '../database.ts';
 import { type Counted, countCapped } from './count.ts';
+import { containsPattern } from './like.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type LogRow = Selectable<LogsTable>;
 
 export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4, error: 5, refund: 6 } as const;
+
+/** Whether a management log (type 3) of this user records `idempotency_key: key` in its `other`. */
+export async function hasManageLogWithKey(db: Db, userId: number, key: string): Promise<boolean> {
+  const found = await db
+    .selectFrom('logs')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('type', '=', LOG_TYPE.manage)
+    .where('other', 'like', containsPattern(JSON.stringify({ idempotency_key: key }).slice(1, -1)))
+    .limit(1)
+    .executeTakeFirst();
+  return found !== undefined;
+}
 
 export async function insertLog(db: Db, log: Insertable<LogsTable>): Promise<void> {
   await db.insertInto('logs').values(log).execute();
