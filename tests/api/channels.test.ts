@@ -333,8 +333,14 @@ describe('create', () => {
   });
 
   it('gives type 18 (Spark) an empty `other` the default v2.1, and keeps a given one', async () => {
-    expect((await create({ type: 18 })).other).toBe('v2.1');
-    expect((await create({ type: 18, other: 'v3.5' })).other).toBe('v3.5');
+    // Spark (18) is no longer offered, so new channels of it are refused; a row an older version
+    // stored stays editable, and its `other` still gets the default. Made by rewriting a row's type.
+    const legacy = await create({ type: 1 });
+    await db().updateTable('channels').set({ type: 18 }).where('id', '=', legacy.id).execute();
+    const cleared = await root.put('/api/channel/', { id: legacy.id, type: 18, other: '' });
+    expect(cleared.body).toMatchObject({ success: true, data: { type: 18, other: 'v2.1' } });
+    const kept = await root.put('/api/channel/', { id: legacy.id, other: 'v3.5' });
+    expect(kept.body).toMatchObject({ success: true, data: { other: 'v3.5' } });
     expect((await create({ type: 1 })).other).toBe('');
   });
 
@@ -370,11 +376,66 @@ describe('create', () => {
   it('treats a JSON array of keys as several keys and one JSON object as one key', async () => {
     const batch = await root.post(
       '/api/channel/',
-      channel({ type: 41, mode: 'batch', key: JSON.stringify([{ a: secret() }, { b: secret() }]) }),
+      channel({ mode: 'batch', key: JSON.stringify([{ a: secret() }, { b: secret() }]) }),
     );
     expect(batch.body.data.ids).toHaveLength(2);
-    const single = await create({ type: 41, key: JSON.stringify({ a: secret(), b: 'x' }, null, 2) });
+    const single = await create({ key: JSON.stringify({ a: secret(), b: 'x' }, null, 2) });
     expect(single.channel_info).toMatchObject({ is_multi_key: false, multi_key_size: 1 });
+  });
+});
+
+describe('channel types', () => {
+  it('answers Tollgate’s registry: offered types with their protocol, the others with why not', async () => {
+    const answer = await admin.get('/api/channel/types');
+    expect(answer.body.success).toBe(true);
+    const types: any[] = answer.body.data;
+    const byId = new Map(types.map((type) => [type.id, type]));
+    expect(byId.get(1)).toMatchObject({ name: 'OpenAI', offered: true, protocol: 'openai', reason: '', balance: true });
+    expect(byId.get(14)).toMatchObject({ offered: true, protocol: 'anthropic', base_url: 'https://api.anthropic.com' });
+    expect(byId.get(3)).toMatchObject({ offered: true, other: { label: 'API version' } });
+    expect(byId.get(33)).toMatchObject({
+      name: 'AWS',
+      offered: false,
+      protocol: null,
+      testable: false,
+      key: { hint: 'AccessKey|SecretAccessKey|Region', separator: '|' },
+    });
+    expect(byId.get(33).reason).not.toBe('');
+    expect(byId.get(18)).toMatchObject({ offered: false, other: { default: 'v2.1' } });
+    for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
+    expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
+  });
+
+  it('is for administrators', async () => {
+    expect(refusalOf(await member.get('/api/channel/types')).success).toBe(false);
+  });
+
+  it.each([
+    [33, 'AWS'],
+    [2, 'Midjourney'],
+    [41, 'VertexAI'],
+  ])('refuses to create a channel of type %i, naming it', async (type, name) => {
+    const before = await channelCount();
+    const answer = await root.post('/api/channel/', channel({ type }));
+    expect(answer.body.success).toBe(false);
+    expect(answer.body.code).toBe('CHANNEL_TYPE_UNSUPPORTED');
+    expect(answer.body.message).toContain(`type ${type} (${name}) is not supported yet`);
+    expect(await channelCount()).toBe(before);
+  });
+
+  it('refuses to change a channel to a type not offered, but a stored row of one can be disabled and deleted', async () => {
+    const created = await create({ type: 1 });
+    const changed = await root.put('/api/channel/', { id: created.id, type: 37 });
+    expect(changed.body).toMatchObject({ success: false, code: 'CHANNEL_TYPE_UNSUPPORTED' });
+    expect(changed.body.message).toContain('type 37 (Dify)');
+    expect((await row(created.id)).type).toBe(1);
+    // A row an older version stored as Bedrock (33): written directly, the API would refuse it.
+    await db().updateTable('channels').set({ type: 33 }).where('id', '=', created.id).execute();
+    const listed = await admin.get(`/api/channel/${created.id}`);
+    expect(listed.body.data).toMatchObject({ type: 33 });
+    const disabled = await root.put('/api/channel/', { id: created.id, type: 33, status: 2 });
+    expect(disabled.body).toMatchObject({ success: true, data: { status: 2 } });
+    expect((await root.delete(`/api/channel/${created.id}`)).body.success).toBe(true);
   });
 });
 

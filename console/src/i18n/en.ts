@@ -785,13 +785,10 @@ export const en = {
       multi_key_mode: 'Multi-key mode',
       multi_polling: 'Polling',
       multi_random: 'Random',
-      other_account: 'Account id',
-      other_azure: 'API version, e.g. 2025-04-01-preview',
-      other_knowledge: 'Knowledge base id',
-      other_region: 'Regions (JSON, model to region)',
-      other_spark: 'Model version, empty means v2.1',
       param_override: 'Parameter override',
       partner_hint: 'This type gives keys after signing up through a partner invite.',
+      type_unsupported:
+        'Tollgate does not support {{name}} channels yet: {{reason}}. This channel is left out of routing; disable or delete it.',
       setting: 'Channel settings',
       status_code_mapping: 'Status code mapping',
       submit: 'Submit',
@@ -800,6 +797,7 @@ export const en = {
       v1_warning_title: 'Base URL ends in /v1',
     },
     list: {
+      type_unsupported: '{{name}} (unsupported)',
       balance_refresh: 'Click to refresh the balance (last: {{time}})',
       empty: 'No channels',
       expand: 'Expand or collapse',

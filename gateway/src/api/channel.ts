@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import {
   CHANNEL_STATUS,
+  CHANNEL_TYPES,
   type ChannelCreateInput,
   type ChannelFilters,
   type ChannelService,
+  type ChannelType,
   type ChannelUpdateInput,
   type ChannelView,
   type ChannelWarning,
@@ -143,6 +145,18 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
     async (request) => page(request.query),
   );
 
+  app.get(
+    '/channel/types',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary:
+          'Tollgate: the channel-type registry (not in new-api): every type, whether it is offered, and why not when not',
+      },
+    },
+    async () => ok(CHANNEL_TYPES.map(channelTypeView)),
+  );
   app.get(
     '/channel/models',
     { ...admin, schema: { tags, summary: 'Models known per channel type, each once: [{id, owned_by}]' } },
@@ -478,4 +492,25 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
       },
     );
   }
+}
+
+/**
+ * A registry row as the console reads it: offered types fill the type picker and the form's hints;
+ * the others are there so stored rows of them are named (and marked unsupported) in lists.
+ */
+function channelTypeView(type: ChannelType) {
+  return {
+    id: type.id,
+    name: type.name,
+    offered: type.offered,
+    reason: type.reason,
+    protocol: type.protocol,
+    base_url: type.baseUrl,
+    key: { hint: type.key.hint, separator: type.key.separator ?? null, parts: type.key.parts ?? null },
+    other: type.other ? { label: type.other.label, hint: type.other.hint, default: type.other.default ?? null } : null,
+    endpoints: type.endpoints,
+    testable: type.testable,
+    balance: type.offered && type.balance !== undefined,
+    model_listing: type.offered && type.listing !== 'none',
+  };
 }

@@ -23,7 +23,7 @@ import { type ReactNode, useEffect, useMemo, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { api, errorMessage } from '../../providers/http.ts';
 import { type ConfirmRequest, useConfirm } from '../admin-shared.tsx';
-import { CHANNEL_TYPES, KEY_FORMATS, OTHER_FIELD } from './constants.ts';
+import { useChannelTypes } from './channel-types.ts';
 import {
   addCustomModels,
   baseUrlEndsWithV1,
@@ -86,6 +86,7 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
   const [customModels, setCustomModels] = useState('');
   const [jsonErrors, setJsonErrors] = useState<Record<string, boolean>>({});
   const { groups, knownModels, byType } = useChoices();
+  const types = useChannelTypes();
   const managed = Boolean(channel?.managed_by);
   const readOnly = managed;
 
@@ -195,8 +196,9 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
     await submit();
   };
 
-  const otherLabel = OTHER_FIELD[values.type];
-  const keyFormat = KEY_FORMATS[values.type];
+  const type = types.find((t) => t.id === values.type);
+  // The picker offers the offered types, plus the channel's own type when it is a stored row of one no longer offered.
+  const pickable = types.filter((t) => t.offered || t.id === channel?.type);
   const typeModels = byType[String(values.type)] ?? [];
 
   const json = (field: keyof ChannelFormValues & string, label: string, placeholder?: string, extra?: ReactNode) => (
@@ -259,12 +261,17 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             fullWidth
             slotProps={{ htmlInput: { 'data-testid': 'channel-type' } }}
           >
-            {CHANNEL_TYPES.map((type) => (
-              <MenuItem key={type.id} value={type.id}>
-                {type.name}
+            {pickable.map((option) => (
+              <MenuItem key={option.id} value={option.id} data-testid={`channel-type-${option.id}`}>
+                {option.name}
               </MenuItem>
             ))}
           </TextField>
+          {type && !type.offered && (
+            <Alert severity="error" data-testid="channel-type-unsupported">
+              {translate('channel.form.type_unsupported', { name: type.name, reason: type.reason })}
+            </Alert>
+          )}
           {values.type === 3 && <Alert severity="warning">{translate('channel.form.azure_hint')}</Alert>}
           {values.type === 40 && <Alert severity="info">{translate('channel.form.partner_hint')}</Alert>}
           <TextField
@@ -310,7 +317,7 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             required={isNew}
             multiline={!isNew || values.create_mode !== 'single'}
             minRows={values.create_mode !== 'single' ? 3 : 1}
-            placeholder={keyFormat ?? ''}
+            placeholder={type?.key.hint ?? ''}
             helperText={translate(
               isNew
                 ? values.create_mode === 'single'
@@ -359,9 +366,10 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
               fullWidth
             />
           )}
-          {otherLabel && (
+          {type?.other && (
             <TextField
-              label={translate(otherLabel)}
+              label={type.other.label}
+              placeholder={type.other.hint}
               value={values.other}
               onChange={(event) => set('other', event.target.value)}
               multiline={values.type === 41}

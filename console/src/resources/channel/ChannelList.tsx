@@ -50,10 +50,10 @@ import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { AdminOnly, formatTime, PAGE_SX, readLocal, useConfirm, writeLocal } from '../admin-shared.tsx';
 import { ChannelDrawer } from './ChannelDrawer.tsx';
+import { type ChannelTypeInfo, channelTypeName, useChannelTypes } from './channel-types.ts';
 import {
   CHANNEL_STATUS,
   COLUMNS_KEY,
-  channelTypeName,
   DEFAULT_PAGE_SIZE,
   ID_SORT_KEY,
   PAGE_SIZE_KEY,
@@ -138,6 +138,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
   const notify = useNotify();
   const navigate = useNavigate();
   const { status } = useStatus();
+  const types = useChannelTypes();
   const { ask, dialog: confirmDialog } = useConfirm();
 
   const [filters, setFilters] = useState<Filters>(remembered.filters);
@@ -370,7 +371,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
       )}
       {show('type') && (
         <TableCell>
-          <Chip size="small" variant="outlined" label={channelTypeName(channel.type)} />
+          <TypeChip types={types} id={channel.type} />
         </TableCell>
       )}
       {show('status') && (
@@ -513,7 +514,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
           <TableCell>
             <Stack direction="row" spacing={0.5}>
               {row.types.map((type) => (
-                <Chip key={type} size="small" variant="outlined" label={channelTypeName(type)} />
+                <TypeChip key={type} types={types} id={type} />
               ))}
             </Stack>
           </TableCell>
@@ -904,6 +905,24 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
 }
 
 /** A small number field that saves when it loses focus or on Enter (table priority and weight). */
+/** A channel's type; a stored row of a type Tollgate no longer offers is marked, with the reason. */
+function TypeChip({ types, id }: { types: readonly ChannelTypeInfo[]; id: number }) {
+  const translate = useTranslate();
+  const type = types.find((t) => t.id === id);
+  if (!type || type.offered) return <Chip size="small" variant="outlined" label={channelTypeName(types, id)} />;
+  return (
+    <Tooltip title={type.reason}>
+      <Chip
+        size="small"
+        color="error"
+        variant="outlined"
+        label={translate('channel.list.type_unsupported', { name: type.name })}
+        data-testid={`channel-type-unsupported-${id}`}
+      />
+    </Tooltip>
+  );
+}
+
 function InlineNumber({
   value,
   min,

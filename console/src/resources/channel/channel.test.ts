@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_TYPES as GATEWAY_TYPES } from '../../../../gateway/src/domain/channels/types.ts';
-import { CHANNEL_TYPES, responseColour } from './constants.ts';
+import { responseColour } from './constants.ts';
 import {
   addCustomModels,
   baseUrlEndsWithV1,
@@ -13,12 +12,6 @@ import {
   validateChannel,
 } from './form.ts';
 import { buildRows } from './rows.ts';
-
-describe('channel types', () => {
-  it('are the gateway’s list', () => {
-    expect(CHANNEL_TYPES).toEqual(GATEWAY_TYPES.map(({ id, name }) => ({ id, name })));
-  });
-});
 
 describe('response time colours (spec doc 2 §9)', () => {
   it('go untested, green, lime, yellow, red', () => {
@@ -59,11 +52,12 @@ describe('channel drawer checks (spec doc 2 §5)', () => {
     expect(baseUrlEndsWithV1('https://api.example.com/v1/')).toBe(true);
     expect(baseUrlEndsWithV1('https://api.example.com/v1beta')).toBe(false);
   });
-  it('strips trailing slashes, defaults Spark to v2.1 and parses integers', () => {
+  it('strips trailing slashes, trims other and parses integers', () => {
     const created = channelPayload({
       ...valid,
       base_url: 'https://x.test//',
-      type: 18,
+      other: ' 2025-04-01-preview ',
+      type: 3,
       priority: '3',
       weight: '7',
     }) as {
@@ -71,7 +65,12 @@ describe('channel drawer checks (spec doc 2 §5)', () => {
       mode: string;
     };
     expect(created.mode).toBe('single');
-    expect(created.channel).toMatchObject({ base_url: 'https://x.test', other: 'v2.1', priority: 3, weight: 7 });
+    expect(created.channel).toMatchObject({
+      base_url: 'https://x.test',
+      other: '2025-04-01-preview',
+      priority: 3,
+      weight: 7,
+    });
     const updated = channelPayload({ ...valid, key: '' }, 5);
     expect(updated).toMatchObject({ id: 5, models: 'gpt-4o', group: 'default' });
     expect(updated).not.toHaveProperty('key');

@@ -1,5 +1,3 @@
-import { SPARK_DEFAULT_VERSION, SPARK_TYPE } from './constants.ts';
-
 /** A channel as GET /api/channel/{id} and the lists answer it (spec doc 2 §3; the key is always empty). */
 export interface Channel {
   id: number;
@@ -188,11 +186,11 @@ export const toInteger = (text: string, fallback = 0): number => {
 };
 
 /**
- * The body of POST/PUT /api/channel/: trailing slashes stripped from the base URL, Spark's default
- * version, integers parsed, lists joined. On edit an empty key keeps the stored keys.
+ * The body of POST/PUT /api/channel/: trailing slashes stripped from the base URL, integers parsed, lists joined. On edit an empty key keeps the stored keys.
  */
 export function channelPayload(values: ChannelFormValues, id?: number): Record<string, unknown> {
-  const other = values.type === SPARK_TYPE && values.other.trim() === '' ? SPARK_DEFAULT_VERSION : values.other.trim();
+  // A type's default for an empty `other` (Spark's version) is the gateway's to apply.
+  const other = values.other.trim();
   const body: Record<string, unknown> = {
     type: values.type,
     name: values.name.trim(),

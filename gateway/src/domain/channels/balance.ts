@@ -1,13 +1,13 @@
 import { AppError } from '../../errors.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
 import { readChannelInfo, splitKeys } from './keys.ts';
-import type { ChannelType } from './types.ts';
+import type { BalanceApi as BalanceApiName, ChannelType } from './registry.ts';
 import { getUpstreamJson } from './upstream-models.ts';
 
 /**
  * How each provider tells the balance of the account behind a key (new-api's "update balance",
- * reference §2.4), by channel type. Only providers with a documented balance endpoint are here;
- * every other type answers CHANNEL_BALANCE_UNSUPPORTED.
+ * reference §2.4). The registry names each type's balance API; a type with none answers
+ * CHANNEL_BALANCE_UNSUPPORTED.
  */
 
 type Currency = 'USD' | 'CNY';
@@ -90,18 +90,17 @@ const moonshot: BalanceApi = async (ask, host) => {
   return [{ value, currency: onDomain(host, 'moonshot.ai') ? 'USD' : 'CNY' }];
 };
 
-/** Channel type id (reference §6) -> its balance API. */
-const BALANCE_APIS: ReadonlyMap<number, BalanceApi> = new Map([
-  [1, openAiDashboard], // OpenAI
-  [8, openAiDashboard], // Custom: OpenAI-compatible upstreams, other gateways
-  [20, openRouter],
-  [25, moonshot],
-  [40, siliconFlow],
-  [43, deepSeek],
-]);
+/** The registry's balance API names (a type's `balance`) -> how to read them. */
+const BALANCE_APIS: Record<BalanceApiName, BalanceApi> = {
+  'openai-dashboard': openAiDashboard,
+  openrouter: openRouter,
+  moonshot,
+  siliconflow: siliconFlow,
+  deepseek: deepSeek,
+};
 
 export function balanceSupported(type: ChannelType): boolean {
-  return BALANCE_APIS.has(type.id);
+  return type.offered && type.balance !== undefined;
 }
 
 export interface BalanceOptions {
@@ -117,7 +116,7 @@ export async function fetchUpstreamBalance(
   key: string,
   options: BalanceOptions,
 ): Promise<number> {
-  const api = BALANCE_APIS.get(type.id);
+  const api = type.offered && type.balance ? BALANCE_APIS[type.balance] : undefined;
   if (!api) throw new AppError(CHANNEL_ERRORS.CHANNEL_BALANCE_UNSUPPORTED, { type: `${type.id} ${type.name}` });
   // Paths are given from the root; a base URL ending in /v1 (accepted with a warning) must not double it.
   const root = baseUrl.replace(/\/v1\/?$/i, '');

@@ -38,6 +38,13 @@ export const CHANNEL_ERRORS = defineErrors({
     status: 400,
     message: { zh: '未知的渠道类型：{type}', en: 'Unknown channel type: {type}' },
   },
+  CHANNEL_TYPE_UNSUPPORTED: {
+    status: 400,
+    message: {
+      zh: '渠道{type}暂不支持：{reason}',
+      en: 'Channel {type} is not supported yet: {reason}',
+    },
+  },
   CHANNEL_STATUS_INVALID: {
     status: 400,
     message: {

@@ -14,6 +14,15 @@ export {
 } from './input.ts';
 export { type ChannelInfo, channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
 export {
+  CHANNEL_TYPES,
+  type ChannelType,
+  channelType,
+  knownModels,
+  modelsByChannelType,
+  type Protocol,
+  typeLabel,
+} from './registry.ts';
+export {
   type BalanceRefreshSummary,
   CHANNELS_CHANNEL,
   type ChannelCreateInput,
@@ -26,5 +35,4 @@ export {
   type TagEdit,
   type UpstreamGroupObservation,
 } from './service.ts';
-export { CHANNEL_TYPES, type ChannelType, channelType, knownModels, modelsByChannelType } from './types.ts';
 export { type ChannelRow, type ChannelView, channelView } from './view.ts';

@@ -1,6 +1,6 @@
 import { AppError, type ErrorSpec } from '../../errors.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
-import { channelType, XUNFEI_TYPE } from './types.ts';
+import { channelType, otherDefault, typeLabel } from './registry.ts';
 
 /**
  * A JSON object held as text, as clients send it: the text, or (new-api's clients) the object itself.
@@ -211,7 +211,12 @@ export function applyChannelInput(
   jsonField('param_override');
   jsonField('header_override');
   if (input.type !== undefined) {
-    if (!channelType(input.type)) throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNKNOWN, { type: input.type });
+    const type = channelType(input.type);
+    if (!type) throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNKNOWN, { type: input.type });
+    // Stored rows of a type no longer offered stay editable (disable, delete); nothing new may become one.
+    if (!type.offered && input.type !== base.type) {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNSUPPORTED, { type: typeLabel(type.id), reason: type.reason });
+    }
     next.type = input.type;
   }
   if (input.priority !== undefined) next.priority = checkPriority(input.priority);
@@ -224,7 +229,7 @@ export function applyChannelInput(
     next.group = groups.length > 0 ? groups.join(',') : CHANNEL_DEFAULTS.group;
   }
   if (input.other !== undefined) next.other = input.other.trim();
-  if (next.type === XUNFEI_TYPE && next.other === '') next.other = 'v2.1';
+  if (next.other === '') next.other = otherDefault(next.type) ?? '';
   if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);
   if (input.test_model !== undefined) next.test_model = emptyToNull(input.test_model);
   if (input.tag !== undefined) next.tag = emptyToNull(input.tag);

@@ -46,7 +46,7 @@ import {
   jsonObjectText,
 } from './input.ts';
 import { channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
-import { type ChannelType, channelType, knownModels } from './types.ts';
+import { type ChannelType, channelType, knownModels } from './registry.ts';
 import { FETCH_MODELS_TIMEOUT_MS, fetchUpstreamModels } from './upstream-models.ts';
 import { type ChannelRow, type ChannelView, channelView } from './view.ts';
 
@@ -447,7 +447,7 @@ export class ChannelService {
   }
 
   async #fetchModels(type: ChannelType, baseUrl: string | null, key: string): Promise<string[]> {
-    if (type.listing.protocol === 'none') {
+    if (!type.offered || type.listing === 'none') {
       throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_UNSUPPORTED, { type: `${type.id} ${type.name}` });
     }
     const base = baseUrl ?? type.baseUrl;

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
-import type { ChannelType } from './types.ts';
+import type { ChannelType } from './registry.ts';
 
 export const FETCH_MODELS_TIMEOUT_MS = 10_000;
 
@@ -67,15 +67,14 @@ export async function getUpstreamJson(
 }
 
 function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
-  const listing = type.listing;
-  switch (listing.protocol) {
+  switch (type.listing) {
     case 'openai':
       return {
         // A base URL that already ends in /v1 (accepted with a warning) must not get a second one.
         url:
-          /\/v1$/i.test(baseUrl) && listing.path.startsWith('/v1/')
-            ? baseUrl + listing.path.slice(3)
-            : baseUrl + listing.path,
+          /\/v1$/i.test(baseUrl) && type.apiPrefix === '/v1'
+            ? `${baseUrl}/models`
+            : `${baseUrl}${type.apiPrefix}/models`,
         headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
         read: (body) => names(body, 'data', 'id'),
         expected: '{"data":[{"id":…}]}',

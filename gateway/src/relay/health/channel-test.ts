@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { resolvePrice, settleQuota } from '../../domain/billing/index.ts';
 import { CHANNEL_ERRORS } from '../../domain/channels/errors.ts';
 import { CHANNEL_STATUS } from '../../domain/channels/input.ts';
+import { channelType, typeLabel } from '../../domain/channels/registry.ts';
 import type { ChannelService } from '../../domain/channels/service.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
 import type { PricingService } from '../../domain/pricing/service.ts';
@@ -59,8 +60,6 @@ export interface ChannelTesterDeps {
   usernameOf: (userId: number) => Promise<string>;
 }
 
-/** Types whose upstreams are task APIs (images, music, video jobs): a chat request means nothing to them. */
-const UNTESTABLE_TYPES = new Set([2, 5, 36, 50, 51, 52, 54]);
 const DEFAULT_TEST_MODEL = 'gpt-4o-mini';
 /** The user a test's log belongs to (the first root account), as in new-api. */
 const TEST_LOG_USER_ID = 1;
@@ -94,8 +93,9 @@ export class ChannelTester {
   async test(id: number, options: ChannelTestOptions = {}): Promise<ChannelTestResult> {
     const { routing, channels, metrics, health } = this.#deps;
     const channel = routing.channel(id) ?? (await this.#loaded(id));
-    if (UNTESTABLE_TYPES.has(channel.type)) {
-      throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_UNSUPPORTED, { type: channel.type });
+    // Task types (images, music, video jobs) and types Tollgate cannot speak have nothing to test.
+    if (!channelType(channel.type)?.testable) {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_UNSUPPORTED, { type: typeLabel(channel.type) });
     }
     const model = options.model || channel.testModel || channel.models[0] || DEFAULT_TEST_MODEL;
     const format = endpointFormat(options.endpointType, model);

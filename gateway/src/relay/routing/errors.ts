@@ -13,6 +13,13 @@ export const ROUTING_ERRORS = defineErrors({
       en: 'The channel model mapping contains a cycle: {chain}',
     },
   },
+  'channel:type_unsupported': {
+    status: 500,
+    message: {
+      zh: '渠道{type}暂不支持：{reason}',
+      en: 'Channel {type} is not supported yet: {reason}',
+    },
+  },
   'channel:no_available_key': {
     status: 503,
     message: { zh: '渠道 #{channel} 没有可用的密钥', en: 'Channel #{channel} has no enabled key' },

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import { CHANNEL_STATUS, cleanList } from '../../domain/channels/input.ts';
 import { readChannelInfo, splitKeys } from '../../domain/channels/keys.ts';
+import { channelType } from '../../domain/channels/registry.ts';
 import { CHANNELS_CHANNEL } from '../../domain/channels/service.ts';
 import type { Keyring } from '../../domain/keyring.ts';
 import type { ChannelsTable, Database } from '../../store/database.ts';
@@ -276,8 +277,10 @@ function buildIndex(
   const lists = new Map<string, Map<string, ChannelSnapshot[]>>();
   for (const [id, list] of abilities) {
     const channel = channels.get(id);
-    // A channel whose key cannot be read would only fail; leave it out of routing.
+    // A channel whose key cannot be read would only fail; so would a stored row of a type Tollgate
+    // does not speak (the channel list marks it unsupported): leave both out of routing.
     if (!channel || channel.status !== CHANNEL_STATUS.enabled || channel.keys.length === 0) continue;
+    if (!channelType(channel.type)?.offered) continue;
     for (const { group, model } of list) {
       let models = lists.get(group);
       if (!models) {

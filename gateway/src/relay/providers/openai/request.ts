@@ -1,9 +1,7 @@
-import { channelType } from '../../../domain/channels/index.ts';
+import { channelType } from '../../../domain/channels/registry.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 
-const AZURE = 3;
-const CUSTOM = 8;
 const OPENAI = 1;
 export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
 const AZURE_V1: ReadonlySet<WireFormat> = new Set<WireFormat>(['openai-responses', 'openai-responses-compact']);
@@ -24,17 +22,6 @@ const OPERATION: Partial<Record<WireFormat, string>> = {
   rerank: '/rerank',
 };
 
-/**
- * The API prefix of an OpenAI-compatible type: /v1 for most, the type's own for the few that put it
- * elsewhere (e.g. /compatible-mode/v1), read off where the type lists its models.
- */
-function apiPrefix(type: number): string {
-  const listing = channelType(type)?.listing;
-  if (listing?.protocol === 'openai' && listing.path.endsWith('/models'))
-    return listing.path.slice(0, -'/models'.length);
-  return '/v1';
-}
-
 export function operationPath(format: WireFormat): string {
   const path = OPERATION[format];
   if (!path) throw new Error(`the OpenAI protocol has no operation for ${format}`);
@@ -50,11 +37,12 @@ export function buildOpenAIRequest(input: {
 }): UpstreamRequest {
   const { format, channel, key, upstreamModel, body } = input;
   const operation = operationPath(format);
-  const base = (channel.baseUrl || channelType(channel.type)?.baseUrl || '').replace(/\/+$/, '');
+  const type = channelType(channel.type);
+  const base = (channel.baseUrl || type?.baseUrl || '').replace(/\/+$/, '');
   const headers: Record<string, string> = {};
   if (typeof body === 'string') headers['content-type'] = 'application/json';
   let url: string;
-  if (channel.type === AZURE) {
+  if (type?.openaiUrl === 'azure') {
     const version = channel.other || AZURE_DEFAULT_API_VERSION;
     // Azure serves the Responses API (compaction included) under its v1 path, not per deployment.
     url = AZURE_V1.has(format)
@@ -63,9 +51,9 @@ export function buildOpenAIRequest(input: {
     headers['api-key'] = key;
   } else {
     url =
-      channel.type === CUSTOM
+      type?.openaiUrl === 'template'
         ? base.replaceAll('{model}', encodeURIComponent(upstreamModel))
-        : `${base}${apiPrefix(channel.type)}${operation}`;
+        : `${base}${type?.apiPrefix ?? '/v1'}${operation}`;
     headers.authorization = `Bearer ${key}`;
     if (channel.type === OPENAI && channel.openaiOrganization)
       headers['openai-organization'] = channel.openaiOrganization;
