@@ -148,6 +148,13 @@ describe('REST dialect with ra-data-simple-rest', () => {
     ).rejects.toMatchObject({
       status: 400,
     });
+    // A type the relay cannot speak is refused, naming it, on create and on a change of type.
+    const bedrock = data.create('channel', { data: { name: 'aws', key: 'sk-upstream-aws', models: 'x', type: 33 } });
+    await expect(bedrock).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
+    await expect(bedrock).rejects.toThrow('type 33 (AWS) is not supported yet');
+    await expect(
+      data.update('channel', { id: beta.id, data: { ...beta, type: 50 }, previousData: beta }),
+    ).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
     expect((await data.delete('channel', { id: beta.id, previousData: beta })).data.name).toBe('beta');
     await expect(data.getOne('channel', { id: beta.id })).rejects.toMatchObject({ status: 404 });
     const stored = await gateway.store.db.selectFrom('channels').select('key_encrypted').execute();

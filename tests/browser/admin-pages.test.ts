@@ -88,6 +88,18 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     const form = drawer(page);
     await form.waitFor();
 
+    // The type picker offers exactly the types the gateway's registry offers.
+    const registry = (await rootApi.get('/api/channel/types')).body.data as Array<{ id: number; offered: boolean }>;
+    const offered = registry.filter((type) => type.offered).map((type) => `channel-type-${type.id}`);
+    expect(offered).toContain('channel-type-14');
+    await form.locator('[role="combobox"]').first().click();
+    const choices = page.locator('[role="listbox"] [data-testid^="channel-type-"]');
+    await expect.poll(() => choices.count()).toBe(offered.length);
+    const shown = await Promise.all(offered.map((_, index) => choices.nth(index).getAttribute('data-testid')));
+    expect(shown).toEqual(offered);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => choices.count()).toBe(0);
+
     // Fetching models of a new channel needs a key; saving needs name and key, then a model.
     await form.locator('[data-testid="channel-fetch-models"]').click();
     await see(page, '请填写密钥');
@@ -270,6 +282,20 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="channel-fix"]').click();
     await page.locator('[data-testid="confirm-ok"]').click();
     await see(page, /已修复 \d+ 个渠道/);
+  });
+
+  it('marks a stored channel of a type no longer offered as unsupported, and deletes it', async () => {
+    const created = await rootApi.post('/api/channel/', { name: 'legacy-bedrock', key: 'sk-l', models: 'gpt-4o' });
+    const id = created.body.data.id as number;
+    // Bedrock (33) cannot be created any more; a row an older version stored is written directly.
+    await server.gateway.store.db.updateTable('channels').set({ type: 33 }).where('id', '=', id).execute();
+    await page.goto('/channel');
+    const row = channelRow(page, 'legacy-bedrock');
+    await row.locator('[data-testid="channel-type-unsupported-33"]').getByText('AWS（不支持）').waitFor();
+    await row.locator('[data-testid="channel-edit"]').click();
+    await drawer(page).locator('[data-testid="channel-type-unsupported"]').waitFor();
+    await page.keyboard.press('Escape');
+    expect((await rootApi.delete(`/api/channel/${id}`)).body.success).toBe(true);
   });
 
   it('shows a Kubernetes-managed channel with a badge and read-only fields, and the gateway refuses edits', async () => {
