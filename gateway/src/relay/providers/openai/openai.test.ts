@@ -51,6 +51,9 @@ describe('OpenAI provider', () => {
     expect(build({ type: 17, baseUrl: 'https://dash.example' }, 'openai-embeddings').url).toBe(
       'https://dash.example/compatible-mode/v1/embeddings',
     );
+    // The registry's API prefix: ZhipuV4 under /api/paas/v4, Perplexity at its root.
+    expect(build({ type: 26 }).url).toBe('https://open.bigmodel.cn/api/paas/v4/chat/completions');
+    expect(build({ type: 27 }).url).toBe('https://api.perplexity.ai/chat/completions');
     const azure = build({ type: 3, baseUrl: 'https://res.openai.azure.com', other: '2024-10-21' });
     expect(azure.url).toBe(
       'https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21',
