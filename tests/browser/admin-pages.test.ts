@@ -292,6 +292,10 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await page.goto('/channel');
     const row = channelRow(page, 'legacy-bedrock');
     await row.locator('[data-testid="channel-type-unsupported-33"]').getByText('AWS（不支持）').waitFor();
+    // Nothing it cannot do is offered: no test, no balance refresh.
+    expect(await row.locator('[data-testid="channel-test"]').isDisabled()).toBe(true);
+    await row.locator('[data-testid="balance"]').hover();
+    await see(page, '该渠道类型没有可查询的余额接口');
     await row.locator('[data-testid="channel-edit"]').click();
     await drawer(page).locator('[data-testid="channel-type-unsupported"]').waitFor();
     await page.keyboard.press('Escape');

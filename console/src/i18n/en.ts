@@ -799,6 +799,7 @@ export const en = {
     list: {
       type_unsupported: '{{name}} (unsupported)',
       balance_refresh: 'Click to refresh the balance (last: {{time}})',
+      balance_unsupported: 'This channel type has no balance API to read',
       empty: 'No channels',
       expand: 'Expand or collapse',
       id_sort: 'Sort by id',

@@ -996,6 +996,7 @@ export const zh = {
     list: {
       type_unsupported: '{{name}}（不支持）',
       balance_refresh: '点击更新余额（上次更新：{{time}}）',
+      balance_unsupported: '该渠道类型没有可查询的余额接口',
       empty: '暂无渠道',
       expand: '展开或收起',
       id_sort: '按 ID 排序',

@@ -338,134 +338,144 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
     setFilters(draft);
   };
 
-  const channelCells = (channel: Channel, child = false): ReactNode => (
-    <>
-      {show('id') && <TableCell>{channel.id}</TableCell>}
-      {show('name') && (
-        <TableCell sx={{ pl: child ? 4 : undefined }}>
-          <Stack direction="row" spacing={1} sx={{ alignItems: 'center' }}>
-            <Tooltip title={channel.remark || ''}>
-              <Typography variant="body2" data-testid="channel-name-cell">
-                {channel.name}
-              </Typography>
-            </Tooltip>
-            {channel.channel_info?.is_multi_key && (
-              <Chip
-                size="small"
-                variant="outlined"
-                label={translate('channel.list.multi_key', { count: channel.channel_info.multi_key_size ?? 0 })}
-              />
-            )}
-            <ManagedBadge channel={channel} />
-          </Stack>
-        </TableCell>
-      )}
-      {show('group') && (
-        <TableCell>
-          <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
-            {splitList(channel.group).map((group) => (
-              <Chip key={group} size="small" label={group} />
-            ))}
-          </Stack>
-        </TableCell>
-      )}
-      {show('type') && (
-        <TableCell>
-          <TypeChip types={types} id={channel.type} />
-        </TableCell>
-      )}
-      {show('status') && (
-        <TableCell>
-          <StatusChip channel={channel} />
-        </TableCell>
-      )}
-      {show('response_time') && (
-        <TableCell>
-          <ResponseTime ms={channel.response_time} testTime={channel.test_time} />
-        </TableCell>
-      )}
-      {show('balance') && (
-        <TableCell>
-          <Stack direction="row" spacing={0.5}>
-            <Tooltip title={translate('channel.list.used_quota')}>
-              <Chip size="small" variant="outlined" label={formatQuota(channel.used_quota, status)} />
-            </Tooltip>
-            <Tooltip
-              title={translate('channel.list.balance_refresh', { time: formatTime(channel.balance_updated_time) })}
-            >
-              <Chip
-                size="small"
-                color="info"
-                variant="outlined"
-                label={`$${Number(channel.balance || 0).toFixed(2)}`}
-                onClick={() => refreshBalance(channel)}
-                data-testid="balance"
-              />
-            </Tooltip>
-          </Stack>
-        </TableCell>
-      )}
-      {show('priority') && (
-        <TableCell>
-          <InlineNumber
-            value={channel.priority}
-            min={PRIORITY_MIN}
-            onCommit={(text) => commitChannelNumber(channel, 'priority', text)}
-            testId="priority-input"
+  const channelCells = (channel: Channel, child = false): ReactNode => {
+    // Until the registry has loaded, a type's abilities are assumed; the gateway refuses what it cannot do.
+    const type = types.find((t) => t.id === channel.type);
+    const balanceReadable = type?.balance !== false;
+    return (
+      <>
+        {show('id') && <TableCell>{channel.id}</TableCell>}
+        {show('name') && (
+          <TableCell sx={{ pl: child ? 4 : undefined }}>
+            <Stack direction="row" spacing={1} sx={{ alignItems: 'center' }}>
+              <Tooltip title={channel.remark || ''}>
+                <Typography variant="body2" data-testid="channel-name-cell">
+                  {channel.name}
+                </Typography>
+              </Tooltip>
+              {channel.channel_info?.is_multi_key && (
+                <Chip
+                  size="small"
+                  variant="outlined"
+                  label={translate('channel.list.multi_key', { count: channel.channel_info.multi_key_size ?? 0 })}
+                />
+              )}
+              <ManagedBadge channel={channel} />
+            </Stack>
+          </TableCell>
+        )}
+        {show('group') && (
+          <TableCell>
+            <Stack direction="row" spacing={0.5} sx={{ flexWrap: 'wrap', rowGap: 0.5 }}>
+              {splitList(channel.group).map((group) => (
+                <Chip key={group} size="small" label={group} />
+              ))}
+            </Stack>
+          </TableCell>
+        )}
+        {show('type') && (
+          <TableCell>
+            <TypeChip types={types} id={channel.type} />
+          </TableCell>
+        )}
+        {show('status') && (
+          <TableCell>
+            <StatusChip channel={channel} />
+          </TableCell>
+        )}
+        {show('response_time') && (
+          <TableCell>
+            <ResponseTime ms={channel.response_time} testTime={channel.test_time} />
+          </TableCell>
+        )}
+        {show('balance') && (
+          <TableCell>
+            <Stack direction="row" spacing={0.5}>
+              <Tooltip title={translate('channel.list.used_quota')}>
+                <Chip size="small" variant="outlined" label={formatQuota(channel.used_quota, status)} />
+              </Tooltip>
+              <Tooltip
+                title={
+                  balanceReadable
+                    ? translate('channel.list.balance_refresh', { time: formatTime(channel.balance_updated_time) })
+                    : translate('channel.list.balance_unsupported')
+                }
+              >
+                <Chip
+                  size="small"
+                  color="info"
+                  variant="outlined"
+                  label={`$${Number(channel.balance || 0).toFixed(2)}`}
+                  onClick={balanceReadable ? () => refreshBalance(channel) : undefined}
+                  data-testid="balance"
+                />
+              </Tooltip>
+            </Stack>
+          </TableCell>
+        )}
+        {show('priority') && (
+          <TableCell>
+            <InlineNumber
+              value={channel.priority}
+              min={PRIORITY_MIN}
+              onCommit={(text) => commitChannelNumber(channel, 'priority', text)}
+              testId="priority-input"
+            />
+          </TableCell>
+        )}
+        {show('weight') && (
+          <TableCell>
+            <InlineNumber
+              value={channel.weight}
+              min={WEIGHT_MIN}
+              onCommit={(text) => commitChannelNumber(channel, 'weight', text)}
+              testId="weight-input"
+            />
+          </TableCell>
+        )}
+        {show('tag') && <TableCell>{channel.tag ? <Chip size="small" label={channel.tag} /> : null}</TableCell>}
+        <TableCell align="right" sx={ACTIONS_SX}>
+          <ChannelActions
+            channel={channel}
+            testable={type?.testable !== false}
+            onTest={() => quickTest(channel)}
+            onPickModel={() => setTesting(channel)}
+            onToggle={() =>
+              setStatus(
+                channel,
+                channel.status === CHANNEL_STATUS.enabled ? CHANNEL_STATUS.disabled : CHANNEL_STATUS.enabled,
+              )
+            }
+            onEdit={() => navigate(`/channel/edit/${channel.id}`)}
+            onCopy={() =>
+              ask({
+                title: 'channel.confirm.copy_title',
+                content: 'channel.confirm.copy',
+                values: { name: channel.name },
+                onConfirm: () =>
+                  act(
+                    () => api.request('POST', `/api/channel/copy/${channel.id}`),
+                    'channel.messages.copied',
+                    'channel.messages.copy_failed',
+                  ),
+              })
+            }
+            onUpstream={() => setUpstream(channel)}
+            onDelete={() =>
+              ask({
+                title: 'channel.confirm.delete_title',
+                content: 'channel.confirm.delete',
+                values: { name: channel.name },
+                danger: true,
+                onConfirm: () =>
+                  act(() => api.request('DELETE', `/api/channel/${channel.id}/`), 'channel.messages.deleted'),
+              })
+            }
           />
         </TableCell>
-      )}
-      {show('weight') && (
-        <TableCell>
-          <InlineNumber
-            value={channel.weight}
-            min={WEIGHT_MIN}
-            onCommit={(text) => commitChannelNumber(channel, 'weight', text)}
-            testId="weight-input"
-          />
-        </TableCell>
-      )}
-      {show('tag') && <TableCell>{channel.tag ? <Chip size="small" label={channel.tag} /> : null}</TableCell>}
-      <TableCell align="right" sx={ACTIONS_SX}>
-        <ChannelActions
-          channel={channel}
-          onTest={() => quickTest(channel)}
-          onPickModel={() => setTesting(channel)}
-          onToggle={() =>
-            setStatus(
-              channel,
-              channel.status === CHANNEL_STATUS.enabled ? CHANNEL_STATUS.disabled : CHANNEL_STATUS.enabled,
-            )
-          }
-          onEdit={() => navigate(`/channel/edit/${channel.id}`)}
-          onCopy={() =>
-            ask({
-              title: 'channel.confirm.copy_title',
-              content: 'channel.confirm.copy',
-              values: { name: channel.name },
-              onConfirm: () =>
-                act(
-                  () => api.request('POST', `/api/channel/copy/${channel.id}`),
-                  'channel.messages.copied',
-                  'channel.messages.copy_failed',
-                ),
-            })
-          }
-          onUpstream={() => setUpstream(channel)}
-          onDelete={() =>
-            ask({
-              title: 'channel.confirm.delete_title',
-              content: 'channel.confirm.delete',
-              values: { name: channel.name },
-              danger: true,
-              onConfirm: () =>
-                act(() => api.request('DELETE', `/api/channel/${channel.id}/`), 'channel.messages.deleted'),
-            })
-          }
-        />
-      </TableCell>
-    </>
-  );
+      </>
+    );
+  };
 
   const tagCells = (row: TagRow): ReactNode => {
     const open = expanded.has(row.tag);
@@ -957,6 +967,8 @@ function InlineNumber({
 
 function ChannelActions(props: {
   channel: Channel;
+  /** False for types the tester cannot reach (task types, types Tollgate does not speak). */
+  testable: boolean;
   onTest: () => void;
   onPickModel: () => void;
   onToggle: () => void;
@@ -989,6 +1001,7 @@ function ChannelActions(props: {
           size="small"
           variant="outlined"
           onClick={props.onTest}
+          disabled={!props.testable}
           data-testid="channel-test"
           sx={{ borderRadius: '4px 0 0 4px' }}
         >
@@ -998,6 +1011,7 @@ function ChannelActions(props: {
           size="small"
           variant="outlined"
           onClick={props.onPickModel}
+          disabled={!props.testable}
           data-testid="channel-test-pick"
           aria-label={translate('channel.actions.pick_model')}
           sx={{ minWidth: 0, px: 0.5, borderRadius: '0 4px 4px 0', ml: '-1px' }}
