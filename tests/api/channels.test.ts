@@ -652,6 +652,9 @@ describe('models', () => {
     expect(models).toContainEqual(expect.objectContaining({ id: 'claude-sonnet-4-20250514', owned_by: 'Anthropic' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'gemini-2.5-pro', owned_by: 'Gemini' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'deepseek-chat', owned_by: 'DeepSeek' }));
+    // Types Tollgate does not speak (Midjourney 2, Spark 18) lend the picker no models.
+    expect(models.map((m) => m.id)).not.toContain('mj_imagine');
+    expect(models.map((m) => m.id)).not.toContain('SparkDesk-v3.5');
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length);
   });
 
