@@ -392,7 +392,7 @@ describe('channel types', () => {
     const byId = new Map(types.map((type) => [type.id, type]));
     expect(byId.get(1)).toMatchObject({ name: 'OpenAI', offered: true, protocol: 'openai', reason: '', balance: true });
     expect(byId.get(14)).toMatchObject({ offered: true, protocol: 'anthropic', base_url: 'https://api.anthropic.com' });
-    expect(byId.get(3)).toMatchObject({ offered: true, other: { label: 'API version' } });
+    expect(byId.get(3)).toMatchObject({ offered: true, other: { label: { zh: 'API 版本', en: 'API version' } } });
     expect(byId.get(33)).toMatchObject({
       name: 'AWS',
       offered: false,

@@ -20,7 +20,7 @@ import {
   Typography,
 } from '@mui/material';
 import { type ReactNode, useEffect, useMemo, useState } from 'react';
-import { useNotify, useTranslate } from 'react-admin';
+import { useLocaleState, useNotify, useTranslate } from 'react-admin';
 import { api, errorMessage } from '../../providers/http.ts';
 import { type ConfirmRequest, useConfirm } from '../admin-shared.tsx';
 import { useChannelTypes } from './channel-types.ts';
@@ -71,10 +71,12 @@ const MAPPING_EXAMPLE = '{\n  "gpt-3.5-turbo": "gpt-3.5-turbo-0125"\n}';
 /**
  * The create/edit side drawer (spec doc 2 §2, §3 Channel, §5 Channel): every field, the checks of §5 as
  * messages, model fetching from the upstream, and read-only fields for a channel a Kubernetes
- * resource manages (the gateway answers 409 to edits of its fields).
+ * resource manages (the gateway refuses edits of its fields).
  */
 export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) {
   const translate = useTranslate();
+  const [locale] = useLocaleState();
+  const language = locale === 'en' ? 'en' : 'zh';
   const notify = useNotify();
   const { ask, dialog } = useConfirm();
   const isNew = target === 'new';
@@ -368,8 +370,8 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
           )}
           {type?.other && (
             <TextField
-              label={type.other.label}
-              placeholder={type.other.hint}
+              label={type.other.label[language]}
+              placeholder={type.other.hint[language]}
               value={values.other}
               onChange={(event) => set('other', event.target.value)}
               multiline={values.type === 41}

@@ -1,6 +1,11 @@
 import { useEffect, useState } from 'react';
 import { api } from '../../providers/http.ts';
 
+export interface Localized {
+  zh: string;
+  en: string;
+}
+
 /** A row of the gateway's channel-type registry, as `GET /api/channel/types` answers it. */
 export interface ChannelTypeInfo {
   id: number;
@@ -11,7 +16,8 @@ export interface ChannelTypeInfo {
   protocol: string | null;
   base_url: string;
   key: { hint: string; separator: string | null; parts: string[] | null };
-  other: { label: string; hint: string; default: string | null } | null;
+  /** What `other` means for the type, in the console's two languages. */
+  other: { label: Localized; hint: Localized; default: string | null } | null;
   endpoints: string[];
   testable: boolean;
   balance: boolean;
