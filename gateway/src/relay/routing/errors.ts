@@ -13,8 +13,9 @@ export const ROUTING_ERRORS = defineErrors({
       en: 'The channel model mapping contains a cycle: {chain}',
     },
   },
+  // The channel cannot serve (a stored row of a type Tollgate does not speak), as when none is available.
   'channel:type_unsupported': {
-    status: 500,
+    status: 503,
     message: {
       zh: '渠道{type}暂不支持：{reason}',
       en: 'Channel {type} is not supported yet: {reason}',
