@@ -6,7 +6,7 @@ import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
 import { pinnedChannel } from './pipeline.ts';
-import { providerFor } from './providers/index.ts';
+import { providerFor, sendUpstream } from './protocols/index.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey } from './routing/picker.ts';
@@ -70,7 +70,13 @@ export async function countTokens(
   let response: Awaited<ReturnType<Transport['send']>>;
   try {
     // The transport's header and body timeouts bound the wait.
-    response = await deps.transport.send(upstream, new AbortController().signal);
+    response = await sendUpstream(provider, upstream, {
+      channel,
+      key,
+      transport: deps.transport,
+      signal: new AbortController().signal,
+      stream: false,
+    });
   } catch (error) {
     throw new AppError(RELAY_ERRORS.upstream_unreachable, {
       detail: error instanceof Error ? error.message : String(error),

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { StreamObserver } from './providers/index.ts';
-import { type SseEvent, SseParser } from './sse.ts';
+import type { StreamDecoder, StreamObserver } from './protocols/index.ts';
+import type { SseEvent } from './sse.ts';
 
 export interface ForwardOptions {
   /** The events the client gets for one upstream event: rewritten, dropped ([]) or several (conversions). */
@@ -21,18 +21,18 @@ export interface ForwardResult {
 }
 
 /**
- * Forwards an upstream SSE stream to the client event by event: nothing is buffered beyond the event
+ * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the client event by event: nothing is buffered beyond the event
  * being parsed, the upstream is read only as fast as the client takes the bytes (backpressure), and a
  * client that disconnects aborts the upstream so billing stops at what was produced.
  */
 export async function forwardStream(
   upstream: Readable,
+  decoder: StreamDecoder,
   client: ServerResponse,
   observer: StreamObserver,
   abortUpstream: () => void,
   options: ForwardOptions,
 ): Promise<ForwardResult> {
-  const parser = new SseParser();
   let clientGone = false;
   let events = 0;
   const onClose = () => {
@@ -81,11 +81,11 @@ export async function forwardStream(
 
   try {
     for await (const chunk of upstream) {
-      for (const event of parser.push(chunk as Uint8Array)) await write(event);
+      for (const event of decoder.push(chunk as Uint8Array)) await write(event);
       if (clientGone) break;
     }
     if (!clientGone) {
-      for (const event of parser.end()) await write(event);
+      for (const event of decoder.end()) await write(event);
       for (const event of options.finish?.() ?? []) await write(event, true);
     }
   } catch (error) {

@@ -34,7 +34,14 @@ import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, noteRelay, noteRelayFailure } from './outcome.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
 import { applyParamOverride } from './overrides/param-override.ts';
-import { type Provider, providerFor, type UpstreamError } from './providers/index.ts';
+import {
+  type Provider,
+  providerFor,
+  type StreamDecoder,
+  sendUpstream,
+  streamDecoderFor,
+  type UpstreamError,
+} from './protocols/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
@@ -487,7 +494,13 @@ async function call(
   const abort = new AbortController();
   let response: Awaited<ReturnType<Transport['send']>>;
   try {
-    response = await deps.transport.send(upstream, abort.signal);
+    response = await sendUpstream(provider, upstream, {
+      channel,
+      key,
+      transport: deps.transport,
+      signal: abort.signal,
+      stream: input.stream,
+    });
   } catch (error) {
     throw new UpstreamFailure(
       {
@@ -513,8 +526,9 @@ async function call(
 
   const answered = { channel, upstreamFormat, upstreamModel, tried };
   const contentType = String(response.headers['content-type'] ?? '');
-  if (input.stream && contentType.includes('text/event-stream')) {
-    return streamAnswer(deps, provider, input, ctx, reply, response.body, abort, started, answered);
+  const decoder = input.stream ? streamDecoderFor(provider, contentType) : undefined;
+  if (decoder) {
+    return streamAnswer(deps, provider, decoder, input, ctx, reply, response.body, abort, started, answered);
   }
   // A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through.
   let bytes = Buffer.from(await response.body.arrayBuffer());
@@ -553,6 +567,7 @@ async function call(
 async function streamAnswer(
   deps: PipelineDeps,
   provider: Provider,
+  decoder: StreamDecoder,
   input: RelayRequest,
   ctx: ConvertContext,
   reply: FastifyReply,
@@ -589,7 +604,7 @@ async function streamAnswer(
     deps.options.getBoolean('general_setting.ping_interval_enabled') && input.format !== 'gemini-generate'
       ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
       : 0;
-  const result = await forwardStream(body as never, raw, observer, () => abort.abort(), {
+  const result = await forwardStream(body as never, decoder, raw, observer, () => abort.abort(), {
     pingIntervalMs: ping,
     onFirstEvent: () => {
       firstTokenMs = now() - started;

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, request } from 'undici';
-import type { UpstreamRequest } from './providers/index.ts';
+import type { UpstreamRequest } from './protocols/index.ts';
 
 export interface UpstreamResponse {
   status: number;

@@ -1,16 +1,17 @@
 import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
+import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
+import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
+import { responsesAdapter } from '../protocols/openai/responses/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
-import { claudeAdapter } from './claude/index.ts';
-import { geminiAdapter, geminiEmbedAdapter } from './gemini/index.ts';
-import { responsesAdapter } from './responses/index.ts';
-import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter } from './types.ts';
+import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
 
-export type { ConvertContext, Json, RelayErrorInfo, StreamConverter } from './types.ts';
+export type { ConvertContext, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
 
-const ADAPTERS = new Map<WireFormat, FormatAdapter>(
+/** Client formats (both directions) and upstream-only formats (from the hub and back). */
+const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
   [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter].map((adapter) => [adapter.format, adapter]),
 );
 
@@ -37,7 +38,7 @@ export function convertRequest(from: WireFormat, to: WireFormat, body: Json, ctx
   if (from === to) return body;
   return refusalsAsErrors(() => {
     const hub = hubOf(from);
-    const inHub = from === hub ? body : adapter(from).requestToHub(body, ctx);
+    const inHub = from === hub ? body : clientAdapter(from).requestToHub(body, ctx);
     return to === hub ? inHub : adapter(to).requestFromHub(inHub, ctx);
   });
 }
@@ -47,7 +48,7 @@ export function convertResponse(from: WireFormat, to: WireFormat, body: Json, ct
   if (from === to) return body;
   const hub = hubOf(from);
   const inHub = from === hub ? body : adapter(from).responseToHub(body, ctx);
-  return to === hub ? inHub : adapter(to).responseFromHub(inHub, ctx);
+  return to === hub ? inHub : clientAdapter(to).responseFromHub(inHub, ctx);
 }
 
 /** An upstream's whole answer in the hub format (to read its text), whatever it was. */
@@ -64,7 +65,7 @@ export function convertStream(from: WireFormat, to: WireFormat, ctx: ConvertCont
   if (from === to) return undefined;
   const hub = hubOf(from);
   const toHub = from === hub ? undefined : adapter(from).streamToHub(ctx);
-  const fromHub = to === hub ? undefined : adapter(to).streamFromHub(ctx);
+  const fromHub = to === hub ? undefined : clientAdapter(to).streamFromHub(ctx);
   const outOfHub = (events: SseEvent[]) =>
     fromHub ? events.filter((e) => e.data !== '[DONE]').flatMap((e) => fromHub.push(e)) : events;
   return {
@@ -75,13 +76,22 @@ export function convertStream(from: WireFormat, to: WireFormat, ctx: ConvertCont
 
 /** An error body in the format the client speaks (OpenAI's shape for OpenAI formats). */
 export function errorBodyFor(format: WireFormat, error: RelayErrorInfo): Json {
-  return ADAPTERS.get(format)?.errorBody(error) ?? openAIError(error.message, error.type, error.code);
+  return ADAPTERS.get(format)?.errorBody?.(error) ?? openAIError(error.message, error.type, error.code);
 }
 
-function adapter(format: WireFormat): FormatAdapter {
+function adapter(format: WireFormat): FormatAdapter | UpstreamAdapter {
   const found = ADAPTERS.get(format);
   if (!found) throw new Error(`no converter for ${format}`);
   return found;
+}
+
+/** The adapter of a format clients speak: one with the client-side directions too. */
+function clientAdapter(format: WireFormat): FormatAdapter {
+  const found = adapter(format);
+  if (!found.requestToHub || !found.responseFromHub || !found.streamFromHub || !found.errorBody) {
+    throw new Error(`${format} is spoken only by upstreams`);
+  }
+  return found as FormatAdapter;
 }
 
 function refusalsAsErrors<T>(convert: () => T): T {

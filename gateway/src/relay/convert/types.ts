@@ -66,3 +66,13 @@ export interface FormatAdapter {
   /** An error body in this format, as its clients parse errors. */
   errorBody(error: RelayErrorInfo): Json;
 }
+
+/**
+ * Conversions for a format only an upstream speaks (Bedrock Converse, Cohere chat, …): no client
+ * sends it, so only the directions from the hub to the upstream and back are needed.
+ */
+export type UpstreamAdapter = Pick<
+  FormatAdapter,
+  'format' | 'hub' | 'requestFromHub' | 'responseToHub' | 'streamToHub'
+> &
+  Partial<FormatAdapter>;

@@ -11,11 +11,10 @@ import { AppError } from '../../errors.ts';
 import { canConvert, convertRequest } from '../convert/index.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
-import { providerFor } from '../providers/index.ts';
+import { providerFor, sendUpstream, streamDecoderFor } from '../protocols/index.ts';
 import type { RoutingIndex } from '../routing/index-cache.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickKey } from '../routing/picker.ts';
-import { SseParser } from '../sse.ts';
 import type { Transport } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 import type { ChannelFailure } from './auto-disable.ts';
@@ -228,16 +227,24 @@ export class ChannelTester {
     if (headerError)
       return { failure: { status: 400, code: headerError.code, message: headerError.message, skipRetry: true } };
     try {
-      const response = await this.#deps.transport.send(upstream, AbortSignal.timeout(this.#deps.timeoutMs));
-      const text = await response.body.text();
+      const response = await sendUpstream(provider, upstream, {
+        channel,
+        key,
+        transport: this.#deps.transport,
+        signal: AbortSignal.timeout(this.#deps.timeoutMs),
+        stream,
+      });
+      // Bytes, not text: a binary stream framing (Bedrock's event stream) is decoded below.
+      const bytes = Buffer.from(await response.body.arrayBuffer());
+      const text = bytes.toString('utf8');
       if (response.status >= 400) {
         const error = provider.parseError(response.status, text);
         return { failure: { status: error.status, code: error.code, message: error.message, skipRetry: false } };
       }
-      if (!stream) return { usage: provider.usageFromBody(native, JSON.parse(text)) };
+      const decoder = stream ? streamDecoderFor(provider, String(response.headers['content-type'] ?? '')) : undefined;
+      if (!decoder) return { usage: provider.usageFromBody(native, JSON.parse(text)) };
       const observer = provider.streamObserver(native);
-      const parser = new SseParser();
-      for (const event of [...parser.push(Buffer.from(text)), ...parser.end()]) observer.observe(event);
+      for (const event of [...decoder.push(bytes), ...decoder.end()]) observer.observe(event);
       return { usage: observer.usage };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';

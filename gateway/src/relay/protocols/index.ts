@@ -1,0 +1,61 @@
+import { channelType, type Protocol, typeLabel } from '../../domain/channels/registry.ts';
+import { channelRuleError } from '../routing/errors.ts';
+import { SseParser } from '../sse.ts';
+import type { UpstreamResponse } from '../transport.ts';
+import { anthropicProvider } from './anthropic/index.ts';
+import { geminiProvider } from './gemini/index.ts';
+import { openAIProvider } from './openai/index.ts';
+import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
+
+/** The provider folder of each protocol the channel-type registry names. */
+export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
+  openai: openAIProvider,
+  anthropic: anthropicProvider,
+  gemini: geminiProvider,
+};
+
+/**
+ * The provider for a channel type, from the registry's protocol. A type Tollgate does not offer
+ * (a stored row from an older version) has none: the routing index leaves such channels out, so
+ * only a pinned request or a test reaches here, and it fails saying why instead of sending the
+ * upstream a protocol it does not speak.
+ */
+export function providerFor(type: number): Provider {
+  const row = channelType(type);
+  if (!row?.offered || !row.protocol) {
+    throw channelRuleError('channel:type_unsupported', {
+      type: typeLabel(type),
+      reason: row?.reason ?? 'unknown type',
+    });
+  }
+  return PROVIDERS[row.protocol];
+}
+
+/**
+ * Authorizes and sends a request the provider's way (signature or access token first where the
+ * protocol needs one; its own exchange where one HTTP call is not all of it, else one pooled call).
+ */
+export async function sendUpstream(
+  provider: Provider,
+  request: UpstreamRequest,
+  input: SendInput & AuthorizeInput,
+): Promise<UpstreamResponse> {
+  const ready = provider.authorize ? await provider.authorize(request, input) : request;
+  return provider.send ? provider.send(ready, input) : input.transport.send(ready, input.signal);
+}
+
+/** How to read a streamed answer of this content type; undefined when it is not a stream (read it whole). */
+export function streamDecoderFor(provider: Provider, contentType: string): StreamDecoder | undefined {
+  if (provider.streamDecoder) return provider.streamDecoder(contentType);
+  return contentType.includes('text/event-stream') ? new SseParser() : undefined;
+}
+
+export type {
+  AuthorizeInput,
+  BuildInput,
+  Provider,
+  StreamDecoder,
+  StreamObserver,
+  UpstreamError,
+  UpstreamRequest,
+} from './types.ts';

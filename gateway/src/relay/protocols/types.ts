@@ -1,0 +1,138 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { OptionsService } from '../../domain/options/index.ts';
+import type { Json } from '../convert/types.ts';
+import type { SseEvent } from '../sse.ts';
+import type { Transport, UpstreamResponse } from '../transport.ts';
+import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
+
+/** An HTTP request to an upstream, ready for the transport. */
+export interface UpstreamRequest {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string | FormData | Uint8Array;
+}
+
+/** What an upstream said went wrong, in a provider-neutral form. */
+export interface UpstreamError {
+  status: number;
+  message: string;
+  type: string;
+  code: string | null;
+}
+
+/** Watches a stream go by: usage when the upstream reports it, text for estimating it when it does not. */
+export interface StreamObserver {
+  /** Called for every event before it is forwarded. */
+  observe(event: SseEvent): void;
+  readonly usage: Usage | undefined;
+  /** The generated text so far, for estimating completion tokens. */
+  readonly text: string;
+  readonly toolCalls: number;
+}
+
+/** What a provider may read while finishing a request. */
+export interface ProviderContext {
+  channel: ChannelSnapshot;
+  /** The model the client asked for. */
+  model: string;
+  /** The model to send upstream, after the channel's mapping. */
+  upstreamModel: string;
+  stream: boolean;
+  options: OptionsService;
+  /** The client's request headers (anthropic-version, anthropic-beta, … pass through). */
+  clientHeaders: IncomingHttpHeaders;
+}
+
+/** What building an upstream request may read. */
+export interface BuildInput {
+  format: WireFormat;
+  channel: ChannelSnapshot;
+  key: string;
+  upstreamModel: string;
+  body: string | FormData;
+  stream: boolean;
+  options: OptionsService;
+  clientHeaders: IncomingHttpHeaders;
+}
+
+/** What authorizing a built request may read. */
+export interface AuthorizeInput {
+  channel: ChannelSnapshot;
+  key: string;
+  /** For fetching a credential (an OAuth access token) through the same connection pool. */
+  transport: Transport;
+}
+
+/** What sending may use besides the request. */
+export interface SendInput {
+  transport: Transport;
+  signal: AbortSignal;
+  stream: boolean;
+}
+
+/**
+ * Reads an upstream's streamed body, chunk by chunk as it arrives, as events of the native format
+ * (the SSE parser for SSE upstreams; binary framings and other transports decode to the same events).
+ */
+export interface StreamDecoder {
+  push(chunk: Uint8Array): SseEvent[];
+  end(): SseEvent[];
+}
+
+/**
+ * One upstream protocol: one folder under relay/protocols/ with the same few files (request,
+ * stream, usage, errors, and the format conversion where it has a format of its own). A provider builds
+ * the request for a body already in its native format, and reads usage and errors from the answer;
+ * converting between formats is the converters' job (relay/convert), not the provider's.
+ */
+export interface Provider {
+  readonly name: string;
+  /** Formats this provider speaks natively; anything else must be converted first. */
+  readonly formats: ReadonlySet<WireFormat>;
+  /**
+   * The native format to speak upstream for a client request in `format`: the format itself when
+   * native, else one it converts to (e.g. Anthropic: openai-chat → claude-messages); undefined when
+   * this provider cannot serve that kind of request at all.
+   */
+  nativeFormat(format: WireFormat): WireFormat | undefined;
+  /**
+   * Finishes a JSON body already in the native `format` before it is sent: where the model goes,
+   * the provider's defaults and adapters (default max_tokens, thinking from a model suffix, safety
+   * settings). May change the upstream model (a `-thinking` suffix is a setting, not a model).
+   */
+  prepareBody(format: WireFormat, body: Json, context: ProviderContext): { body: Json; upstreamModel: string };
+  /** The upstream request: URL, auth (keys parsed, requests signed, tokens fetched) and body. */
+  buildRequest(input: BuildInput): UpstreamRequest;
+  /**
+   * Finishes a request's credentials once its headers are final (after the channel's header
+   * override): signs it (SigV4, TC3) or adds an access token fetched and cached (Vertex, Baidu).
+   * Absent: buildRequest already put the key where it goes.
+   */
+  authorize?(request: UpstreamRequest, input: AuthorizeInput): Promise<UpstreamRequest>;
+  /**
+   * Sends a request when one HTTP call is not the whole exchange (a job to create and then poll, a
+   * WebSocket session); the answer looks like an HTTP response either way. Absent: the transport sends it.
+   */
+  send?(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse>;
+  /**
+   * The decoder of a streamed answer with this content type; undefined when the answer is not a stream
+   * this protocol reads (then it is read whole). Absent: `text/event-stream` answers are SSE.
+   */
+  streamDecoder?(contentType: string): StreamDecoder | undefined;
+  /**
+   * The upstream's own token count for a Claude Messages body (Anthropic's `/v1/messages/count_tokens`);
+   * absent where the protocol has none, and the relay counts locally.
+   */
+  buildCountTokensRequest?(input: {
+    channel: ChannelSnapshot;
+    key: string;
+    upstreamModel: string;
+    body: string;
+    options: OptionsService;
+    clientHeaders: IncomingHttpHeaders;
+  }): UpstreamRequest;
+  usageFromBody(format: WireFormat, body: unknown): Usage | undefined;
+  streamObserver(format: WireFormat): StreamObserver;
+  parseError(status: number, text: string): UpstreamError;
+}
