@@ -291,7 +291,7 @@ async function attempt(
   const candidates = deps.routing.candidates(caller.group, input.model);
   const failed = new Set<number>();
   // Never picked: channels that failed in this request, and those that cannot serve its format.
-  const exclude = unservable(candidates, input.format);
+  const exclude = unservable(candidates, input.format, input.model);
   let lastFailure: UpstreamFailure | AppError | undefined;
   let lastChannel: ChannelSnapshot | undefined;
 
@@ -371,12 +371,13 @@ async function attempt(
  * Anthropic channel), passed over while another candidate can; none when none can (the pick then
  * fails with format_unsupported, which says why).
  */
-function unservable(candidates: readonly Tier[], format: WireFormat): Set<number> {
+function unservable(candidates: readonly Tier[], format: WireFormat, model: string): Set<number> {
   const cannot = new Set<number>();
   let can = false;
   for (const tier of candidates) {
     for (const channel of tier.channels) {
-      const upstream = providerFor(channel.type).nativeFormat(format);
+      const mapping = resolveModelMapping(model, channel.modelMapping);
+      const upstream = providerFor(channel.type).nativeFormat(format, mapping.ok ? mapping.upstreamModel : model);
       if (upstream && canConvert(format, upstream)) can = true;
       else cannot.add(channel.id);
     }
@@ -408,7 +409,7 @@ async function call(
   const mapping = resolveModelMapping(input.model, channel.modelMapping);
   if (!mapping.ok) throw mapping.error;
   let upstreamModel = mapping.upstreamModel;
-  let upstreamFormat = provider.nativeFormat(input.format);
+  let upstreamFormat = provider.nativeFormat(input.format, upstreamModel);
   if (
     upstreamFormat === 'openai-chat' &&
     provider.formats.has('openai-responses') &&

@@ -191,7 +191,7 @@ export class ChannelTester {
     const key = channel.keys[keyIndex] ?? '';
     const provider = providerFor(channel.type);
     // The test request is written in OpenAI's format and spoken in the channel's own.
-    const native = provider.nativeFormat(format);
+    const native = provider.nativeFormat(format, mapping.upstreamModel);
     if (!native || !canConvert(format, native)) {
       const message = `channel type ${channel.type} cannot serve ${format} requests`;
       return { failure: { status: 400, code: 'format_unsupported', message, skipRetry: true } };

@@ -93,9 +93,10 @@ export interface Provider {
   /**
    * The native format to speak upstream for a client request in `format`: the format itself when
    * native, else one it converts to (e.g. Anthropic: openai-chat → claude-messages); undefined when
-   * this provider cannot serve that kind of request at all.
+   * this provider cannot serve that kind of request at all. Protocols that host several model
+   * families (Bedrock, Vertex) answer per model: Claude models natively, others in their own format.
    */
-  nativeFormat(format: WireFormat): WireFormat | undefined;
+  nativeFormat(format: WireFormat, upstreamModel?: string): WireFormat | undefined;
   /**
    * Finishes a JSON body already in the native `format` before it is sent: where the model goes,
    * the provider's defaults and adapters (default max_tokens, thinking from a model suffix, safety
