@@ -228,6 +228,12 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'dify-chat':
+    case 'coze-chat':
+    case 'replicate-chat':
+    case 'replicate-images':
+      // Upstream-only formats: no client sends them.
+      return 0;
   }
 }
 

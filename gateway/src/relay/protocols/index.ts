@@ -3,8 +3,11 @@ import { channelRuleError } from '../routing/errors.ts';
 import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
+import { cozeProvider } from './coze/index.ts';
+import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { openAIProvider } from './openai/index.ts';
+import { replicateProvider } from './replicate/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
@@ -12,6 +15,9 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  dify: difyProvider,
+  coze: cozeProvider,
+  replicate: replicateProvider,
 };
 
 /**

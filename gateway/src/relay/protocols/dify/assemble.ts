@@ -1,0 +1,47 @@
+import type { Json } from '../../convert/types.ts';
+import { SseParser } from '../../sse.ts';
+import type { Transport, UpstreamResponse } from '../../transport.ts';
+import { madeJson } from '../made-response.ts';
+import { eventJson } from '../text-hub.ts';
+import type { SendInput, UpstreamRequest } from '../types.ts';
+
+/**
+ * Sends a Dify request. Agent apps answer only in streaming mode, so for a client that wants one
+ * whole answer the stream is read to its end and assembled into the blocking answer chat apps give
+ * (same fields), or into Dify's error body if the stream reports an error.
+ */
+export async function sendDify(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
+  const streamed = typeof request.body === 'string' && JSON.parse(request.body).response_mode === 'streaming';
+  if (input.stream || !streamed) return input.transport.send(request, input.signal);
+  return assembled(request, input.transport, input.signal);
+}
+
+async function assembled(request: UpstreamRequest, transport: Transport, signal: AbortSignal) {
+  const response = await transport.send(request, signal);
+  if (response.status >= 400) return response;
+  const parser = new SseParser();
+  const answer: Json = { event: 'message', mode: 'agent-chat', answer: '', metadata: {} };
+  let failure: UpstreamResponse | undefined;
+  const read = (data: Json | undefined) => {
+    if (!data || failure) return;
+    if (data.event === 'error') {
+      const status = typeof data.status === 'number' ? data.status : 500;
+      failure = madeJson(status, { code: data.code, message: data.message, status });
+      return;
+    }
+    for (const field of ['task_id', 'message_id', 'conversation_id', 'created_at']) {
+      if (data[field] !== undefined && answer[field] === undefined) answer[field] = data[field];
+    }
+    if ((data.event === 'agent_message' || data.event === 'message') && typeof data.answer === 'string') {
+      answer.answer += data.answer;
+    }
+    if (data.event === 'message_end' && data.metadata) answer.metadata = data.metadata;
+  };
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    for (const event of parser.push(chunk)) read(eventJson(event));
+  }
+  for (const event of parser.end()) read(eventJson(event));
+  if (failure) return failure;
+  answer.id = answer.message_id;
+  return madeJson(200, answer);
+}
