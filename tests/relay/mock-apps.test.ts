@@ -24,6 +24,8 @@ afterAll(async () => {
   await Promise.all([dify?.close(), coze?.close(), replicate?.close()]);
 });
 
+type WorkflowRunner = { runWorkflow(inputs: object, user: string, stream: boolean): Promise<any> };
+
 /** Dify's stream as its client hands it over: raw `data:` lines, parsed here as Dify's docs say. */
 async function difyEvents(stream: AsyncIterable<Buffer>): Promise<any[]> {
   let text = '';
@@ -43,9 +45,11 @@ describe('the Dify mock, through dify-client', () => {
     expect(first.data.metadata.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 });
     const next = await client.createChatMessage({}, 'Again', 'alice', false, first.data.conversation_id);
     expect(next.data.conversation_id).toBe(first.data.conversation_id);
-    await expect(client.createChatMessage({}, 'Again', 'bob', false, first.data.conversation_id)).rejects.toMatchObject({
-      response: { status: 404, data: { code: 'not_found' } },
-    });
+    await expect(client.createChatMessage({}, 'Again', 'bob', false, first.data.conversation_id)).rejects.toMatchObject(
+      {
+        response: { status: 404, data: { code: 'not_found' } },
+      },
+    );
   });
 
   it('streams message events ending in message_end with usage', async () => {
@@ -53,8 +57,16 @@ describe('the Dify mock, through dify-client', () => {
     const client = new ChatClient('app-chat-key', `${dify.url}/v1`);
     const response = await client.createChatMessage({}, 'Hi', 'alice', true);
     const events = await difyEvents(response.data);
-    expect(events.filter((e) => e.event === 'message').map((e) => e.answer).join('')).toBe('Streaming from Dify.');
-    expect(events.at(-1)).toMatchObject({ event: 'message_end', metadata: { usage: { total_tokens: expect.any(Number) } } });
+    expect(
+      events
+        .filter((e) => e.event === 'message')
+        .map((e) => e.answer)
+        .join(''),
+    ).toBe('Streaming from Dify.');
+    expect(events.at(-1)).toMatchObject({
+      event: 'message_end',
+      metadata: { usage: { total_tokens: expect.any(Number) } },
+    });
   });
 
   it('refuses blocking mode for an agent app, and streams agent messages', async () => {
@@ -70,8 +82,13 @@ describe('the Dify mock, through dify-client', () => {
   it('runs a workflow app, and refuses a bad key', async () => {
     dify.behaviour = { reply: 'Workflow output.', workflowTokens: 77 };
     const flow = new CompletionClient('app-flow-key', `${dify.url}/v1`);
-    const run = await flow.runWorkflow({ query: 'go' }, 'alice', false);
-    expect(run.data.data).toMatchObject({ status: 'succeeded', outputs: { text: 'Workflow output.' }, total_tokens: 77 });
+    // The package's typings lack runWorkflow, which its code has.
+    const run = await (flow as CompletionClient & WorkflowRunner).runWorkflow({ query: 'go' }, 'alice', false);
+    expect(run.data.data).toMatchObject({
+      status: 'succeeded',
+      outputs: { text: 'Workflow output.' },
+      total_tokens: 77,
+    });
     const bad = new ChatClient('app-wrong', `${dify.url}/v1`);
     await expect(bad.createChatMessage({}, 'Hi', 'alice', false)).rejects.toMatchObject({
       response: { status: 401, data: { code: 'unauthorized' } },

@@ -123,19 +123,25 @@ describe('Dify (37)', () => {
 
   it('continues a conversation the client names, for the client’s user', async () => {
     dify.behaviour = { reply: 'Remembered.' };
-    const first: any = await openai.chat.completions.create({
-      model: 'dify-chat',
-      messages: [{ role: 'user', content: 'My name is Ada.' }],
-      user: 'ada',
+    let first: any;
+    await billed(gateway, async () => {
+      first = await openai.chat.completions.create({
+        model: 'dify-chat',
+        messages: [{ role: 'user', content: 'My name is Ada.' }],
+        user: 'ada',
+      });
     });
     const conversation = first.conversation_id as string;
     expect(dify.conversations.get(conversation)).toBe('ada');
-    const next: any = await openai.chat.completions.create({
-      model: 'dify-chat',
-      messages: [{ role: 'user', content: 'What is my name?' }],
-      user: 'ada',
-      conversation_id: conversation,
-    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    let next: any;
+    await billed(gateway, async () => {
+      next = await openai.chat.completions.create({
+        model: 'dify-chat',
+        messages: [{ role: 'user', content: 'What is my name?' }],
+        user: 'ada',
+        conversation_id: conversation,
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    });
     expect(dify.requests.at(-1)!.body).toMatchObject({ conversation_id: conversation, user: 'ada' });
     expect(next.conversation_id).toBe(conversation);
   });
@@ -188,14 +194,18 @@ describe('Dify (37)', () => {
     expect(sent.body.inputs).toEqual({ query: 'Run it' });
     expect(answer.choices[0].message.content).toBe('Workflow result.');
     expect(log.quota).toBe(quota('dify-flow', 90, 0));
-    const streamed = await readStream(
-      await openai.chat.completions.create({
-        model: 'dify-flow',
-        messages: [{ role: 'user', content: 'Run it' }],
-        stream: true,
-      }),
-    );
-    expect(streamed.text).toBe('Workflow result.');
+    let streamed: Awaited<ReturnType<typeof readStream>> | undefined;
+    const streamLog = await billed(gateway, async () => {
+      streamed = await readStream(
+        await openai.chat.completions.create({
+          model: 'dify-flow',
+          messages: [{ role: 'user', content: 'Run it' }],
+          stream: true,
+        }),
+      );
+    });
+    expect(streamed!.text).toBe('Workflow result.');
+    expect(streamLog.quota).toBe(quota('dify-flow', 90, 0));
   });
 
   it('refuses a request’s tools: the app owns its tools', async () => {
@@ -213,13 +223,17 @@ describe('Dify (37)', () => {
   it('serves a Claude client', async () => {
     dify.behaviour = { reply: 'Hello Claude client.', usage: { prompt_tokens: 30, completion_tokens: 5 } };
     const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
-    const message = await claude.messages.create({
-      model: 'dify-chat',
-      max_tokens: 100,
-      messages: [{ role: 'user', content: 'Hi from Claude' }],
+    let message: Anthropic.Message | undefined;
+    const log = await billed(gateway, async () => {
+      message = await claude.messages.create({
+        model: 'dify-chat',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'Hi from Claude' }],
+      });
     });
-    expect(message.content[0]).toMatchObject({ type: 'text', text: 'Hello Claude client.' });
-    expect(message.usage).toMatchObject({ input_tokens: 30, output_tokens: 5 });
+    expect(log.quota).toBe(quota('dify-chat', 30, 5));
+    expect(message!.content[0]).toMatchObject({ type: 'text', text: 'Hello Claude client.' });
+    expect(message!.usage).toMatchObject({ input_tokens: 30, output_tokens: 5 });
     expect(dify.requests.at(-1)!.body.query).toBe('Hi from Claude');
   });
 });
@@ -241,7 +255,9 @@ describe('Coze (49)', () => {
     });
     expect(answer.choices[0].message.content).toBe('Coze bot reply.');
     expect(answer.conversation_id).toMatch(/^\d+$/);
-    const created = coze.requests.find((r) => r.path === '/v3/chat' && r.body.stream === false && r.body.additional_messages.length === 3)!;
+    const created = coze.requests.find(
+      (r) => r.path === '/v3/chat' && r.body.stream === false && r.body.additional_messages.length === 3,
+    )!;
     expect(created.headers.authorization).toBe('Bearer pat_good');
     expect(created.body).toMatchObject({ bot_id: BOT, auto_save_history: true });
     expect(created.body.user_id).toMatch(/^tollgate-user-\d+$/);
@@ -272,9 +288,13 @@ describe('Coze (49)', () => {
   it('serves a Gemini client', async () => {
     coze.behaviour = { reply: 'Hello Gemini client.', usage: { input_count: 10, output_count: 4 } };
     const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url } });
-    const answer = await ai.models.generateContent({ model: BOT, contents: 'Hi from Gemini' });
-    expect(answer.text).toBe('Hello Gemini client.');
-    expect(answer.usageMetadata).toMatchObject({ promptTokenCount: 10, candidatesTokenCount: 4 });
+    let answer: Awaited<ReturnType<typeof ai.models.generateContent>> | undefined;
+    const log = await billed(gateway, async () => {
+      answer = await ai.models.generateContent({ model: BOT, contents: 'Hi from Gemini' });
+    });
+    expect(log.quota).toBe(quota(BOT, 10, 4));
+    expect(answer!.text).toBe('Hello Gemini client.');
+    expect(answer!.usageMetadata).toMatchObject({ promptTokenCount: 10, candidatesTokenCount: 4 });
   });
 
   it('answers a failed chat as an upstream error, not a 500', async () => {
@@ -342,9 +362,12 @@ describe('Replicate (56)', () => {
 
 describe('channel operations and failures', () => {
   it('tests each channel through its protocol', async () => {
+    coze.behaviour = {};
     for (const name of ['dify-chat', 'dify-agent', 'dify-flow', 'coze', 'replicate']) {
-      const tested = await root.get(`/api/channel/test/${channelIds[name]}${name === 'replicate' ? `?model=${LLAMA}` : ''}`);
-      expect(tested.body, name).toMatchObject({ success: true });
+      const tested = await root.get(
+        `/api/channel/test/${channelIds[name]}${name === 'replicate' ? `?model=${LLAMA}` : ''}`,
+      );
+      expect(tested.body, `${name}: ${JSON.stringify(tested.body)}`).toMatchObject({ success: true });
     }
   });
 
@@ -355,6 +378,9 @@ describe('channel operations and failures', () => {
       { name: 'bad-replicate', type: 56, key: 'r8_wrong', base_url: replicate.url, models: 'meta/bad-llama' },
     ];
     for (const channel of bad) await root.post('/api/channel/', { ...channel, group: 'default', auto_ban: 0 });
+    await gateway.options.setMany({
+      ModelRatio: JSON.stringify({ ...RATIO, 'bad-dify': 1, '7400000000000000009': 1, 'meta/bad-llama': 1 }),
+    });
     await eventually(
       async () => (await openai.models.list()).data.length,
       (n) => n >= 9,
@@ -370,7 +396,7 @@ describe('channel operations and failures', () => {
         .create({ model: model!, messages: [{ role: 'user', content: 'hi' }] })
         .catch((e: unknown) => e);
       expect(error, model).toBeInstanceOf(OpenAI.APIError);
-      expect((error as InstanceType<typeof OpenAI.APIError>).status, model).toBe(401);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status, `${model}: ${(error as Error).message}`).toBe(401);
       expect((error as Error).message, model).toContain(message);
     }
   });

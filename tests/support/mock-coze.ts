@@ -63,9 +63,10 @@ export async function startMockCoze(options: { tokens: string[]; bots: string[] 
     bot_id: chat.bot_id,
     created_at: chat.created_at,
     ...(status === 'completed' || status === 'failed' ? { completed_at: now() } : {}),
-    last_error: state.behaviour.failChat && status === 'failed'
-      ? { code: 5000, msg: state.behaviour.failChat }
-      : { code: 0, msg: '' },
+    last_error:
+      state.behaviour.failChat && status === 'failed'
+        ? { code: 5000, msg: state.behaviour.failChat }
+        : { code: 0, msg: '' },
     status,
     ...(status === 'completed' ? { usage: usageOf(chat) } : {}),
     section_id: chat.conversation_id,
@@ -107,7 +108,13 @@ export async function startMockCoze(options: { tokens: string[]; bots: string[] 
         return refuse(4000, 'The request body is not valid JSON.');
       }
     }
-    requests.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body });
+    requests.push({
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+    });
     const chatOf = () => {
       const chat = chats.get(url.searchParams.get('chat_id') ?? '');
       return chat && chat.conversation_id === url.searchParams.get('conversation_id') ? chat : undefined;

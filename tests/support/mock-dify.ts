@@ -77,7 +77,8 @@ export async function startMockDify(apps: Record<string, DifyAppKind>): Promise<
     if (!['blocking', 'streaming'].includes(body.response_mode)) {
       return fail(400, 'invalid_param', 'response_mode must be blocking or streaming');
     }
-    if (body.inputs === null || typeof body.inputs !== 'object') return fail(400, 'invalid_param', 'inputs is required');
+    if (body.inputs === null || typeof body.inputs !== 'object')
+      return fail(400, 'invalid_param', 'inputs is required');
     const reply = state.behaviour.reply ?? DEFAULT_REPLY;
     if (kind === 'workflow') return runWorkflow(res, body, reply, state.behaviour);
     if (typeof body.query !== 'string' || body.query === '') return fail(400, 'invalid_param', 'query is required');
@@ -110,15 +111,26 @@ export async function startMockDify(apps: Record<string, DifyAppKind>): Promise<
     }
     const answerEvent = kind === 'agent' ? 'agent_message' : 'message';
     const events: string[] = ['event: ping\n\n'];
-    if (kind === 'agent') events.push(data({ event: 'agent_thought', id: randomUUID(), position: 1, thought: '', tool: '', ...ids }));
+    if (kind === 'agent')
+      events.push(data({ event: 'agent_thought', id: randomUUID(), position: 1, thought: '', tool: '', ...ids }));
     const pieces = reply.match(/.{1,5}/gs) ?? [];
     pieces.forEach((answer, i) => {
       events.push(data({ event: answerEvent, id: ids.message_id, ...ids, answer, created_at: now() }));
       if (i === 0 && state.behaviour.streamError) {
-        events.push(data({ event: 'error', ...ids, status: 400, code: 'completion_request_error', message: state.behaviour.streamError }));
+        events.push(
+          data({
+            event: 'error',
+            ...ids,
+            status: 400,
+            code: 'completion_request_error',
+            message: state.behaviour.streamError,
+          }),
+        );
       }
     });
-    events.push(data({ event: 'message_end', id: ids.message_id, ...ids, metadata: { usage, retriever_resources: [] } }));
+    events.push(
+      data({ event: 'message_end', id: ids.message_id, ...ids, metadata: { usage, retriever_resources: [] } }),
+    );
     await stream(res, events);
   });
   state.url = server.url;
@@ -152,7 +164,11 @@ async function runWorkflow(res: ServerResponse, body: any, reply: string, behavi
     return;
   }
   const events = [
-    data({ event: 'workflow_started', ...run, data: { id: run.workflow_run_id, workflow_id: 'wf-mock', created_at: now() } }),
+    data({
+      event: 'workflow_started',
+      ...run,
+      data: { id: run.workflow_run_id, workflow_id: 'wf-mock', created_at: now() },
+    }),
     data({ event: 'node_started', ...run, data: { id: randomUUID(), node_type: 'llm', title: 'LLM', index: 1 } }),
     ...(reply.match(/.{1,5}/gs) ?? []).map((text) => data({ event: 'text_chunk', ...run, data: { text } })),
     data({ event: 'node_finished', ...run, data: { id: randomUUID(), node_type: 'llm', status: 'succeeded' } }),

@@ -148,7 +148,8 @@ export async function startMockReplicate(options: {
     let model: string | undefined;
     if (byModel && req.method === 'POST') model = `${byModel[1]}/${byModel[2]}`;
     else if (path === '/v1/predictions' && req.method === 'POST') {
-      if (body?.version !== VERSION) return problem(res, 422, 'Invalid version', 'The specified version does not exist');
+      if (body?.version !== VERSION)
+        return problem(res, 422, 'Invalid version', 'The specified version does not exist');
       model = Object.keys(options.models)[0];
     } else return problem(res, 404, 'Not found', 'The requested resource could not be found.');
     const kind = model ? options.models[model] : undefined;
