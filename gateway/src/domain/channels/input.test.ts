@@ -26,4 +26,13 @@ describe('applyChannelInput', () => {
     expect(cleanList('b, a,b,,c')).toEqual(['b', 'a', 'c']);
     expect(applyChannelInput({ groups: [] }, CHANNEL_DEFAULTS).config.group).toBe('default');
   });
+  it('holds `other` to the type’s choices where it is one (Dify’s app kind), its default when empty', () => {
+    const dify = { ...CHANNEL_DEFAULTS, name: 'd', models: 'app' };
+    expect(applyChannelInput({ type: 37, other: '' }, dify).config.other).toBe('chat');
+    expect(applyChannelInput({ type: 37, other: ' workflow ' }, dify).config.other).toBe('workflow');
+    expect(() => applyChannelInput({ type: 37, other: 'completion' }, dify)).toThrow(
+      expect.objectContaining({ code: 'CHANNEL_OTHER_INVALID', status: 400 }),
+    );
+    expect(applyChannelInput({ type: 49, other: 'anything' }, dify).config.other).toBe('anything');
+  });
 });

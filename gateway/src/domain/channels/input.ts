@@ -230,6 +230,13 @@ export function applyChannelInput(
   }
   if (input.other !== undefined) next.other = input.other.trim();
   if (next.other === '') next.other = otherDefault(next.type) ?? '';
+  const choices = channelType(next.type)?.other?.choices;
+  if (choices && !choices.includes(next.other)) {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_INVALID, {
+      type: typeLabel(next.type),
+      choices: choices.join(', '),
+    });
+  }
   if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);
   if (input.test_model !== undefined) next.test_model = emptyToNull(input.test_model);
   if (input.tag !== undefined) next.tag = emptyToNull(input.tag);

@@ -8,16 +8,11 @@ import type { ChannelSnapshot } from '../../types.ts';
  */
 export type DifyAppKind = 'chat' | 'agent' | 'workflow';
 
-const KINDS: Record<string, DifyAppKind> = {
-  '': 'chat',
-  chat: 'chat',
-  chatflow: 'chat',
-  agent: 'agent',
-  workflow: 'workflow',
-};
+/** Saved channels hold one of the registry's choices; an empty `other` predates the default. */
+const KINDS: Record<string, DifyAppKind> = { '': 'chat', chat: 'chat', agent: 'agent', workflow: 'workflow' };
 
 export function difyAppKind(channel: Pick<ChannelSnapshot, 'type' | 'other'>): DifyAppKind {
-  const kind = KINDS[channel.other.trim().toLowerCase()];
+  const kind = KINDS[channel.other.trim()];
   if (!kind) {
     throw channelRuleError('channel:other_invalid', {
       type: typeLabel(channel.type),

@@ -98,7 +98,7 @@ describe('Dify requests', () => {
       url: 'https://dify.example/v1/chat-messages',
       headers: { authorization: 'Bearer app-key' },
     });
-    expect(build('Workflow').url).toBe('https://dify.example/v1/workflows/run');
+    expect(build('workflow').url).toBe('https://dify.example/v1/workflows/run');
     expect(() => difyAppKind(testChannel({ type: 37, other: 'completion' }))).toThrow(
       expect.objectContaining({ code: 'channel:other_invalid', status: 503 }),
     );
