@@ -346,6 +346,27 @@ describe('Replicate (56)', () => {
     expect(log.quota).toBe(quota(LLAMA, 21, 5));
   });
 
+  it('streams to a Claude client, billed from the prediction’s metrics', async () => {
+    replicate.behaviour = { reply: 'Claude sees Llama.', tokens: { input: 18, output: 4 } };
+    const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
+    let text = '';
+    let final: Anthropic.Message | undefined;
+    const log = await billed(gateway, async () => {
+      const stream = claude.messages.stream({
+        model: LLAMA,
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'Hi from Claude' }],
+      });
+      stream.on('text', (delta) => {
+        text += delta;
+      });
+      final = await stream.finalMessage();
+    });
+    expect(text).toBe('Claude sees Llama.');
+    expect(final!.usage).toMatchObject({ input_tokens: 18, output_tokens: 4 });
+    expect(log.quota).toBe(quota(LLAMA, 18, 4));
+  });
+
   it('makes images with an image model, billed per image at the model price', async () => {
     let images: OpenAI.ImagesResponse | undefined;
     const log = await billed(gateway, async () => {

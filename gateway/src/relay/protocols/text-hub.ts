@@ -170,3 +170,12 @@ export function eventJson(event: SseEvent): Json | undefined {
 
 export const num = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+
+/** OpenAI error types for the HTTP statuses an app platform answers. */
+export function errorType(status: number): string {
+  if (status === 400 || status === 404 || status === 413 || status === 415) return 'invalid_request_error';
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_error';
+  return 'upstream_error';
+}

@@ -1,4 +1,4 @@
-import { errorType } from '../dify/errors.ts';
+import { errorType } from '../text-hub.ts';
 import type { UpstreamError } from '../types.ts';
 
 /** Replicate's problem body `{title, detail, status}`, or whatever text it sent. */
