@@ -285,6 +285,29 @@ describe('Coze (49)', () => {
     expect(log.quota).toBe(quota(BOT, 50, 8));
   });
 
+  it('sends an image by URL in an object_string message the bot accepts', async () => {
+    coze.behaviour = { reply: 'A lighthouse.' };
+    let answer: any;
+    await billed(gateway, async () => {
+      answer = await openai.chat.completions.create({
+        model: BOT,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/lighthouse.png' } },
+            ],
+          },
+        ],
+        stream: false,
+      });
+    });
+    expect(answer.choices[0].message.content).toBe('A lighthouse.');
+    const created = coze.requests.filter((r) => r.path === '/v3/chat').at(-1)!;
+    expect(created.body.additional_messages[0].content_type).toBe('object_string');
+  });
+
   it('serves a Gemini client', async () => {
     coze.behaviour = { reply: 'Hello Gemini client.', usage: { input_count: 10, output_count: 4 } };
     const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url } });

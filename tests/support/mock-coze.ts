@@ -154,7 +154,8 @@ export async function startMockCoze(options: { tokens: string[]; bots: string[] 
         (m: any) =>
           (m.role === 'user' || m.role === 'assistant') &&
           typeof m.content === 'string' &&
-          ['text', 'object_string', 'card'].includes(m.content_type),
+          ['text', 'object_string', 'card'].includes(m.content_type) &&
+          (m.content_type !== 'object_string' || validParts(m.content)),
       );
     if (!valid) return refuse(4000, 'additional_messages is invalid.');
     if (body.stream !== true && body.auto_save_history === false) {
@@ -201,6 +202,24 @@ export async function startMockCoze(options: { tokens: string[]; bots: string[] 
   state.url = server.url;
   state.close = server.close;
   return state;
+}
+
+/** An object_string message: a JSON list of text parts and file/image parts named by file_url or file_id. */
+function validParts(content: string): boolean {
+  try {
+    const parts = JSON.parse(content);
+    return (
+      Array.isArray(parts) &&
+      parts.every(
+        (p) =>
+          (p.type === 'text' && typeof p.text === 'string') ||
+          (['image', 'file', 'audio'].includes(p.type) &&
+            (typeof p.file_url === 'string' || typeof p.file_id === 'string')),
+      )
+    );
+  } catch {
+    return false;
+  }
 }
 
 const now = () => Math.floor(Date.now() / 1000);

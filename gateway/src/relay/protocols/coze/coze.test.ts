@@ -45,6 +45,32 @@ describe('Coze requests', () => {
     });
   });
 
+  it('sends images by URL as an object_string message', () => {
+    const body = convertRequest(
+      'openai-chat',
+      'coze-chat',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            ],
+          },
+        ],
+      },
+      ctx(),
+    );
+    expect(body.additional_messages).toEqual([
+      {
+        role: 'user',
+        content: '[{"type":"text","text":"What is this?"},{"type":"image","file_url":"https://example.com/a.png"}]',
+        content_type: 'object_string',
+      },
+    ]);
+  });
+
   it('refuses tools (the bot runs its own plugins)', () => {
     expect(() =>
       convertRequest(

@@ -54,12 +54,16 @@ describe('Replicate requests', () => {
     expect(turns).toEqual({ version: '0'.repeat(64), input: { prompt: 'User: A\nAssistant: B\nUser: C\nAssistant:' } });
   });
 
-  it('refuses tools, a model that is not owner/name, and b64 images (400s)', () => {
+  it('refuses tools, images in chat, a model that is not owner/name, and b64 images (400s)', () => {
     const user = { messages: [{ role: 'user', content: 'x' }] };
     expect(() =>
       convertRequest('openai-chat', 'replicate-chat', { ...user, tools: [{ type: 'function' }] }, ctx()),
     ).toThrow(AppError);
     expect(() => convertRequest('openai-chat', 'replicate-chat', user, ctx('llama'))).toThrow(AppError);
+    const picture = [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }];
+    expect(() =>
+      convertRequest('openai-chat', 'replicate-chat', { messages: [{ role: 'user', content: picture }] }, ctx()),
+    ).toThrow(AppError);
     expect(() =>
       convertRequest('openai-images', 'replicate-images', { prompt: 'x', response_format: 'b64_json' }, ctx('a/b')),
     ).toThrow(AppError);

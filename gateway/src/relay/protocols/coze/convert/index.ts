@@ -1,12 +1,12 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { contentText, eventJson, HubChunks, hubAnswer, hubUsage, refuseTools } from '../../text-hub.ts';
+import { contentText, eventJson, HubChunks, hubAnswer, hubUsage, imageUrls, refuseTools } from '../../text-hub.ts';
 import { isAnswer } from '../stream.ts';
 import { cozeChatUsage } from '../usage.ts';
 
 /**
  * OpenAI chat (the hub) ↔ Coze v3 chat. The user and assistant turns go as `additional_messages`
- * (text); system prompts are dropped — the bot's persona is configured in Coze. The bot runs its own
+ * (text, or text and image URLs); system prompts are dropped — the bot's persona is configured in Coze. The bot runs its own
  * plugins and workflows, so a request's tools are refused. A conversation continues when the client
  * passes Coze's `conversation_id` (body field or `metadata.conversation_id`); answers and stream chunks
  * carry Coze's `conversation_id` back beside OpenAI's fields.
@@ -23,12 +23,7 @@ function requestFromHub(body: Json, ctx: ConvertContext): Json {
   refuseTools(body, 'A Coze bot');
   const messages = (Array.isArray(body.messages) ? body.messages : [])
     .filter((m: Json) => m?.role === 'user' || m?.role === 'assistant')
-    .map((m: Json) => ({
-      role: m.role,
-      content: contentText(m.content),
-      content_type: 'text',
-      ...(m.role === 'assistant' ? { type: 'answer' } : {}),
-    }))
+    .map(cozeMessage)
     .filter((m: Json) => m.content !== '');
   if (!messages.some((m: Json) => m.role === 'user')) throw new Error('the request has no user message to send');
   const conversation = body.conversation_id ?? body.metadata?.conversation_id;
@@ -39,6 +34,26 @@ function requestFromHub(body: Json, ctx: ConvertContext): Json {
     stream: ctx.stream,
     auto_save_history: true,
     ...(typeof conversation === 'string' && conversation !== '' ? { conversation_id: conversation } : {}),
+  };
+}
+
+/**
+ * One turn as Coze takes it: plain text, or with images an `object_string` (a JSON list of text and
+ * image parts, images by URL — Coze fetches them itself).
+ */
+function cozeMessage(message: Json): Json {
+  const text = contentText(message.content);
+  const images = imageUrls(message.content);
+  const turn = { role: message.role, ...(message.role === 'assistant' ? { type: 'answer' } : {}) };
+  if (images.length === 0) return { ...turn, content: text, content_type: 'text' };
+  const parts = images.map((url) => {
+    if (!/^https?:\/\//i.test(url)) throw new Error('Coze takes images by http(s) URL only');
+    return { type: 'image', file_url: url };
+  });
+  return {
+    ...turn,
+    content: JSON.stringify([...(text ? [{ type: 'text', text }] : []), ...parts]),
+    content_type: 'object_string',
   };
 }
 

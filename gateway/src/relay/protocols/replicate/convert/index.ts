@@ -29,6 +29,9 @@ export const replicateChatAdapter: UpstreamAdapter = {
       .map((m) => contentText(m.content))
       .join('\n');
     const turns = messages.filter((m) => m?.role === 'user' || m?.role === 'assistant');
+    if (turns.some((m) => Array.isArray(m.content) && m.content.some((part: Json) => part?.type !== 'text'))) {
+      throw new Error("Replicate's language models take text only; images and audio cannot be sent");
+    }
     if (!turns.some((m) => m.role === 'user')) throw new Error('the request has no user message to send');
     const prompt =
       turns.length === 1
