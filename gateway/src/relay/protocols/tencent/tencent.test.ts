@@ -204,6 +204,14 @@ describe('Hunyuan format', () => {
     expect([observer.text, observer.usage]).toEqual(['晴天，24 度', { promptTokens: 7, completionTokens: 4 }]);
   });
 
+  it('passes an error inside the stream on as the hub error chunk', () => {
+    const convert = tencentChatAdapter.streamToHub(ctx);
+    const moderated = convert.push({ data: '{"Id":"i","ErrorMsg":{"Code":2001,"Msg":"内容审核不通过"},"Choices":[]}' });
+    expect(moderated.map((e) => JSON.parse(e.data))).toEqual([
+      { error: { message: '内容审核不通过', type: 'upstream_error', code: '2001' } },
+    ]);
+  });
+
   it('maps Tencent error codes to statuses and keeps the code', () => {
     const error = (code: string) =>
       JSON.stringify({ Response: { Error: { Code: code, Message: 'no' }, RequestId: 'r' } });

@@ -11,38 +11,51 @@ type Frame = Record<string, any>;
  * socket opens; answer frames come back until one has `header.status` 2. A stream is answered as SSE
  * events, one per frame (format xunfei-chat); a whole answer as the frames joined into one. An error
  * frame before any text becomes an error answer with the status its code deserves; a refused upgrade
- * is read again over plain HTTP, because the WebSocket client does not expose the refusal.
+ * is read again over plain HTTP, because the WebSocket client does not expose the refusal. The
+ * transport's waits apply: for the first frame as for response headers, between frames as for a body.
  */
 export function sparkSession(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
+    const { headersTimeoutMs, bodyTimeoutMs } = input.transport.timeouts;
     const socket = new WebSocket(request.url);
     const events = new PassThrough();
     const frames: Frame[] = [];
     let answered = false;
     /** The SSE stream was handed out: later failures end it with an error. */
     let streaming = false;
+    let silence: NodeJS.Timeout | undefined;
+
     const answer = (response: UpstreamResponse | Promise<UpstreamResponse>) => {
       answered = true;
       Promise.resolve(response).then(resolve, reject);
     };
-    const stop = () => {
+    const finish = () => {
+      clearTimeout(silence);
+      input.signal.removeEventListener('abort', onAbort);
       if (socket.readyState === WebSocket.CONNECTING || socket.readyState === WebSocket.OPEN) socket.close();
     };
-    const onAbort = () => {
-      stop();
+    const failed = (error: unknown) => {
       if (!answered) {
         answered = true;
-        reject(input.signal.reason);
-      } else if (streaming) events.destroy(input.signal.reason);
+        reject(error);
+      } else if (streaming && !events.writableEnded) events.destroy(error as Error);
+      finish();
     };
+    const waitAtMost = (ms: number) => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        const error = new Error(`the Spark endpoint sent nothing for ${ms / 1000}s`);
+        error.name = 'TimeoutError';
+        failed(error);
+      }, ms);
+    };
+    const onAbort = () => failed(input.signal.reason);
     input.signal.addEventListener('abort', onAbort, { once: true });
-    const finish = () => {
-      input.signal.removeEventListener('abort', onAbort);
-      stop();
-    };
+    waitAtMost(headersTimeoutMs);
 
     socket.onopen = () => socket.send(String(request.body));
     socket.onmessage = (message) => {
+      waitAtMost(bodyTimeoutMs);
       let frame: Frame;
       try {
         frame = JSON.parse(String(message.data)) as Frame;
@@ -51,9 +64,8 @@ export function sparkSession(request: UpstreamRequest, input: SendInput): Promis
       }
       const code = Number(frame.header?.code ?? 0);
       if (code !== 0) {
-        const text = JSON.stringify(frame);
-        if (!answered) answer(providerAnswer(sparkErrorStatus(code), 'application/json', Buffer.from(text)));
-        else if (streaming) events.destroy(new Error(`Spark error ${code}: ${String(frame.header?.message ?? '')}`));
+        if (answered) return failed(new Error(`Spark error ${code}: ${String(frame.header?.message ?? '')}`));
+        answer(providerAnswer(sparkErrorStatus(code), 'application/json', Buffer.from(JSON.stringify(frame))));
         return finish();
       }
       const last = frame.header?.status === 2;
@@ -63,44 +75,31 @@ export function sparkSession(request: UpstreamRequest, input: SendInput): Promis
           answer(providerAnswer(200, 'text/event-stream', events));
         }
         events.write(`data: ${JSON.stringify(frame)}\n\n`);
-        if (last) {
-          events.end();
-          finish();
-        }
-        return;
+        if (last) events.end();
+      } else {
+        frames.push(frame);
+        if (last) answer(providerAnswer(200, 'application/json', Buffer.from(JSON.stringify(joinFrames(frames)))));
       }
-      frames.push(frame);
-      if (last) {
-        answer(providerAnswer(200, 'application/json', Buffer.from(JSON.stringify(joinFrames(frames)))));
-        finish();
-      }
+      if (last) finish();
     };
     socket.onerror = () => {
       if (answered) return failed(new Error('the Spark connection failed'));
       // The upgrade was refused (or the host unreachable): ask again over HTTP to learn why.
-      answer(
-        input.transport
-          .send({ ...request, url: request.url.replace(/^ws/i, 'http'), body: undefined }, input.signal)
-          .then((refusal) => {
-            if (refusal.status >= 400) return refusal;
-            throw new Error(`the Spark endpoint did not open a WebSocket (HTTP ${refusal.status})`);
-          }),
-      );
+      const refusal = input.transport
+        .send({ ...request, url: request.url.replace(/^ws/i, 'http'), body: undefined }, input.signal)
+        .then((response) => {
+          if (response.status >= 400) return response;
+          throw new Error(`the Spark endpoint did not open a WebSocket (HTTP ${response.status})`);
+        });
+      answer(refusal);
       finish();
     };
     socket.onclose = () => {
-      if (!answered) failed(new Error('the Spark endpoint closed the connection before answering'));
-      else if (streaming && !events.writableEnded) events.destroy(new Error('the Spark endpoint closed mid-answer'));
+      if (!answered || (streaming && !events.writableEnded)) {
+        failed(new Error('the Spark endpoint closed the connection before the answer was complete'));
+      }
       finish();
     };
-
-    function failed(error: Error) {
-      if (!answered) {
-        answered = true;
-        reject(error);
-      } else if (streaming) events.destroy(error);
-      finish();
-    }
   });
 }
 

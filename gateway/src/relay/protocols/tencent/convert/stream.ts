@@ -3,6 +3,18 @@ import type { SseEvent } from '../../../sse.ts';
 import { finishToHub, toolCallsToHub, usageToHub } from './response.ts';
 
 /**
+ * An error Hunyuan reports inside its stream (`Response.Error`, or `ErrorMsg` when moderation stops it
+ * midway), as the hub's in-stream error.
+ */
+function streamError(data: Json): Json | undefined {
+  const error =
+    data.Response?.Error ?? (data.ErrorMsg ? { Code: data.ErrorMsg.Code, Message: data.ErrorMsg.Msg } : undefined);
+  if (!error) return undefined;
+  const code = error.Code === undefined ? null : String(error.Code);
+  return { message: String(error.Message ?? code ?? 'upstream error'), type: 'upstream_error', code };
+}
+
+/**
  * Hunyuan stream events → hub chunks. Every Hunyuan event carries the usage so far; the last one is
  * sent once, as the hub's usage-only chunk, when the stream ends.
  */
@@ -26,6 +38,8 @@ export class TencentToHubStream implements StreamConverter {
       return [];
     }
     if (typeof data !== 'object' || data === null) return [];
+    const error = streamError(data);
+    if (error) return [{ data: JSON.stringify({ error }) }];
     if (data.Id) this.#id = `chatcmpl-${data.Id}`;
     if (typeof data.Created === 'number') this.#created = data.Created;
     this.#usage = usageToHub(data.Usage) ?? this.#usage;
