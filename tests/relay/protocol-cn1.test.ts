@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
@@ -28,6 +29,7 @@ let xunfei: MockXunfei;
 let minimax: MockMinimax;
 let openai: OpenAI;
 let claude: Anthropic;
+let key: string;
 const channelIds: Record<string, number> = {};
 
 const weather = {
@@ -74,7 +76,7 @@ beforeAll(async () => {
     ModelRatio: JSON.stringify({ ...RATIO, 'hunyuan-lite': 1, 'SparkDesk-v4.0': 1, 'abab6.5s-chat': 1 }),
     CompletionRatio: JSON.stringify(COMPLETION),
   });
-  const key = (await root.post('/api/token/', { name: 'cn1', unlimited_quota: true })).body.data.key;
+  key = (await root.post('/api/token/', { name: 'cn1', unlimited_quota: true })).body.data.key;
   openai = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
   claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
   await eventually(
@@ -182,6 +184,17 @@ describe('Tencent Hunyuan (23)', () => {
     });
     expect(text).toBe(REPLY);
     expect(stream.quota).toBe(quotaOf('hunyuan-turbo', 30, 8));
+  });
+
+  it('answers the Gemini client', async () => {
+    tencent.behaviour = { reply: REPLY, usage: { PromptTokens: 22, CompletionTokens: 6 } };
+    let text: string | undefined;
+    const log = await billed(gateway, async () => {
+      const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url } });
+      text = (await ai.models.generateContent({ model: 'hunyuan-turbo', contents: 'Weather?' })).text;
+    });
+    expect(text).toBe(REPLY);
+    expect(log.quota).toBe(quotaOf('hunyuan-turbo', 22, 6));
   });
 
   it('turns a signature refusal (HTTP 200 with Response.Error) into a clear 401', async () => {

@@ -122,4 +122,14 @@ describe('MiniMax', () => {
     expect(last.choices).toEqual([{ finish_reason: 'stop', index: 0, delta: {} }]);
     expect([observer.text, observer.usage]).toEqual(['你好', { promptTokens: 9, completionTokens: 3 }]);
   });
+
+  it('turns a failure reported inside the stream into an error chunk', () => {
+    const decoder = new MinimaxStreamDecoder();
+    const events = decoder.push(
+      Buffer.from('data: {"id":"x","base_resp":{"status_code":1027,"status_msg":"output sensitive"}}\n\n'),
+    );
+    expect(events.map((e) => JSON.parse(e.data))).toEqual([
+      { error: { message: 'MiniMax 1027: output sensitive', type: 'upstream_error', code: '1027' } },
+    ]);
+  });
 });
