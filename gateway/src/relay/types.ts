@@ -21,7 +21,9 @@ export type WireFormat =
   | 'rerank'
   | 'claude-messages'
   | 'gemini-generate'
-  | 'gemini-embed';
+  | 'gemini-embed'
+  /** AWS Bedrock Converse / ConverseStream: spoken only upstream (non-Claude Bedrock models). */
+  | 'bedrock-converse';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

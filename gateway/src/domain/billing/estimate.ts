@@ -228,6 +228,9 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'bedrock-converse':
+      // Spoken only upstream: no client sends it.
+      return 0;
   }
 }
 
