@@ -45,7 +45,12 @@ describe('mock Bedrock, seen by @aws-sdk/client-bedrock-runtime', () => {
     );
     const message = JSON.parse(new TextDecoder().decode(answer.body));
     expect(message.content).toEqual([{ type: 'text', text: 'Hello there.' }]);
-    expect(mock.requests.at(-1)).toMatchObject({ modelId: CLAUDE, operation: 'invoke', auth: 'sigv4', region: 'us-west-2' });
+    expect(mock.requests.at(-1)).toMatchObject({
+      modelId: CLAUDE,
+      operation: 'invoke',
+      auth: 'sigv4',
+      region: 'us-west-2',
+    });
     expect(mock.requests.at(-1)?.path).toBe('/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/invoke');
   });
 
@@ -69,7 +74,9 @@ describe('mock Bedrock, seen by @aws-sdk/client-bedrock-runtime', () => {
   it('answers Converse and ConverseStream', async () => {
     mock.behaviour = { reply: 'Nova says hi.', converseUsage: { inputTokens: 12, outputTokens: 4 } };
     const messages = [{ role: 'user' as const, content: [{ text: 'Hi' }] }];
-    const whole = await aws().send(new ConverseCommand({ modelId: NOVA, messages, inferenceConfig: { maxTokens: 50 } }));
+    const whole = await aws().send(
+      new ConverseCommand({ modelId: NOVA, messages, inferenceConfig: { maxTokens: 50 } }),
+    );
     expect(whole.output?.message?.content?.[0]?.text).toBe('Nova says hi.');
     expect(whole.usage).toMatchObject({ inputTokens: 12, outputTokens: 4, totalTokens: 16 });
     expect(whole.stopReason).toBe('end_turn');
@@ -100,7 +107,9 @@ describe('mock Bedrock, seen by @aws-sdk/client-bedrock-runtime', () => {
       .catch((error: unknown) => error as Error);
     expect(refused).toMatchObject({ name: 'ValidationException' });
     expect((refused as Error).message).toContain('inference profile');
-    const answer = await aws().send(new InvokeModelCommand({ modelId: `us.${bare}`, body: JSON.stringify(claudeBody) }));
+    const answer = await aws().send(
+      new InvokeModelCommand({ modelId: `us.${bare}`, body: JSON.stringify(claudeBody) }),
+    );
     expect(answer.$metadata.httpStatusCode).toBe(200);
   });
 });
@@ -123,7 +132,11 @@ describe('mock Bedrock, seen by @anthropic-ai/bedrock-sdk', () => {
       messages: [{ role: 'user', content: 'Hi' }],
     });
     expect(message.content).toEqual([{ type: 'text', text: 'Claude on Bedrock.' }]);
-    const stream = anthropic().messages.stream({ model: CLAUDE, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = anthropic().messages.stream({
+      model: CLAUDE,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     expect(await stream.finalText()).toBe('Claude on Bedrock.');
     expect(mock.requests.at(-1)).toMatchObject({ operation: 'invoke-with-response-stream', region: 'eu-central-1' });
   });

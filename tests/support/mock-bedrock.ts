@@ -94,7 +94,9 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     const url = new URL(req.url ?? '/', 'http://mock');
     const auth = await authenticate(req, url, raw, credentials, apiKey);
     if ('refusal' in auth) return fail(res, 403, auth.refusal.type, auth.refusal.message);
-    const route = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(url.pathname);
+    const route = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(
+      url.pathname,
+    );
     if (req.method !== 'POST' || !route) return fail(res, 404, 'UnknownOperationException', 'Unknown operation');
     const modelId = decodeURIComponent(route[1] as string);
     const operation = route[2] as string;
@@ -102,7 +104,12 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      return fail(res, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
+      return fail(
+        res,
+        400,
+        'ValidationException',
+        'Malformed input request, please reformat your input and try again.',
+      );
     }
     requests.push({ path: url.pathname, modelId, operation, headers: req.headers, body, ...auth });
     const b = behaviour;
@@ -120,7 +127,8 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     }
     const claude = modelId.replace(PROFILE_PREFIX, '').startsWith('anthropic.claude');
     if (operation.startsWith('invoke')) {
-      if (!claude) return fail(res, 400, 'ValidationException', 'Malformed input request: required key [inputText] not found');
+      if (!claude)
+        return fail(res, 400, 'ValidationException', 'Malformed input request: required key [inputText] not found');
       const problem = invalidClaudeBody(body);
       if (problem) return fail(res, 400, 'ValidationException', problem);
       return operation === 'invoke' ? invoke(b, res, body, modelId) : invokeStream(b, res, body, modelId);
@@ -157,10 +165,16 @@ async function authenticate(
   apiKey: string,
 ): Promise<Auth> {
   const header = req.headers.authorization ?? '';
-  if (header === '') return { refusal: { type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' } };
+  if (header === '')
+    return { refusal: { type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' } };
   if (header.startsWith('Bearer ')) {
     if (header.slice(7) === apiKey) return { auth: 'api-key' };
-    return { refusal: { type: 'UnrecognizedClientException', message: 'Invalid API Key format: Must start with pre-defined prefix' } };
+    return {
+      refusal: {
+        type: 'UnrecognizedClientException',
+        message: 'Invalid API Key format: Must start with pre-defined prefix',
+      },
+    };
   }
   const match = AUTHORIZATION.exec(header);
   if (!match) {
@@ -173,21 +187,36 @@ async function authenticate(
   }
   const [, accessKeyId, shortDate, region, service, signedHeaders, signature] = match as unknown as string[];
   if (accessKeyId !== credentials.accessKeyId) {
-    return { refusal: { type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' } };
+    return {
+      refusal: {
+        type: 'UnrecognizedClientException',
+        message: 'The security token included in the request is invalid.',
+      },
+    };
   }
   if (service !== 'bedrock') {
     return {
-      refusal: { type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: 'bedrock'.` },
+      refusal: {
+        type: 'InvalidSignatureException',
+        message: `Credential should be scoped to correct service: 'bedrock'.`,
+      },
     };
   }
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   const stamp = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  const signingDate = stamp ? new Date(`${stamp[1]}-${stamp[2]}-${stamp[3]}T${stamp[4]}:${stamp[5]}:${stamp[6]}Z`) : undefined;
+  const signingDate = stamp
+    ? new Date(`${stamp[1]}-${stamp[2]}-${stamp[3]}T${stamp[4]}:${stamp[5]}:${stamp[6]}Z`)
+    : undefined;
   if (!signingDate || amzDate.slice(0, 8) !== shortDate) {
-    return { refusal: { type: 'IncompleteSignatureException', message: 'Date must be in ISO-8601 \'basic format\'.' } };
+    return { refusal: { type: 'IncompleteSignatureException', message: "Date must be in ISO-8601 'basic format'." } };
   }
   if (Math.abs(Date.now() - signingDate.getTime()) > 5 * 60_000) {
-    return { refusal: { type: 'InvalidSignatureException', message: `Signature expired: ${amzDate} is now earlier than the allowed window.` } };
+    return {
+      refusal: {
+        type: 'InvalidSignatureException',
+        message: `Signature expired: ${amzDate} is now earlier than the allowed window.`,
+      },
+    };
   }
   const headers: Record<string, string> = {};
   for (const name of (signedHeaders as string).split(';')) {
@@ -233,13 +262,15 @@ function fail(res: ServerResponse, status: number, type: string, message: string
 function invalidClaudeBody(body: any): string | undefined {
   if (typeof body !== 'object' || body === null) return 'Malformed input request: expected type: JSONObject';
   for (const key of ['model', 'stream']) {
-    if (key in body) return `Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`;
+    if (key in body)
+      return `Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`;
   }
   // Bedrock's own bedrock-2023-05-31; Anthropic's Bedrock SDK sends its Messages API version, which Bedrock takes too.
   if (typeof body.anthropic_version !== 'string' || !/^(bedrock-)?\d{4}-\d{2}-\d{2}$/.test(body.anthropic_version))
     return 'Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.';
   if (typeof body.max_tokens !== 'number') return 'Malformed input request: #: required key [max_tokens] not found';
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'Malformed input request: #: required key [messages] not found';
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return 'Malformed input request: #: required key [messages] not found';
   if (body.thinking?.type === 'enabled' && !(body.thinking.budget_tokens < body.max_tokens))
     return '`max_tokens` must be greater than `thinking.budget_tokens`';
   return undefined;
@@ -285,7 +316,8 @@ function invoke(b: BedrockBehaviour, res: ServerResponse, body: any, modelId: st
   const { reply, thinking, tool, usage } = claudeAnswer(b, body);
   const content: any[] = [];
   if (thinking) content.push({ type: 'thinking', thinking, signature: 'sig-mock' });
-  if (tool) content.push({ type: 'tool_use', id: 'toolu_bdrk_01', name: tool.name, input: b.toolInput ?? { city: 'Paris' } });
+  if (tool)
+    content.push({ type: 'tool_use', id: 'toolu_bdrk_01', name: tool.name, input: b.toolInput ?? { city: 'Paris' } });
   else content.push({ type: 'text', text: reply });
   res.writeHead(200, {
     'content-type': 'application/json',
@@ -299,7 +331,10 @@ function invoke(b: BedrockBehaviour, res: ServerResponse, body: any, modelId: st
       id: 'msg_bdrk_01MockBedrock',
       type: 'message',
       role: 'assistant',
-      model: modelId.replace(PROFILE_PREFIX, '').replace(/^anthropic\./, '').replace(/-v\d+:\d+$/, ''),
+      model: modelId
+        .replace(PROFILE_PREFIX, '')
+        .replace(/^anthropic\./, '')
+        .replace(/-v\d+:\d+$/, ''),
       content,
       stop_reason: tool ? 'tool_use' : 'end_turn',
       stop_sequence: null,
@@ -357,7 +392,10 @@ function invokeStream(b: BedrockBehaviour, res: ServerResponse, body: any, model
       id: 'msg_bdrk_01MockBedrock',
       type: 'message',
       role: 'assistant',
-      model: modelId.replace(PROFILE_PREFIX, '').replace(/^anthropic\./, '').replace(/-v\d+:\d+$/, ''),
+      model: modelId
+        .replace(PROFILE_PREFIX, '')
+        .replace(/^anthropic\./, '')
+        .replace(/-v\d+:\d+$/, ''),
       content: [],
       stop_reason: null,
       stop_sequence: null,
@@ -373,7 +411,11 @@ function invokeStream(b: BedrockBehaviour, res: ServerResponse, body: any, model
   }
   if (tool) {
     const input = JSON.stringify(b.toolInput ?? { city: 'Paris' });
-    chunk({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: 'toolu_bdrk_01', name: tool.name, input: {} } });
+    chunk({
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id: 'toolu_bdrk_01', name: tool.name, input: {} },
+    });
     chunk({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: input.slice(0, 5) } });
     chunk({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: input.slice(5) } });
   } else {
@@ -436,7 +478,10 @@ function converseStream(b: BedrockBehaviour, res: ServerResponse, body: any) {
   event('messageStart', { role: 'assistant' });
   if (tool) {
     const input = JSON.stringify(b.toolInput ?? { city: 'Paris' });
-    event('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_mock01', name: tool.name } } });
+    event('contentBlockStart', {
+      contentBlockIndex: 0,
+      start: { toolUse: { toolUseId: 'tooluse_mock01', name: tool.name } },
+    });
     event('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: input.slice(0, 4) } } });
     event('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: input.slice(4) } } });
   } else {

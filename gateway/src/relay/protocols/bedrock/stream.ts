@@ -28,28 +28,30 @@ const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
  */
 export class BedrockStreamDecoder implements StreamDecoder {
   readonly #frames = new EventStreamDecoder();
+  /** An exception seen: the events before it still go out, then the stream fails. */
+  #failure: BedrockStreamError | undefined;
 
   push(chunk: Uint8Array): SseEvent[] {
-    return this.#frames.push(chunk).flatMap((message) => this.#event(message));
+    if (this.#failure) throw this.#failure;
+    const events: SseEvent[] = [];
+    for (const message of this.#frames.push(chunk)) {
+      const failure = exceptionOf(message);
+      if (failure) {
+        this.#failure = failure;
+        break;
+      }
+      events.push(...this.#event(message));
+    }
+    return events;
   }
 
   end(): SseEvent[] {
+    if (this.#failure) throw this.#failure;
     this.#frames.end();
     return [];
   }
 
   #event(message: EventStreamMessage): SseEvent[] {
-    const kind = message.headers[':message-type'];
-    if (kind === 'exception' || kind === 'error') {
-      const type = String(message.headers[':exception-type'] ?? message.headers[':error-code'] ?? 'exception');
-      let detail = String(message.headers[':error-message'] ?? '');
-      try {
-        detail = String((JSON.parse(text(message.payload)) as Json).message ?? detail);
-      } catch {
-        // The header's message (or none).
-      }
-      throw new BedrockStreamError(type, detail || 'the upstream stream failed');
-    }
     const type = String(message.headers[':event-type'] ?? '');
     if (type !== 'chunk') return type === '' ? [] : [{ event: type, data: text(message.payload) }];
     const payload = JSON.parse(text(message.payload)) as Json;
@@ -58,6 +60,20 @@ export class BedrockStreamDecoder implements StreamDecoder {
     const event = (JSON.parse(data) as Json).type;
     return [typeof event === 'string' ? { event, data } : { data }];
   }
+}
+
+/** The error an exception (or error) message carries; undefined for an event. */
+function exceptionOf(message: EventStreamMessage): BedrockStreamError | undefined {
+  const kind = message.headers[':message-type'];
+  if (kind !== 'exception' && kind !== 'error') return undefined;
+  const type = String(message.headers[':exception-type'] ?? message.headers[':error-code'] ?? 'exception');
+  let detail = String(message.headers[':error-message'] ?? '');
+  try {
+    detail = String((JSON.parse(text(message.payload)) as Json).message ?? detail);
+  } catch {
+    // The header's message (or none).
+  }
+  return new BedrockStreamError(type, detail || 'the upstream stream failed');
 }
 
 /**
