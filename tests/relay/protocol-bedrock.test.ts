@@ -87,6 +87,16 @@ afterAll(async () => {
   await bedrock?.close();
 });
 
+/** The error a call is refused with; the test fails if the call succeeds. */
+async function refusal(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  try {
+    await call;
+  } catch (error) {
+    return error as InstanceType<typeof OpenAI.APIError>;
+  }
+  throw new Error('the call succeeded');
+}
+
 const openai = () => new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
 const weather = {
   type: 'function' as const,
@@ -276,9 +286,12 @@ describe('the gemini client on Claude', () => {
 
 describe('keys and errors', () => {
   it('gives a wrong secret’s signature refusal to the client as Bedrock’s 403, not a 500', async () => {
-    const refused = await openai()
-      .chat.completions.create({ model: 'claude-3-haiku-20240307', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    const refused = await refusal(
+      openai().chat.completions.create({
+        model: 'claude-3-haiku-20240307',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect(refused.status).toBe(403);
     expect(refused.message).toContain('The request signature we calculated does not match');
@@ -300,9 +313,12 @@ describe('keys and errors', () => {
 
   it('refuses a key without its region with a stable code before calling Bedrock', async () => {
     const before = bedrock.requests.length;
-    const refused = await openai()
-      .chat.completions.create({ model: 'claude-opus-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    const refused = await refusal(
+      openai().chat.completions.create({
+        model: 'claude-opus-4-20250514',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
     expect(refused.status).toBe(401);
     expect(refused.code).toBe('channel:key_malformed');
     expect(bedrock.requests.length).toBe(before);

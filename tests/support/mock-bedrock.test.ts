@@ -144,7 +144,10 @@ describe('mock Bedrock, seen by @anthropic-ai/bedrock-sdk', () => {
   it('refuses a wrong secret with 403 and the signature message', async () => {
     const refused = await anthropic('wrong')
       .messages.create({ model: CLAUDE, max_tokens: 8, messages: [{ role: 'user', content: 'Hi' }] })
-      .catch((error: unknown) => error as { status: number; message: string });
+      .then(
+        () => ({ status: 200, message: 'accepted' }),
+        (error: unknown) => error as { status: number; message: string },
+      );
     expect(refused.status).toBe(403);
     expect(refused.message).toContain('The request signature we calculated does not match');
   });

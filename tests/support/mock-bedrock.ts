@@ -225,7 +225,7 @@ async function authenticate(
     headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const query: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  for (const name of new Set(url.searchParams.keys())) query[name] = url.searchParams.getAll(name);
   const signer = new SignatureV4({
     service: 'bedrock',
     region: region as string,
