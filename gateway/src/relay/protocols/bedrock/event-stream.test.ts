@@ -97,12 +97,12 @@ describe('event-stream decoder', () => {
 
   it('rejects a corrupt payload (message CRC) and a corrupt length (prelude CRC)', () => {
     const payload = Buffer.from(frames[0] as Uint8Array);
-    payload[payload.length - 10] ^= 1;
+    payload.writeUInt8(payload.readUInt8(payload.length - 10) ^ 1, payload.length - 10);
     expect(() => new EventStreamDecoder().push(payload)).toThrow(
       new EventStreamError('event stream message checksum mismatch'),
     );
     const prelude = Buffer.from(frames[0] as Uint8Array);
-    prelude[3] ^= 1;
+    prelude.writeUInt8(prelude.readUInt8(3) ^ 1, 3);
     expect(() => new EventStreamDecoder().push(prelude)).toThrow(
       new EventStreamError('event stream prelude checksum mismatch'),
     );
