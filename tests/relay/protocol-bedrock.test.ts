@@ -270,6 +270,29 @@ describe('the anthropic client on Claude', () => {
   });
 });
 
+describe('the anthropic client on Nova', () => {
+  it('reaches Converse through the hub, billed by the Converse usage', async () => {
+    script();
+    const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
+    let message: Anthropic.Message | undefined;
+    const log = await billed(gateway, async () => {
+      message = await claude.messages.create({
+        model: NOVA,
+        max_tokens: 256,
+        system: 'Be brief.',
+        messages: [{ role: 'user', content: 'Weather?' }],
+      });
+    });
+    expect(message?.content).toEqual([{ type: 'text', text: REPLY }]);
+    expect(log.quota).toBe(NOVA_QUOTA);
+    expect(bedrock.requests.at(-1)?.body).toEqual({
+      system: [{ text: 'Be brief.' }],
+      messages: [{ role: 'user', content: [{ text: 'Weather?' }] }],
+      inferenceConfig: { maxTokens: 256 },
+    });
+  });
+});
+
 describe('the gemini client on Claude', () => {
   it('answers generateContent through the hub, billed by Claude’s formula', async () => {
     script();

@@ -291,6 +291,11 @@ function invalidConverseBody(body: any): string | undefined {
     if (message.content.some((block: any) => typeof block?.text === 'string' && block.text.trim() === ''))
       return 'The text field in the ContentBlock object is blank. Add text to the text field, and try again.';
   }
+  const toolBlocks = body.messages.some((message: any) =>
+    message.content.some((block: any) => block?.toolUse || block?.toolResult),
+  );
+  if (toolBlocks && !body.toolConfig)
+    return 'The toolConfig field must be defined when using toolUse and toolResult content blocks.';
   return undefined;
 }
 
