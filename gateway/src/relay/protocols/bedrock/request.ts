@@ -8,7 +8,13 @@ import { signSigV4 } from './sigv4.ts';
 
 /** The Anthropic API version Bedrock's InvokeModel takes in the body. */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
-const EVENT_STREAM = 'application/vnd.amazon.eventstream';
+export const EVENT_STREAM = 'application/vnd.amazon.eventstream';
+
+/** The Bedrock operation (path suffix) for each native format, whole and streamed. */
+const OPERATIONS: Partial<Record<WireFormat, { whole: string; stream: string }>> = {
+  'claude-messages': { whole: 'invoke', stream: 'invoke-with-response-stream' },
+  'bedrock-converse': { whole: 'converse', stream: 'converse-stream' },
+};
 
 /** The regional Bedrock runtime endpoint. */
 export const bedrockRuntimeUrl = (region: string) => `https://bedrock-runtime.${region}.amazonaws.com`;
@@ -47,17 +53,9 @@ export function buildBedrockRequest(input: BuildInput): UpstreamRequest {
   const { format, channel, key, upstreamModel, body, stream } = input;
   const parsed = parseBedrockKey(key);
   const base = (channel.baseUrl || bedrockRuntimeUrl(parsed.region)).replace(/\/+$/, '');
-  const operation =
-    format === 'claude-messages'
-      ? stream
-        ? 'invoke-with-response-stream'
-        : 'invoke'
-      : format === 'bedrock-converse'
-        ? stream
-          ? 'converse-stream'
-          : 'converse'
-        : undefined;
-  if (!operation) throw new Error(`the Bedrock protocol has no operation for ${format}`);
+  const operations = OPERATIONS[format];
+  if (!operations) throw new Error(`the Bedrock protocol has no operation for ${format}`);
+  const operation = stream ? operations.stream : operations.whole;
   const modelId = bedrockModelId(upstreamModel, parsed.region);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -78,5 +76,3 @@ export async function authorizeBedrock(request: UpstreamRequest, input: Authoriz
   if (parsed.kind !== 'sigv4') return request;
   return signSigV4(request, parsed.credentials, { region: parsed.region, service: 'bedrock' });
 }
-
-export { EVENT_STREAM };

@@ -10,11 +10,6 @@ type Json = Record<string, any>;
 /** Bedrock ended a stream with an exception message (throttling, a model error, a validation failure…). */
 export class BedrockStreamError extends Error {
   override readonly name = 'BedrockStreamError';
-  readonly type: string;
-  constructor(type: string, message: string) {
-    super(`${type}: ${message}`);
-    this.type = type;
-  }
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
@@ -73,7 +68,7 @@ function exceptionOf(message: EventStreamMessage): BedrockStreamError | undefine
   } catch {
     // The header's message (or none).
   }
-  return new BedrockStreamError(type, detail || 'the upstream stream failed');
+  return new BedrockStreamError(`${type}: ${detail || 'the upstream stream failed'}`);
 }
 
 /**
