@@ -23,6 +23,7 @@ let root: DashboardClient;
 let bedrock: MockBedrock;
 let key: string;
 let channelId: number;
+let badKeyChannelId: number;
 
 // Claude's semantics: input 100 excludes 40 cache reads (at 0.1) and 20 cache writes (at 1.25); output 30 at 5; ratio 1.5.
 const CLAUDE_QUOTA = Math.round((100 + 40 * 0.1 + 20 * 1.25 + 30 * 5) * 1.5);
@@ -60,7 +61,7 @@ beforeAll(async () => {
   channelId = await channel('bedrock', `${accessKeyId}|${secretAccessKey}|us-east-1`, `${CLAUDE},${NOVA}`);
   await channel('bedrock-wrong-secret', `${accessKeyId}|not-the-secret|us-east-1`, 'claude-3-haiku-20240307');
   await channel('bedrock-api-key', `${bedrock.apiKey}|eu-west-1`, 'claude-3-5-haiku-20241022');
-  await channel('bedrock-bad-key', `${accessKeyId}|${secretAccessKey}`, 'claude-opus-4-20250514');
+  badKeyChannelId = await channel('bedrock-bad-key', `${accessKeyId}|${secretAccessKey}`, 'claude-opus-4-20250514');
   await gateway.options.setMany({
     ModelRatio: JSON.stringify({
       [CLAUDE]: 1.5,
@@ -367,7 +368,23 @@ describe('keys and errors', () => {
   });
 });
 
+describe('the openai responses client on Claude', () => {
+  it('reaches InvokeModel through the hub', async () => {
+    script();
+    const answer = await openai().responses.create({ model: CLAUDE, input: 'Weather?' });
+    expect(answer.output_text).toBe(REPLY);
+    expect(bedrock.requests.at(-1)?.operation).toBe('invoke');
+  });
+});
+
 describe('the channel test', () => {
+  it('fails a channel whose key has no region, saying why, without a 500', async () => {
+    const answer = await root.get(`/api/channel/test/${badKeyChannelId}`);
+    expect(answer.status).toBeLessThan(500);
+    expect(JSON.stringify(answer.body)).toContain('AccessKey|SecretAccessKey|Region');
+    expect(answer.body.success).toBe(false);
+  });
+
   it('passes for a Claude and a Nova model, plain and streamed', async () => {
     script();
     for (const query of ['', `?model=${NOVA}`, '?stream=true', `?model=${NOVA}&stream=true`]) {
