@@ -393,12 +393,13 @@ describe('channel types', () => {
     expect(byId.get(3)).toMatchObject({ offered: true, other: { label: { zh: 'API 版本', en: 'API version' } } });
     expect(byId.get(33)).toMatchObject({
       name: 'AWS',
-      offered: false,
-      protocol: null,
-      testable: false,
+      offered: true,
+      protocol: 'bedrock',
+      testable: true,
       key: { hint: 'AccessKey|SecretAccessKey|Region', separator: '|' },
     });
-    expect(byId.get(33).reason).not.toBe('');
+    expect(byId.get(11)).toMatchObject({ name: 'PaLM', offered: false, protocol: null, testable: false });
+    expect(byId.get(11).reason).not.toBe('');
     expect(byId.get(18)).toMatchObject({ offered: true, protocol: 'xunfei', other: { default: 'v2.1' } });
     for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
@@ -409,7 +410,7 @@ describe('channel types', () => {
   });
 
   it.each([
-    [33, 'AWS'],
+    [11, 'PaLM'],
     [2, 'Midjourney'],
     [41, 'VertexAI'],
   ])('refuses to create a channel of type %i, naming it', async (type, name) => {
@@ -427,11 +428,11 @@ describe('channel types', () => {
     expect(changed.body).toMatchObject({ success: false, code: 'CHANNEL_TYPE_UNSUPPORTED' });
     expect(changed.body.message).toContain('type 37 (Dify)');
     expect((await row(created.id)).type).toBe(1);
-    // A row an older version stored as Bedrock (33): written directly, the API would refuse it.
-    await db().updateTable('channels').set({ type: 33 }).where('id', '=', created.id).execute();
+    // A row an older version stored as PaLM (11): written directly, the API would refuse it.
+    await db().updateTable('channels').set({ type: 11 }).where('id', '=', created.id).execute();
     const listed = await admin.get(`/api/channel/${created.id}`);
-    expect(listed.body.data).toMatchObject({ type: 33 });
-    const disabled = await root.put('/api/channel/', { id: created.id, type: 33, status: 2 });
+    expect(listed.body.data).toMatchObject({ type: 11 });
+    const disabled = await root.put('/api/channel/', { id: created.id, type: 11, status: 2 });
     expect(disabled.body).toMatchObject({ success: true, data: { status: 2 } });
     expect((await root.delete(`/api/channel/${created.id}`)).body.success).toBe(true);
   });

@@ -22,7 +22,8 @@ export type WireFormat =
   | 'claude-messages'
   | 'gemini-generate'
   | 'gemini-embed'
-  /** Spoken only upstream: Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames. */
+  /** Spoken only upstream: Bedrock Converse, Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames. */
+  | 'bedrock-converse'
   | 'tencent-chat'
   | 'xunfei-chat';
 

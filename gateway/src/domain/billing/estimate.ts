@@ -230,7 +230,8 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
       return 0;
     case 'tencent-chat':
     case 'xunfei-chat':
-      // Spoken only upstream: no client request arrives in them.
+    case 'bedrock-converse':
+      // Spoken only upstream: no client sends it.
       return 0;
   }
 }

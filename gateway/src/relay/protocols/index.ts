@@ -3,6 +3,7 @@ import { channelRuleError } from '../routing/errors.ts';
 import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
+import { bedrockProvider } from './bedrock/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { openAIProvider } from './openai/index.ts';
@@ -15,6 +16,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  bedrock: bedrockProvider,
   tencent: tencentProvider,
   xunfei: xunfeiProvider,
   minimax: minimaxProvider,
