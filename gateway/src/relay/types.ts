@@ -21,7 +21,11 @@ export type WireFormat =
   | 'rerank'
   | 'claude-messages'
   | 'gemini-generate'
-  | 'gemini-embed';
+  | 'gemini-embed'
+  /** Cohere's v2 chat, embed and rerank, spoken only upstream. */
+  | 'cohere-chat'
+  | 'cohere-embed'
+  | 'cohere-rerank';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

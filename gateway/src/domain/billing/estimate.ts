@@ -228,6 +228,11 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'cohere-chat':
+    case 'cohere-embed':
+    case 'cohere-rerank':
+      // Spoken only upstream: requests are estimated in the client's format.
+      return 0;
   }
 }
 

@@ -2,6 +2,7 @@ import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
+import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
 import type { SseEvent } from '../sse.ts';
@@ -12,7 +13,15 @@ export type { ConvertContext, Json, RelayErrorInfo, StreamConverter, UpstreamAda
 
 /** Client formats (both directions) and upstream-only formats (from the hub and back). */
 const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
-  [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter].map((adapter) => [adapter.format, adapter]),
+  [
+    claudeAdapter,
+    geminiAdapter,
+    geminiEmbedAdapter,
+    responsesAdapter,
+    cohereChatAdapter,
+    cohereEmbedAdapter,
+    cohereRerankAdapter,
+  ].map((adapter) => [adapter.format, adapter]),
 );
 
 /** The hub a format converts through: its adapter's, or the format itself for the hubs. */

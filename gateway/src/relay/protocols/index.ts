@@ -3,6 +3,7 @@ import { channelRuleError } from '../routing/errors.ts';
 import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
+import { cohereProvider } from './cohere/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
@@ -12,6 +13,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  cohere: cohereProvider,
 };
 
 /**
