@@ -26,7 +26,7 @@ export const ROUTING_ERRORS = defineErrors({
     status: 503,
     message: {
       zh: '渠道{type}缺少{field}（渠道的 other 字段）',
-      en: 'Channel {type} has no {field} (the channel\'s other field)',
+      en: "Channel {type} has no {field} (the channel's other field)",
     },
   },
   'channel:no_available_key': {

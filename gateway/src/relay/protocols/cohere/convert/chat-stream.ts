@@ -55,7 +55,10 @@ export class CohereToHubStream implements StreamConverter {
               index: this.#call,
               id: asString(call.id) ?? `call_${this.#call}`,
               type: 'function',
-              function: { name: asString(call.function?.name) ?? '', arguments: asString(call.function?.arguments) ?? '' },
+              function: {
+                name: asString(call.function?.name) ?? '',
+                arguments: asString(call.function?.arguments) ?? '',
+              },
             },
           ],
         });
