@@ -300,7 +300,10 @@ describe('a Cohere channel', () => {
         }),
       });
       expect(response.status).toBe(200);
-      const answer = await response.json();
+      const answer = (await response.json()) as {
+        results: unknown[];
+        meta: { billed_units: { search_units: number } };
+      };
       expect(answer.results).toEqual([
         { index: 1, relevance_score: expect.any(Number), document: { text: 'paris weather today' } },
       ]);
