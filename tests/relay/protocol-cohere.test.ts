@@ -324,6 +324,18 @@ describe('a Cohere channel', () => {
     const tested = await root.get(`/api/channel/test/${channelId}`);
     expect(tested.body).toMatchObject({ success: true });
     expect(upstream.requests.at(-1)?.path).toBe('/v2/chat');
+    const streamed = await root.get(`/api/channel/test/${channelId}?stream=true`);
+    expect(streamed.body).toMatchObject({ success: true });
+    expect(upstream.requests.at(-1)?.body.stream).toBe(true);
+    for (const [model, path] of [
+      ['embed-v4.0', '/v2/embed'],
+      ['rerank-v3.5', '/v2/rerank'],
+    ]) {
+      expect((await root.get(`/api/channel/test/${channelId}?model=${model}`)).body, model).toMatchObject({
+        success: true,
+      });
+      expect(upstream.requests.at(-1)?.path).toBe(path);
+    }
     const models = await root.get(`/api/channel/fetch_models/${channelId}`);
     expect(models.body).toMatchObject({
       success: true,
