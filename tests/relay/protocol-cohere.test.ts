@@ -187,6 +187,14 @@ describe('a Cohere channel', () => {
     expect(upstream.requests.at(-1)?.body.stream).toBe(true);
   });
 
+  it('answers an OpenAI Responses call through the hub', async () => {
+    upstream.behaviour = { reply: REPLY, billed: BILLED };
+    const { value: response, quota } = await charged(() => openai.responses.create({ model: CHAT, input: 'Weather?' }));
+    expect(response.output_text).toBe(REPLY);
+    expect(response.usage).toMatchObject({ input_tokens: 37, output_tokens: 11 });
+    expect(quota).toBe(CHAT_QUOTA);
+  });
+
   it('carries tools both ways: the call out, the result back in', async () => {
     upstream.behaviour = { reply: REPLY, billed: BILLED };
     const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: weatherSchema } }];
@@ -265,6 +273,34 @@ describe('a Cohere channel', () => {
       expect(answer.text).toBe(REPLY);
     });
     expect(gemini.quota).toBe(CHAT_QUOTA);
+  });
+
+  it('carries Claude and Gemini tool calls through Cohere', async () => {
+    upstream.behaviour = { reply: REPLY, billed: BILLED };
+    const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
+    const { value: message, quota } = await charged(() =>
+      claude.messages.create({
+        model: CHAT,
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [{ name: 'get_weather', description: 'Current weather', input_schema: weatherSchema }],
+      }),
+    );
+    expect(quota).toBe(CHAT_QUOTA);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({
+      name: 'get_weather',
+      input: { city: 'Paris' },
+    });
+    const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gateway.url } });
+    const { value: answer } = await charged(() =>
+      ai.models.generateContent({
+        model: CHAT,
+        contents: 'Weather in Paris?',
+        config: { tools: [{ functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: weatherSchema }] }] },
+      }),
+    );
+    expect(answer.functionCalls?.[0]).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } });
   });
 
   it('embeds through /v2/embed (the openai client’s base64 decoded), billed from billed input tokens', async () => {
