@@ -10,11 +10,9 @@ const PATH: Partial<Record<WireFormat, string>> = {
   'cohere-rerank': '/v2/rerank',
 };
 
-/** The upstream model goes in the body; a chat says whether it streams (Cohere's default is not to). */
-export function prepareCohereBody(format: WireFormat, body: Json, context: ProviderContext) {
-  const prepared: Json = { ...body, model: context.upstreamModel };
-  if (format === 'cohere-chat') prepared.stream = context.stream;
-  return { body: prepared, upstreamModel: context.upstreamModel };
+/** The upstream model goes in the body (the conversion wrote the rest). */
+export function prepareCohereBody(_format: WireFormat, body: Json, context: ProviderContext) {
+  return { body: { ...body, model: context.upstreamModel }, upstreamModel: context.upstreamModel };
 }
 
 /** `POST {base}/v2/{chat,embed,rerank}` with the key as a Bearer token. */

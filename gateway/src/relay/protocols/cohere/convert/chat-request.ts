@@ -11,7 +11,8 @@ export function hubToCohereChat(body: Json, ctx: ConvertContext): Json {
   const request: Json = {
     model: ctx.upstreamModel,
     messages: asArray(body.messages).filter(isObject).map(message),
-    stream: body.stream === true,
+    // Cohere answers whole unless asked to stream; the client's request decides, whatever its format.
+    stream: ctx.stream,
   };
   const { tools, choice } = toolsAndChoice(body.tools, body.tool_choice);
   put(request, 'tools', tools);
