@@ -214,6 +214,44 @@ describe('Mistral (42)', () => {
     }
   });
 
+  it('takes back a tool result whose call id is not in its form (the id is given its 9-character form)', async () => {
+    upstream.behaviour = { reply: REPLY, usage: USAGE };
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }];
+    const first = await openai.chat.completions.create({
+      model: 'mistral-small-latest',
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools,
+    });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    if (call?.type !== 'function') throw new Error(`no function call in ${JSON.stringify(first)}`);
+    const second = await openai.chat.completions.create({
+      model: 'mistral-small-latest',
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ ...call, id: 'toolu_01ABC' }] },
+        { role: 'tool', tool_call_id: 'toolu_01ABC', content: 'sunny' },
+      ],
+      // Without tools the OpenAI mock answers in text rather than calling again.
+    });
+    expect(second.choices[0]?.message.content).toBe(REPLY);
+    const sent = fronts.mistral.requests.at(-1)!.body.messages;
+    expect(sent[1].tool_calls[0].id).toMatch(/^[a-zA-Z0-9]{9}$/);
+    expect(sent[2].tool_call_id).toBe(sent[1].tool_calls[0].id);
+    // Both calls above were billed; wait for their logs so they land here.
+    await eventually(
+      async () =>
+        (
+          await gateway.store.db
+            .selectFrom('logs')
+            .select('id')
+            .where('model_name', '=', 'mistral-small-latest')
+            .execute()
+        ).length,
+      (n) => n >= 4,
+      5000,
+    );
+  });
+
   it('embeds with the user field left out, billed to the unit', async () => {
     const log = await billed(gateway, async () => {
       await openai.embeddings.create({ model: 'mistral-embed', input: ['a', 'b'], user: 'u-1' });

@@ -149,9 +149,30 @@ const MISTRAL_FIELDS: Record<string, ReadonlySet<string>> = {
   '/v1/embeddings': new Set(['model', 'input', 'encoding_format', 'output_dimension', 'output_dtype']),
 };
 
+/** The fields of a Mistral chat message, by role. */
+const MISTRAL_MESSAGE_FIELDS: Record<string, ReadonlySet<string>> = {
+  system: new Set(['role', 'content']),
+  user: new Set(['role', 'content']),
+  assistant: new Set(['role', 'content', 'tool_calls', 'prefix']),
+  tool: new Set(['role', 'content', 'tool_call_id', 'name']),
+};
+
+/** Mistral's 422 for a field its schema does not have (pydantic's extra_forbidden). */
+const extraForbidden = (loc: Array<string | number>, input: unknown): Verdict => ({
+  status: 422,
+  body: {
+    object: 'error',
+    message: { detail: [{ type: 'extra_forbidden', loc, msg: 'Extra inputs are not permitted', input }] },
+    type: 'invalid_request_error',
+    param: null,
+    code: null,
+  },
+});
+
 /**
  * Mistral: OpenAI's paths under /v1, a Bearer key, and 422 `extra_forbidden` for every field outside
- * its schema (OpenAI's `stream_options`, `user`, `max_completion_tokens`… included). Its streams
+ * its schema (OpenAI's `stream_options`, `user`, `max_completion_tokens`… included, and message fields
+ * such as `reasoning_content`), 400 for a tool call id that is not 9 letters and digits. Its streams
  * always end with usage, asked for or not.
  */
 export function mistral(key: string): Vendor {
@@ -160,25 +181,26 @@ export function mistral(key: string): Vendor {
       const fields = MISTRAL_FIELDS[request.path];
       if (!fields) return { status: 404, body: { detail: 'Not Found' } };
       if (bearer(request) !== key) return { status: 401, body: { message: 'Unauthorized', request_id: 'mock' } };
-      const extra = Object.keys(request.body ?? {}).filter((name) => !fields.has(name));
-      if (extra.length > 0) {
-        return {
-          status: 422,
-          body: {
-            object: 'error',
-            message: {
-              detail: extra.map((name) => ({
-                type: 'extra_forbidden',
-                loc: ['body', name],
-                msg: 'Extra inputs are not permitted',
-                input: request.body[name],
-              })),
+      const extra = Object.keys(request.body ?? {}).find((name) => !fields.has(name));
+      if (extra) return extraForbidden(['body', extra], request.body[extra]);
+      for (const [index, message] of (request.body?.messages ?? []).entries()) {
+        const allowed = MISTRAL_MESSAGE_FIELDS[message?.role] ?? new Set();
+        const field = Object.keys(message ?? {}).find((name) => !allowed.has(name));
+        if (field) return extraForbidden(['body', 'messages', index, message.role, field], message[field]);
+        const ids = [message.tool_call_id, ...(message.tool_calls ?? []).map((call: any) => call?.id)];
+        const bad = ids.find((id) => id !== undefined && !/^[a-zA-Z0-9]{9}$/.test(id));
+        if (bad !== undefined) {
+          return {
+            status: 400,
+            body: {
+              object: 'error',
+              message: `Tool call id was ${bad} but must be a-z, A-Z, 0-9, with a length of 9.`,
+              type: 'invalid_request_message_error',
+              param: null,
+              code: '3280',
             },
-            type: 'invalid_request_error',
-            param: null,
-            code: null,
-          },
-        };
+          };
+        }
       }
       const body = request.body?.stream ? { ...request.body, stream_options: { include_usage: true } } : request.body;
       return { forward: request.path, body };

@@ -3,7 +3,7 @@ import { channelType } from '../../../domain/channels/registry.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import { openAIProvider } from './index.ts';
 import { azureDeployment } from './request.ts';
-import { keepStrictFields } from './strict-fields.ts';
+import { keepStrictFields, toolCallId } from './strict-fields.ts';
 
 function channel(partial: Partial<ChannelSnapshot>): ChannelSnapshot {
   return {
@@ -124,6 +124,33 @@ describe('Mistral strict fields', () => {
       tools: body.tools,
       parallel_tool_calls: false,
     });
+  });
+
+  it('keeps each message to its role’s fields and gives tool calls ids of 9 letters and digits', () => {
+    const body = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'hi', name: 'ann' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'toolu_01A', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'toolu_01A', content: 'ok', name: 'f' },
+        { role: 'tool', tool_call_id: 'abcDEF123', content: 'ok' },
+      ],
+    };
+    const sent = JSON.parse(keepStrictFields(fields, 'openai-chat', JSON.stringify(body)));
+    const id = sent.messages[1].tool_calls[0].id;
+    expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(id).toBe(toolCallId('toolu_01A', 9));
+    expect(sent.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [{ ...body.messages[1]!.tool_calls![0], id }] },
+      { role: 'tool', tool_call_id: id, content: 'ok', name: 'f' },
+      // Already in Mistral's form: kept as it is.
+      { role: 'tool', tool_call_id: 'abcDEF123', content: 'ok' },
+    ]);
   });
 
   it("keeps the upstream's own spelling over OpenAI's when both are given", () => {
