@@ -22,10 +22,13 @@ export type WireFormat =
   | 'claude-messages'
   | 'gemini-generate'
   | 'gemini-embed'
-  /** Spoken only upstream: Bedrock Converse, Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames. */
+  /** Spoken only upstream: Bedrock Converse, Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames, Cohere v2. */
   | 'bedrock-converse'
   | 'tencent-chat'
-  | 'xunfei-chat';
+  | 'xunfei-chat'
+  | 'cohere-chat'
+  | 'cohere-embed'
+  | 'cohere-rerank';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

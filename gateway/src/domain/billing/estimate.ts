@@ -231,7 +231,10 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'tencent-chat':
     case 'xunfei-chat':
     case 'bedrock-converse':
-      // Spoken only upstream: no client sends it.
+    case 'cohere-chat':
+    case 'cohere-embed':
+    case 'cohere-rerank':
+      // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
   }
 }

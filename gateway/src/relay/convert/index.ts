@@ -3,6 +3,7 @@ import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
 import { converseAdapter } from '../protocols/bedrock/convert/index.ts';
+import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
 import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
@@ -23,6 +24,9 @@ const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
     converseAdapter,
     tencentChatAdapter,
     xunfeiChatAdapter,
+    cohereChatAdapter,
+    cohereEmbedAdapter,
+    cohereRerankAdapter,
   ].map((adapter) => [adapter.format, adapter]),
 );
 

@@ -4,6 +4,7 @@ import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
 import { bedrockProvider } from './bedrock/index.ts';
+import { cohereProvider } from './cohere/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { openAIProvider } from './openai/index.ts';
@@ -20,6 +21,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   tencent: tencentProvider,
   xunfei: xunfeiProvider,
   minimax: minimaxProvider,
+  cohere: cohereProvider,
 };
 
 /**

@@ -78,7 +78,8 @@ describe('channel-type registry', () => {
 
   it('gives API prefixes as a path without a trailing slash, and URL styles only to OpenAI-protocol types', () => {
     for (const type of offered) {
-      expect(type.apiPrefix, type.name).toMatch(/^(\/[\w-]+(\/[\w-]+)*)?$/);
+      // `{other}` stands for the channel's other field (Cloudflare's account id).
+      expect(type.apiPrefix, type.name).toMatch(/^(\/([\w-]+|\{other\})(\/([\w-]+|\{other\}))*)?$/);
       if (type.openaiUrl !== 'prefix') expect(type.protocol, type.name).toBe('openai');
     }
   });
