@@ -512,6 +512,7 @@ function channelTypeView(type: ChannelType) {
           label: type.other.label,
           hint: type.other.hint,
           default: type.other.default ?? null,
+          required: type.other.required ?? false,
           choices: type.other.choices ?? null,
         }
       : null,

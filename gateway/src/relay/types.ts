@@ -22,6 +22,13 @@ export type WireFormat =
   | 'claude-messages'
   | 'gemini-generate'
   | 'gemini-embed'
+  /** Spoken only upstream: Bedrock Converse, Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames, Cohere v2. */
+  | 'bedrock-converse'
+  | 'tencent-chat'
+  | 'xunfei-chat'
+  | 'cohere-chat'
+  | 'cohere-embed'
+  | 'cohere-rerank'
   /** Upstream-only: Dify's chat-messages (and workflows/run) app API. */
   | 'dify-chat'
   /** Upstream-only: Coze's v3 chat with a bot. */

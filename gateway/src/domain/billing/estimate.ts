@@ -228,11 +228,17 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'tencent-chat':
+    case 'xunfei-chat':
+    case 'bedrock-converse':
+    case 'cohere-chat':
+    case 'cohere-embed':
+    case 'cohere-rerank':
     case 'dify-chat':
     case 'coze-chat':
     case 'replicate-chat':
     case 'replicate-images':
-      // Upstream-only formats: no client sends them.
+      // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
   }
 }

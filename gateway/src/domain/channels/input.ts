@@ -230,11 +230,18 @@ export function applyChannelInput(
   }
   if (input.other !== undefined) next.other = input.other.trim();
   if (next.other === '') next.other = otherDefault(next.type) ?? '';
-  const choices = channelType(next.type)?.other?.choices;
-  if (choices && !choices.includes(next.other)) {
+  const otherField = channelType(next.type)?.other;
+  if (otherField?.required && next.other === '') {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_REQUIRED, {
+      type: typeLabel(next.type),
+      label_zh: otherField.label.zh,
+      label_en: otherField.label.en,
+    });
+  }
+  if (otherField?.choices && !otherField.choices.includes(next.other)) {
     throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_INVALID, {
       type: typeLabel(next.type),
-      choices: choices.join(', '),
+      choices: otherField.choices.join(', '),
     });
   }
   if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);

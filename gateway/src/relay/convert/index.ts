@@ -2,11 +2,15 @@ import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
+import { converseAdapter } from '../protocols/bedrock/convert/index.ts';
+import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
 import { cozeAdapter } from '../protocols/coze/convert/index.ts';
 import { difyAdapter } from '../protocols/dify/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
 import { replicateChatAdapter, replicateImagesAdapter } from '../protocols/replicate/convert/index.ts';
+import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
+import { xunfeiChatAdapter } from '../protocols/xunfei/convert/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
 import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
@@ -20,6 +24,12 @@ const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
     geminiAdapter,
     geminiEmbedAdapter,
     responsesAdapter,
+    converseAdapter,
+    tencentChatAdapter,
+    xunfeiChatAdapter,
+    cohereChatAdapter,
+    cohereEmbedAdapter,
+    cohereRerankAdapter,
     difyAdapter,
     cozeAdapter,
     replicateChatAdapter,

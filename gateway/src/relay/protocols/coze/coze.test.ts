@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../errors.ts';
 import { convertRequest, convertResponse, convertStream } from '../../convert/index.ts';
-import { madeJson } from '../made-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import { chunksOf, eventsOf, fakeTransport, testChannel } from '../test-support.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { parseCozeError } from './errors.ts';
@@ -213,9 +213,9 @@ describe('Coze polling', () => {
   it('polls until completed, then lists the messages', async () => {
     const states = ['in_progress', 'in_progress', 'completed'];
     const { transport, sent } = fakeTransport((request) => {
-      if (request.method === 'POST') return madeJson(200, { code: 0, data: chat('created') });
-      if (request.url.includes('/retrieve')) return madeJson(200, { code: 0, data: chat(states.shift()!) });
-      return madeJson(200, { code: 0, data: [{ role: 'assistant', type: 'answer', content: 'ok' }] });
+      if (request.method === 'POST') return jsonAnswer(200, { code: 0, data: chat('created') });
+      if (request.url.includes('/retrieve')) return jsonAnswer(200, { code: 0, data: chat(states.shift()!) });
+      return jsonAnswer(200, { code: 0, data: [{ role: 'assistant', type: 'answer', content: 'ok' }] });
     });
     const response = await sendCoze(create, input(transport));
     expect(await response.body.json()).toEqual({
@@ -234,7 +234,7 @@ describe('Coze polling', () => {
   });
 
   it('answers an error code given with HTTP 200 as an error status', async () => {
-    const { transport } = fakeTransport(() => madeJson(200, { code: 4101, msg: 'no permission' }));
+    const { transport } = fakeTransport(() => jsonAnswer(200, { code: 4101, msg: 'no permission' }));
     const response = await sendCoze(create, input(transport));
     expect(response.status).toBe(403);
     expect(await response.body.json()).toEqual({ code: 4101, msg: 'no permission' });
@@ -243,7 +243,7 @@ describe('Coze polling', () => {
   it('gives up after the longest wait, and stops when the client goes away', async () => {
     const forever = () =>
       fakeTransport((request) =>
-        madeJson(200, { code: 0, data: chat(request.method === 'POST' ? 'created' : 'in_progress') }),
+        jsonAnswer(200, { code: 0, data: chat(request.method === 'POST' ? 'created' : 'in_progress') }),
       );
     const slow = await sendCoze(create, input(forever().transport), 250);
     expect(slow.status).toBe(504);

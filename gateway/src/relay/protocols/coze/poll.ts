@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Json } from '../../convert/types.ts';
 import type { UpstreamResponse } from '../../transport.ts';
-import { madeJson } from '../made-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 import { cozeStatus } from './errors.ts';
 
@@ -25,7 +25,7 @@ export async function sendCoze(
   if (response.status >= 400 || !isJson) return response;
   const created = (await response.body.json()) as Json;
   if (created.code !== 0) return failed(created, response.status);
-  if (input.stream) return madeJson(502, { code: -1, msg: 'Coze answered a stream request without a stream' });
+  if (input.stream) return jsonAnswer(502, { code: -1, msg: 'Coze answered a stream request without a stream' });
 
   const get = async (path: string, ids: Json): Promise<Json> => {
     const url = new URL(request.url);
@@ -47,7 +47,7 @@ export async function sendCoze(
   const deadline = Date.now() + maxWaitMs;
   for (let delay = 100; !['completed', 'failed', 'requires_action', 'canceled'].includes(chat.status); ) {
     if (Date.now() + delay > deadline) {
-      return madeJson(504, { code: -1, msg: `the Coze chat did not complete within ${maxWaitMs / 1000}s` });
+      return jsonAnswer(504, { code: -1, msg: `the Coze chat did not complete within ${maxWaitMs / 1000}s` });
     }
     await sleep(delay, undefined, { signal });
     delay = Math.min(delay * 2, 1000);
@@ -60,14 +60,14 @@ export async function sendCoze(
       chat.status === 'requires_action'
         ? 'the bot asked the client to run a tool, which a gateway client cannot answer'
         : (chat.last_error?.msg ?? `the chat ended ${chat.status}`);
-    return madeJson(502, { code: chat.last_error?.code ?? -1, msg: reason });
+    return jsonAnswer(502, { code: chat.last_error?.code ?? -1, msg: reason });
   }
   const listed = await get('/v3/chat/message/list', chat);
   if (listed.code !== 0) return failed(listed, listed.status);
-  return madeJson(200, { chat, messages: Array.isArray(listed.data) ? listed.data : [] });
+  return jsonAnswer(200, { chat, messages: Array.isArray(listed.data) ? listed.data : [] });
 }
 
 function failed(body: Json, httpStatus: number): UpstreamResponse {
   const { status: _status, ...error } = body;
-  return madeJson(cozeStatus(Number(body.code), httpStatus), error);
+  return jsonAnswer(cozeStatus(Number(body.code), httpStatus), error);
 }

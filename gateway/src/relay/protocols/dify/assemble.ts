@@ -1,7 +1,7 @@
 import type { Json } from '../../convert/types.ts';
 import { SseParser } from '../../sse.ts';
 import type { Transport, UpstreamResponse } from '../../transport.ts';
-import { madeJson } from '../made-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import { eventJson } from '../text-hub.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 
@@ -26,7 +26,7 @@ async function assembled(request: UpstreamRequest, transport: Transport, signal:
     if (!data || failure) return;
     if (data.event === 'error') {
       const status = typeof data.status === 'number' ? data.status : 500;
-      failure = madeJson(status, { code: data.code, message: data.message, status });
+      failure = jsonAnswer(status, { code: data.code, message: data.message, status });
       return;
     }
     for (const field of ['task_id', 'message_id', 'conversation_id', 'created_at']) {
@@ -43,5 +43,5 @@ async function assembled(request: UpstreamRequest, transport: Transport, signal:
   for (const event of parser.end()) read(eventJson(event));
   if (failure) return failure;
   answer.id = answer.message_id;
-  return madeJson(200, answer);
+  return jsonAnswer(200, answer);
 }

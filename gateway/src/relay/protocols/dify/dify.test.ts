@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../errors.ts';
 import { convertRequest, convertStream } from '../../convert/index.ts';
-import { madeJson, madeSse } from '../made-response.ts';
+import { sseData } from '../../sse.ts';
+import { jsonAnswer, providerAnswer } from '../answer.ts';
 import { chunksOf, eventsOf, fakeTransport, testChannel } from '../test-support.ts';
 import type { ProviderContext } from '../types.ts';
 import { difyAppKind } from './app.ts';
@@ -200,7 +201,9 @@ describe('Dify answers', () => {
       body: '{"response_mode":"streaming"}',
     };
     const input = (events: string[]) => ({
-      transport: fakeTransport(() => madeSse(events.map((data) => ({ data })))).transport,
+      transport: fakeTransport(() =>
+        providerAnswer(200, 'text/event-stream', Buffer.from(events.map((data) => sseData(data)).join(''))),
+      ).transport,
       signal: new AbortController().signal,
       stream: false,
     });
@@ -226,7 +229,7 @@ describe('Dify answers', () => {
     expect(failed.status).toBe(429);
     expect(await failed.body.json()).toEqual({ code: 'rate_limit', message: 'slow down', status: 429 });
     // A chat app's blocking call goes out as it is.
-    const plain = fakeTransport(() => madeJson(200, { answer: 'x' }));
+    const plain = fakeTransport(() => jsonAnswer(200, { answer: 'x' }));
     await sendDify({ ...request, body: '{"response_mode":"blocking"}' }, { ...input([]), transport: plain.transport });
     expect(plain.sent).toHaveLength(1);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../errors.ts';
 import { convertRequest, convertResponse, convertStream } from '../../convert/index.ts';
-import { madeJson, madeResponse } from '../made-response.ts';
+import { jsonAnswer, providerAnswer } from '../answer.ts';
 import { chunksOf, eventsOf, fakeTransport, testChannel } from '../test-support.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { parseReplicateError } from './errors.ts';
@@ -151,11 +151,19 @@ describe('Replicate exchanges', () => {
 
   it('follows the stream URL and appends the finished prediction', async () => {
     const { transport, sent } = fakeTransport((request) => {
-      if (request.method === 'POST') return madeJson(201, { id: 'p1', status: 'starting', urls });
+      if (request.method === 'POST') return jsonAnswer(201, { id: 'p1', status: 'starting', urls });
       if (request.url === urls.stream) {
-        return madeResponse(200, 'text/event-stream', 'event: output\ndata: Hi\n\nevent: done\ndata: {}\n\n');
+        return providerAnswer(
+          200,
+          'text/event-stream',
+          Buffer.from('event: output\ndata: Hi\n\nevent: done\ndata: {}\n\n'),
+        );
       }
-      return madeJson(200, { id: 'p1', status: 'succeeded', metrics: { input_token_count: 4, output_token_count: 1 } });
+      return jsonAnswer(200, {
+        id: 'p1',
+        status: 'succeeded',
+        metrics: { input_token_count: 4, output_token_count: 1 },
+      });
     });
     const response = await sendReplicate(create, { transport, signal, stream: true });
     const events = eventsOf(await response.body.text(), 1000);
@@ -168,8 +176,8 @@ describe('Replicate exchanges', () => {
     const states = ['processing', 'succeeded'];
     const polled = fakeTransport((request) =>
       request.method === 'POST'
-        ? madeJson(201, { id: 'p1', status: 'processing', urls })
-        : madeJson(200, {
+        ? jsonAnswer(201, { id: 'p1', status: 'processing', urls })
+        : jsonAnswer(200, {
             id: 'p1',
             status: states.shift() ?? 'succeeded',
             output: ['a', 'b'],
@@ -178,7 +186,7 @@ describe('Replicate exchanges', () => {
     );
     const done = await sendReplicate(create, { transport: polled.transport, signal, stream: false });
     expect(await done.body.json()).toMatchObject({ status: 'succeeded', output: ['a', 'b'] });
-    const failed = fakeTransport(() => madeJson(201, { id: 'p2', status: 'failed', error: 'bad input', urls }));
+    const failed = fakeTransport(() => jsonAnswer(201, { id: 'p2', status: 'failed', error: 'bad input', urls }));
     const answer = await sendReplicate(create, { transport: failed.transport, signal, stream: false });
     expect(answer.status).toBe(502);
     expect(parseReplicateError(answer.status, await answer.body.text())).toMatchObject({
@@ -188,7 +196,7 @@ describe('Replicate exchanges', () => {
   });
 
   it('gives up on a prediction that never finishes', async () => {
-    const { transport } = fakeTransport(() => madeJson(201, { id: 'p1', status: 'processing', urls }));
+    const { transport } = fakeTransport(() => jsonAnswer(201, { id: 'p1', status: 'processing', urls }));
     expect((await sendReplicate(create, { transport, signal, stream: false }, 200)).status).toBe(504);
   });
 

@@ -1,8 +1,9 @@
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Json } from '../../convert/types.ts';
 import { sseData } from '../../sse.ts';
 import type { UpstreamResponse } from '../../transport.ts';
-import { madeJson, madeStream } from '../made-response.ts';
+import { jsonAnswer, providerAnswer } from '../answer.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 import { PREDICTION_EVENT } from './stream.ts';
 
@@ -38,34 +39,32 @@ export async function sendReplicate(
 
   if (input.stream) {
     if (typeof created.urls?.stream !== 'string') {
-      return madeJson(400, { title: 'Not streamable', detail: 'this model does not stream its output', status: 400 });
+      return jsonAnswer(400, { title: 'Not streamable', detail: 'this model does not stream its output', status: 400 });
     }
     const stream = await transport.send(
       { url: created.urls.stream, method: 'GET', headers: { ...auth, accept: 'text/event-stream' } },
       signal,
     );
     if (stream.status >= 400) return stream;
-    return madeStream(
-      'text/event-stream',
-      withPrediction(stream.body, () => finished(fetchPrediction, METRICS_WAIT_MS, signal)),
-    );
+    const withMetrics = withPrediction(stream.body, () => finished(fetchPrediction, METRICS_WAIT_MS, signal));
+    return providerAnswer(200, 'text/event-stream', Readable.from(withMetrics));
   }
 
   let prediction = created;
   if (!TERMINAL.has(prediction.status)) prediction = await finished(fetchPrediction, maxWaitMs, signal);
   if (!TERMINAL.has(prediction.status)) {
-    return madeJson(504, { title: 'Timeout', detail: `the prediction did not finish within ${maxWaitMs / 1000}s` });
+    return jsonAnswer(504, { title: 'Timeout', detail: `the prediction did not finish within ${maxWaitMs / 1000}s` });
   }
   if (prediction.status !== 'succeeded') {
     const detail = prediction.status === 'failed' ? `prediction failed: ${prediction.error}` : 'prediction canceled';
-    return madeJson(502, { title: 'Prediction failed', detail, status: 502 });
+    return jsonAnswer(502, { title: 'Prediction failed', detail, status: 502 });
   }
   // Metrics may trail the output by a moment: one more look when the answer has none yet.
   if (prediction.metrics?.input_token_count === undefined) {
     const polled = await fetchPrediction().catch(() => undefined);
     if (polled?.status === 'succeeded') prediction = polled;
   }
-  return madeJson(200, prediction);
+  return jsonAnswer(200, prediction);
 }
 
 /** Polls until the prediction is terminal or the wait runs out (then the last state seen). */
