@@ -208,18 +208,6 @@ describe('Dify (37)', () => {
     expect(streamLog.quota).toBe(quota('dify-flow', 90, 0));
   });
 
-  it('refuses a request’s tools: the app owns its tools', async () => {
-    const before = dify.requests.length;
-    await expect(
-      openai.chat.completions.create({
-        model: 'dify-chat',
-        messages: [{ role: 'user', content: 'Weather?' }],
-        tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
-      }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('tools') });
-    expect(dify.requests.length).toBe(before);
-  });
-
   it('serves a Claude client', async () => {
     dify.behaviour = { reply: 'Hello Claude client.', usage: { prompt_tokens: 30, completion_tokens: 5 } };
     const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
@@ -413,6 +401,22 @@ describe('channel operations and failures', () => {
       );
       expect(tested.body, `${name}: ${JSON.stringify(tested.body)}`).toMatchObject({ success: true });
     }
+  });
+
+  it('refuses a request’s tools on each (apps and bots own theirs; Replicate has none), sending nothing', async () => {
+    const sent = () => dify.requests.length + coze.requests.length + replicate.requests.length;
+    const before = sent();
+    for (const model of ['dify-chat', BOT, LLAMA]) {
+      await expect(
+        openai.chat.completions.create({
+          model,
+          messages: [{ role: 'user', content: 'Weather?' }],
+          tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' } } }],
+        }),
+        model,
+      ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('tools') });
+    }
+    expect(sent()).toBe(before);
   });
 
   it('gives a clear upstream error for a bad key, not a 500', async () => {

@@ -4,7 +4,8 @@ import type { WireFormat } from '../types.ts';
 
 /**
  * The hub (OpenAI chat) side of upstreams that take one text and answer text — app platforms (Dify,
- * Coze) and prediction APIs (Replicate): the last user message out, answers and stream chunks back.
+ * Coze) and prediction APIs (Replicate): the last user message out, answers and stream chunks back,
+ * and the OpenAI error types of their HTTP statuses.
  */
 
 /** The chat-like client formats, all served through the hub. */
