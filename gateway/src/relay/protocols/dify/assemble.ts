@@ -35,6 +35,8 @@ async function assembled(request: UpstreamRequest, transport: Transport, signal:
     if ((data.event === 'agent_message' || data.event === 'message') && typeof data.answer === 'string') {
       answer.answer += data.answer;
     }
+    // Output moderation replaces what was said so far with its own text.
+    if (data.event === 'message_replace' && typeof data.answer === 'string') answer.answer = data.answer;
     if (data.event === 'message_end' && data.metadata) answer.metadata = data.metadata;
   };
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {

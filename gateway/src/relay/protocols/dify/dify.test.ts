@@ -213,11 +213,12 @@ describe('Dify answers', () => {
         '{"event":"agent_thought","message_id":"m2","conversation_id":"c2","thought":"thinking"}',
         '{"event":"agent_message","message_id":"m2","conversation_id":"c2","answer":"Agent "}',
         '{"event":"agent_message","message_id":"m2","conversation_id":"c2","answer":"done"}',
+        '{"event":"message_replace","message_id":"m2","conversation_id":"c2","answer":"[moderated]"}',
         '{"event":"message_end","message_id":"m2","conversation_id":"c2","metadata":{"usage":{"prompt_tokens":3,"completion_tokens":2}}}',
       ]),
     );
     expect(await ok.body.json()).toMatchObject({
-      answer: 'Agent done',
+      answer: '[moderated]',
       conversation_id: 'c2',
       id: 'm2',
       metadata: { usage: { prompt_tokens: 3 } },
