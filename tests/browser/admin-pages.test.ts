@@ -316,6 +316,7 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     const form = drawer(page);
     const kind = form.getByRole('combobox', { name: '应用类型' });
     await expect.poll(() => kind.textContent()).toBe('agent');
+    await screenshot(page, 'admin-05-dify-app-kind');
     await kind.click();
     const options = page.locator('[role="listbox"] [role="option"]');
     expect(await options.allTextContents()).toEqual(['chat', 'agent', 'workflow']);
