@@ -6,12 +6,14 @@ import { anthropicProvider } from './anthropic/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
+import { vertexProvider } from './vertex/index.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
 export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  vertex: vertexProvider,
 };
 
 /**

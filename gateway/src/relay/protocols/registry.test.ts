@@ -67,8 +67,13 @@ describe('channel-type registry', () => {
       expect(['http:', 'https:'], type.name).toContain(url.protocol);
       expect(type.baseUrl.endsWith('/'), type.name).toBe(false);
     }
-    // Without a default, only types whose base URL is the deployment's own are offered.
-    expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual(['Azure', 'Custom', 'Xinference']);
+    // Without a default, only types whose base URL is the deployment's own (or whose host comes from a region) are offered.
+    expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual([
+      'Azure',
+      'Custom',
+      'VertexAI',
+      'Xinference',
+    ]);
   });
 
   it('gives API prefixes as a path without a trailing slash, and URL styles only to OpenAI-protocol types', () => {
