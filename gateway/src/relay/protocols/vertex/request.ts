@@ -37,6 +37,9 @@ export function prepareVertexBody(
   };
 }
 
+/** A value as one path segment: what a segment may hold stays (Vertex's `model@date`); `/` and `;` (which some servers cut at) are escaped. */
+const pathSegment = (value: string) => value.replace(/[^A-Za-z0-9\-._~!$&'()*+,=@]+/g, encodeURIComponent);
+
 /** The publisher and method of a request: Google's Gemini or Anthropic's Claude, whole or streamed. */
 function operation(format: WireFormat, stream: boolean): { publisher: string; method: string } {
   if (format === 'gemini-generate') {
@@ -62,7 +65,7 @@ export function buildVertexRequest(input: BuildInput): UpstreamRequest {
   const base = (channel.baseUrl || `https://${vertexHost(region)}`).replace(/\/+$/, '');
   const { publisher, method } = operation(format, stream);
   const path = ['projects', account.project_id, 'locations', region, 'publishers', publisher, 'models', model]
-    .map((part, i) => (i % 2 === 1 ? encodeURIComponent(part) : part))
+    .map((part, i) => (i % 2 === 1 ? pathSegment(part) : part))
     .join('/');
   const url = `${base}/v1/${path}:${method}`;
   let headers: Record<string, string> = { 'content-type': 'application/json' };
