@@ -30,6 +30,12 @@ export function regionFor(other: string, model: string): { region: string } | { 
   return { region };
 }
 
-/** Google's host for a region: the global endpoint has no region prefix. */
-export const vertexHost = (region: string) =>
-  region === 'global' ? 'aiplatform.googleapis.com' : `${region}-aiplatform.googleapis.com`;
+/** Multi-region locations, served from their own regional-endpoint hosts. */
+const MULTI_REGIONS = new Set(['us', 'eu']);
+
+/** Google's host for a region: the global endpoint has no region prefix; multi-regions have `.rep.` hosts. */
+export function vertexHost(region: string): string {
+  if (region === 'global') return 'aiplatform.googleapis.com';
+  if (MULTI_REGIONS.has(region)) return `aiplatform.${region}.rep.googleapis.com`;
+  return `${region}-aiplatform.googleapis.com`;
+}

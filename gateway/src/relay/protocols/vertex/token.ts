@@ -8,6 +8,7 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const ASSERTION_LIFETIME_S = 3600;
 /** A token is replaced this long before it expires, so no request goes out with one about to lapse. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
+const TOKEN_TIMEOUT_MS = 30_000;
 
 const base64url = (data: string | Buffer) => Buffer.from(data).toString('base64url');
 
@@ -75,16 +76,24 @@ export class AccessTokens {
   async #fetch(account: ServiceAccount, transport: Pick<Transport, 'send'>): Promise<CachedToken> {
     const started = this.#now();
     const assertion = signAssertion(account, Math.floor(started / 1000));
-    const response = await transport.send(
-      {
-        url: account.token_uri,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString(),
-      },
-      AbortSignal.timeout(30_000),
-    );
-    const text = await response.body.text();
+    let response: Awaited<ReturnType<Transport['send']>>;
+    let text: string;
+    try {
+      response = await transport.send(
+        {
+          url: account.token_uri,
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString(),
+        },
+        AbortSignal.timeout(TOKEN_TIMEOUT_MS),
+      );
+      text = await response.body.text();
+    } catch (error) {
+      // Said so, or the relay would report the API host as the one it could not reach.
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`the token endpoint ${account.token_uri} could not be reached: ${reason}`, { cause: error });
+    }
     let body: Record<string, unknown> = {};
     try {
       body = JSON.parse(text) as Record<string, unknown>;

@@ -175,6 +175,17 @@ describe('access tokens', () => {
     expect(calls).toHaveLength(3);
   });
 
+  it('names the token endpoint when it cannot be reached', async () => {
+    const transport = {
+      send: async () => {
+        throw new Error('connect ECONNREFUSED 10.0.0.1:443');
+      },
+    } as unknown as Pick<Transport, 'send'>;
+    await expect(new AccessTokens().token(ACCOUNT, transport)).rejects.toThrow(
+      'the token endpoint https://oauth2.googleapis.com/token could not be reached: connect ECONNREFUSED 10.0.0.1:443',
+    );
+  });
+
   it('reports a refusal with OAuth’s reason, and asks again next time', async () => {
     const { transport, calls } = fakeTransport([
       { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } },
@@ -211,6 +222,7 @@ describe('regions and hosts', () => {
   it('hosts the global region without a prefix', () => {
     expect(vertexHost('global')).toBe('aiplatform.googleapis.com');
     expect(vertexHost('us-east5')).toBe('us-east5-aiplatform.googleapis.com');
+    expect(vertexHost('eu')).toBe('aiplatform.eu.rep.googleapis.com');
   });
 });
 
