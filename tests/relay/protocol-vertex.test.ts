@@ -28,6 +28,8 @@ const CLAUDE_ON_VERTEX = 'claude-sonnet-4@20250514';
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 const REGIONS = { default: 'us-central1', [CLAUDE]: 'us-east5' };
+const EXPRESS = 'gemini-2.0-flash';
+const API_KEY = 'AQ.Ab8RN6LvertexExpressTestKey-0123';
 
 // Gemini: prompt 150 including 50 cached (at 0.25); candidates 25 + thoughts 5 at 8; ratio 0.15.
 const GEMINI_QUOTA = Math.round((100 + 50 * 0.25 + 30 * 8) * 0.15);
@@ -88,6 +90,7 @@ beforeAll(async () => {
   account = createServiceAccount(vertex.tokenUri, { project: 'tollgate-test', name: 'relay' });
   stranger = createServiceAccount(vertex.tokenUri, { project: 'tollgate-test', name: 'stranger' });
   vertex.trust(account);
+  vertex.trustApiKey(API_KEY);
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
@@ -103,17 +106,19 @@ beforeAll(async () => {
   const strangers = await createChannel({ name: 'vertex-stranger', key: stranger.json, models: 'gemini-2.5-pro' });
   expect(strangers.body.success, JSON.stringify(strangers.body)).toBe(true);
   strangerChannelId = strangers.body.data.id;
+  const express = await createChannel({ name: 'vertex-express', key: API_KEY, models: EXPRESS });
+  expect(express.body.success, JSON.stringify(express.body)).toBe(true);
   await gateway.options.setMany({
-    ModelRatio: JSON.stringify({ [GEMINI]: 0.15, [CLAUDE]: 1.5, 'gemini-2.5-pro': 1 }),
-    CompletionRatio: JSON.stringify({ [GEMINI]: 8, [CLAUDE]: 5 }),
-    CacheRatio: JSON.stringify({ [GEMINI]: 0.25, [CLAUDE]: 0.1 }),
+    ModelRatio: JSON.stringify({ [GEMINI]: 0.15, [EXPRESS]: 0.15, [CLAUDE]: 1.5, 'gemini-2.5-pro': 1 }),
+    CompletionRatio: JSON.stringify({ [GEMINI]: 8, [EXPRESS]: 8, [CLAUDE]: 5 }),
+    CacheRatio: JSON.stringify({ [GEMINI]: 0.25, [EXPRESS]: 0.25, [CLAUDE]: 0.1 }),
     CreateCacheRatio: JSON.stringify({ [CLAUDE]: 1.25 }),
   });
   key = (await root.post('/api/token/', { name: 'vertex', unlimited_quota: true })).body.data.key;
   const openai = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
   await eventually(
     async () => (await openai.models.list()).data.length,
-    (n) => n === 3,
+    (n) => n === 4,
     2000,
   );
 });
@@ -126,9 +131,9 @@ afterAll(async () => {
 
 describe('channels of type 41', () => {
   it('refuses a key that is not a service-account JSON, saying what is wrong', async () => {
-    const notJson = await createChannel({ name: 'bad', key: 'AIzaSy-plain-api-key', models: GEMINI });
-    expect(notJson.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
-    expect(notJson.body.message).toContain('not JSON');
+    const neither = await createChannel({ name: 'bad', key: 'not a key at all', models: GEMINI });
+    expect(neither.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
+    expect(neither.body.message).toContain('neither a service-account JSON nor an API key');
     const { private_key: _key, ...keyless } = account.credentials;
     const missing = await createChannel({ name: 'bad', key: JSON.stringify(keyless), models: GEMINI });
     expect(missing.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
@@ -285,6 +290,28 @@ describe('the Gemini client', () => {
   });
 });
 
+describe('an API-key channel (express mode)', () => {
+  it('chats with a Gemini model at the project-less path, the key in x-goog-api-key, billed by the formula', async () => {
+    script();
+    const openai = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    let text = '';
+    const log = await billed(gateway, async () => {
+      const stream = await openai.chat.completions.create({
+        model: EXPRESS,
+        messages: [{ role: 'user', content: 'Weather?' }],
+        stream: true,
+      });
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    });
+    expect(text).toBe(REPLY);
+    expect(log.quota).toBe(GEMINI_QUOTA);
+    const sent = vertex.requests.at(-1)!;
+    expect(sent.path).toBe(`/v1/publishers/google/models/${EXPRESS}:streamGenerateContent`);
+    expect(sent.headers['x-goog-api-key']).toBe(API_KEY);
+    expect(sent.headers.authorization).toBeUndefined();
+  });
+});
+
 describe('access tokens', () => {
   // After the billed calls: a channel test writes a free consume log of its own.
   it('passes the channel test, on Gemini and on Claude', async () => {
@@ -298,7 +325,9 @@ describe('access tokens', () => {
   it('fetched one token for all the requests above', () => {
     expect(vertex.grants).toEqual([{ email: account.credentials.client_email, token: expect.any(String) }]);
     expect(vertex.requests.length).toBeGreaterThan(10);
-    const used = new Set(vertex.requests.map((r) => r.headers.authorization));
+    const used = new Set(
+      vertex.requests.filter((r) => r.path.includes('/projects/')).map((r) => r.headers.authorization),
+    );
     expect([...used]).toEqual([`Bearer ${vertex.grants[0]?.token}`]);
   });
 
@@ -381,6 +410,17 @@ describe('the Vertex mock, as the official clients see it', () => {
       code: 401,
       status: 'UNAUTHENTICATED',
     });
+  });
+
+  it('answers @google/genai in express mode with an API key, and refuses an unknown key', async () => {
+    vertex.gemini.behaviour = { reply: REPLY };
+    const ai = (apiKey: string) => new GoogleGenAI({ vertexai: true, apiKey, httpOptions: { baseUrl: vertex.url } });
+    const answer = await ai(API_KEY).models.generateContent({ model: GEMINI, contents: 'Weather?' });
+    expect(answer.text).toBe(REPLY);
+    expect(vertex.requests.at(-1)?.path).toBe(`/v1beta1/publishers/google/models/${GEMINI}:generateContent`);
+    await expect(
+      ai('AIza-unknown-key-0000000000').models.generateContent({ model: GEMINI, contents: 'x' }),
+    ).rejects.toThrow('API key not valid');
   });
 
   it('answers @google/genai in Vertex mode content and a stream, and refuses a project the account is not in', async () => {

@@ -10,7 +10,8 @@ import { serveMock } from './mock-server.ts';
  * account's public key; iss, aud, scope, iat/exp checked as Google checks them), and the Vertex API
  * (`/v1/projects/{p}/locations/{l}/publishers/{google|anthropic}/models/{m}:{method}`) that refuses
  * any request without a token it issued, or for a project the token's account does not belong to, in
- * Google's error shape. Gemini methods answer as Google's Gemini publisher and Claude's rawPredict /
+ * Google's error shape; express mode's project-less `/v1/publishers/google/models/{m}:{method}` takes
+ * an API key it trusts instead (`x-goog-api-key` or `?key=`). Gemini methods answer as Google's Gemini publisher and Claude's rawPredict /
  * streamRawPredict as Anthropic's Messages API — by the Gemini and Anthropic mocks behind it, whose
  * behaviour tests script through `gemini` and `anthropic`.
  */
@@ -77,6 +78,8 @@ export interface MockVertex {
   refusals: string[];
   /** Trusts a service account: the token endpoint grants tokens for JWTs its key signed. */
   trust(account: TestServiceAccount): void;
+  /** Trusts an API key for express mode (`/v1/publishers/google/models/…` with `x-goog-api-key` or `?key=`). */
+  trustApiKey(key: string): void;
   /** The publishers behind the API, for scripting replies and usage. */
   gemini: MockGemini;
   anthropic: MockAnthropic;
@@ -90,6 +93,7 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const INTERNAL_KEY = 'vertex-internal';
 const API_PATH =
   /^\/(v1|v1beta1)\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/([^/]+)\/models\/([^/:]+):([A-Za-z]+)$/;
+const EXPRESS_PATH = /^\/(v1|v1beta1)\/publishers\/google\/models\/([^/:]+):([A-Za-z]+)$/;
 const LOCATION = /^(global|[a-z]+-[a-z]+\d+)$/;
 
 export async function startMockVertex(): Promise<MockVertex> {
@@ -97,6 +101,7 @@ export async function startMockVertex(): Promise<MockVertex> {
   const accounts = new Map<string, { keyId: string; publicKey: KeyObject; project: string }>();
   /** Access token → the account it was granted to. */
   const issued = new Map<string, { email: string; project: string; scopes: string[] }>();
+  const apiKeys = new Set<string>();
   const requests: RecordedVertexRequest[] = [];
   const grants: MockVertex['grants'] = [];
   const refusals: string[] = [];
@@ -134,8 +139,24 @@ export async function startMockVertex(): Promise<MockVertex> {
       );
       Object.assign(record, { version, project, location, publisher, model, action });
     }
+    const express = EXPRESS_PATH.exec(url.pathname);
+    if (express) {
+      const [, version, model, action] = express;
+      Object.assign(record, { version, publisher: 'google', model: decodeURIComponent(model!), action });
+    }
     requests.push(record);
 
+    const header = req.headers['x-goog-api-key'];
+    const apiKey = (typeof header === 'string' ? header : undefined) ?? url.searchParams.get('key');
+    if (express && apiKey) {
+      if (!apiKeys.has(apiKey)) {
+        return googleError(res, 400, 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
+      }
+      if (req.method !== 'POST' || typeof body !== 'object' || body === null) {
+        return googleError(res, 400, 'Invalid JSON payload received.');
+      }
+      return answerGemini(record, body, url, res);
+    }
     const authorization = req.headers.authorization;
     if (!authorization?.startsWith('Bearer ')) {
       return googleError(
@@ -225,6 +246,9 @@ export async function startMockVertex(): Promise<MockVertex> {
     requests,
     grants,
     refusals,
+    trustApiKey(key) {
+      apiKeys.add(key);
+    },
     trust(account) {
       accounts.set(account.credentials.client_email, {
         keyId: account.credentials.private_key_id,
@@ -252,9 +276,20 @@ function json(res: ServerResponse, status: number, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
-/** Google's error body `{"error": {"code", "message", "status"}}`. */
-function googleError(res: ServerResponse, status: number, message: string) {
-  json(res, status, { error: { code: status, message, status: STATUS[status] ?? 'UNKNOWN' } });
+/** Google's error body `{"error": {"code", "message", "status", "details"?}}`. */
+function googleError(res: ServerResponse, status: number, message: string, reason?: string) {
+  const error: Record<string, unknown> = { code: status, message, status: STATUS[status] ?? 'UNKNOWN' };
+  if (reason) {
+    error.details = [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason,
+        domain: 'googleapis.com',
+        metadata: { service: 'aiplatform.googleapis.com' },
+      },
+    ];
+  }
+  json(res, status, { error });
 }
 
 /** Claude's own refusals come through rawPredict in Anthropic's shape. */

@@ -20,7 +20,7 @@ export function parseServiceAccount(text: string): { account: ServiceAccount } |
   try {
     value = JSON.parse(text);
   } catch {
-    return { problem: 'the key is not JSON (a service-account key file is expected)' };
+    return { problem: 'the key is not valid JSON (a service-account key file is expected)' };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { problem: 'the key is not a JSON object (a service-account key file is expected)' };
@@ -41,4 +41,18 @@ export function parseServiceAccount(text: string): { account: ServiceAccount } |
   }
   if (!/^https?:\/\//.test(account.token_uri)) return { problem: "the key's token_uri is not an http(s) URL" };
   return { account };
+}
+
+/** What a Google Cloud channel key is: a service account's key file, or an API key (Vertex AI express mode). */
+export type GoogleCredentials = { account: ServiceAccount } | { apiKey: string };
+
+/** Google API keys are one word of letters, digits, `-`, `_` and `.` (AIza…, or AQ.… for keys bound to a service account). */
+const API_KEY = /^[A-Za-z0-9._-]{20,}$/;
+
+/** A key that is JSON is a service-account file; any other must look like an API key. */
+export function parseGoogleCredentials(text: string): GoogleCredentials | { problem: string } {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{')) return parseServiceAccount(trimmed);
+  if (API_KEY.test(trimmed)) return { apiKey: trimmed };
+  return { problem: 'the key is neither a service-account JSON nor an API key' };
 }

@@ -3,7 +3,7 @@ import type { Provider, UpstreamRequest } from '../types.ts';
 import { parseVertexError } from './errors.ts';
 import { isClaude } from './models.ts';
 import { googleRefusal } from './refusal.ts';
-import { buildVertexRequest, prepareVertexBody, serviceAccountOf } from './request.ts';
+import { buildVertexRequest, credentialsOf, prepareVertexBody } from './request.ts';
 import { vertexStreamObserver } from './stream.ts';
 import { AccessTokens, TokenRefused } from './token.ts';
 import { vertexUsage } from './usage.ts';
@@ -38,8 +38,11 @@ export const vertexProvider: Provider = {
   prepareBody: prepareVertexBody,
   buildRequest: buildVertexRequest,
   async authorize(request, { key, transport }) {
+    const credentials = credentialsOf(key);
+    // An API key is already in the request's headers.
+    if ('apiKey' in credentials) return request;
     try {
-      const token = await tokens.token(serviceAccountOf(key), transport);
+      const token = await tokens.token(credentials.account, transport);
       return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };
     } catch (error) {
       if (!(error instanceof TokenRefused)) throw error;

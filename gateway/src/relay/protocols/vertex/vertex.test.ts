@@ -2,7 +2,11 @@ import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { checkChannelKeys } from '../../../domain/channels/key-check.ts';
-import { parseServiceAccount, type ServiceAccount } from '../../../domain/channels/service-account.ts';
+import {
+  parseGoogleCredentials,
+  parseServiceAccount,
+  type ServiceAccount,
+} from '../../../domain/channels/service-account.ts';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../../domain/options/index.ts';
 import { AppError } from '../../../errors.ts';
 import { RelayRuleError } from '../../routing/errors.ts';
@@ -69,7 +73,7 @@ describe('service-account keys', () => {
   });
 
   it.each([
-    ['AIzaSy-an-api-key', 'not JSON'],
+    ['{"type": "service_account",', 'not valid JSON'],
     ['[1]', 'not a JSON object'],
     [JSON.stringify({ ...ACCOUNT, type: 'authorized_user' }), '"type" is not "service_account"'],
     [JSON.stringify({ ...ACCOUNT, client_email: '', project_id: undefined }), 'no project_id, client_email'],
@@ -78,6 +82,21 @@ describe('service-account keys', () => {
   ])('says what is wrong with %s', (text, problem) => {
     const parsed = parseServiceAccount(text);
     expect('problem' in parsed && parsed.problem).toContain(problem);
+  });
+
+  it('takes a key that is not JSON for an API key when it looks like one', () => {
+    expect(parseGoogleCredentials(` ${KEY}\n`)).toEqual({
+      account: expect.objectContaining({ project_id: 'my-project' }),
+    });
+    expect(parseGoogleCredentials('AIzaSyD-0123456789abcdefghijklmnop')).toEqual({
+      apiKey: 'AIzaSyD-0123456789abcdefghijklmnop',
+    });
+    expect(parseGoogleCredentials('AQ.Ab8RN6I_bound-to-an-account')).toEqual({
+      apiKey: 'AQ.Ab8RN6I_bound-to-an-account',
+    });
+    expect(parseGoogleCredentials('my key')).toEqual({
+      problem: 'the key is neither a service-account JSON nor an API key',
+    });
   });
 
   it('refuses a bad key when a type-41 channel is saved, and leaves other types alone', () => {
@@ -316,6 +335,23 @@ describe('requests', () => {
       'content-type': 'application/json',
       'anthropic-beta': 'interleaved-thinking-2025-05-14',
     });
+  });
+
+  it('sends an API key to express mode’s project-less path, for Google models only', async () => {
+    const apiKey = 'AIzaSyD-0123456789abcdefghijklmnop';
+    const request = build({ key: apiKey, stream: true, channel: channel({ other: 'us-east5' }) });
+    expect(request.url).toBe(
+      'https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    );
+    expect(request.headers).toEqual({ 'content-type': 'application/json', 'x-goog-api-key': apiKey });
+    const { transport, calls } = fakeTransport([{ status: 500, body: {} }]);
+    expect(
+      await vertexProvider.authorize!(request, { channel: channel(), key: apiKey, transport: transport as Transport }),
+    ).toBe(request);
+    expect(calls).toHaveLength(0);
+    expect(() => build({ key: apiKey, format: 'claude-messages', upstreamModel: 'claude-sonnet-4@20250514' })).toThrow(
+      'an API key reaches only Google models',
+    );
   });
 
   it('fails a request of a channel with a broken key or region as the channel’s error', () => {
