@@ -2,6 +2,7 @@ import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { checkChannelKeys } from '../../../domain/channels/key-check.ts';
+import { applyManagedChannel, type ManagedChannelDeps } from '../../../domain/channels/managed.ts';
 import {
   parseGoogleCredentials,
   parseServiceAccount,
@@ -109,6 +110,20 @@ describe('service-account keys', () => {
     }
     expect(() => checkChannelKeys(41, [KEY])).not.toThrow();
     expect(() => checkChannelKeys(1, ['nope'])).not.toThrow();
+  });
+
+  it('refuses a bad key in a Channel custom resource before touching the database', async () => {
+    const result = await applyManagedChannel(
+      {} as ManagedChannelDeps,
+      { namespace: 'ai', name: 'vertex', uid: 'u-1' } as never,
+      {
+        input: { name: 'vertex', type: 41, models: 'gemini-2.5-flash' },
+        key: '{"type": "service_account"}',
+        multiKeyMode: 'random',
+        enabled: true,
+      },
+    );
+    expect(result).toMatchObject({ ok: false, code: 'CHANNEL_KEY_INVALID' });
   });
 });
 
