@@ -381,9 +381,9 @@ describe.runIf(hasPostgres())('operator', () => {
       await until('Channel', 'bedrock', 'Ready', 'True');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
       // Changing a written channel to such a type is refused the same way; the row keeps its type.
-      editSpec('Channel', 'bedrock', { type: 41 });
+      editSpec('Channel', 'bedrock', { type: 11 });
       await until('Channel', 'bedrock', 'Ready', 'False', 'InvalidSpec');
-      expect(condition('Channel', 'bedrock', 'Ready').message).toContain('type 41 (VertexAI)');
+      expect(condition('Channel', 'bedrock', 'Ready').message).toContain('type 11 (PaLM)');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
     });
 
