@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { GoogleGenAI } from '@google/genai';
-import { GoogleAuth, JWT } from 'google-auth-library';
+import { JWT } from 'google-auth-library';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
@@ -68,17 +68,13 @@ function authClientFor(who: TestServiceAccount): JWT {
     keyId: who.credentials.private_key_id,
     scopes: [CLOUD_PLATFORM],
   });
-  redirectTokenRequests(client);
-  return client;
-}
-
-function redirectTokenRequests(client: { transporter: JWT['transporter'] }) {
   client.transporter.interceptors.request.add({
     resolved: async (config) => {
       if (String(config.url) === GOOGLE_TOKEN_URL) config.url = new URL(vertex.tokenUri);
       return config;
     },
   });
+  return client;
 }
 
 async function createChannel(body: Record<string, unknown>) {
@@ -350,10 +346,8 @@ describe('access tokens', () => {
 });
 
 describe('the Vertex mock, as the official clients see it', () => {
-  it("grants google-auth-library's GoogleAuth a token for the key file, and refuses an unknown account", async () => {
-    const auth = new GoogleAuth({ credentials: account.credentials, scopes: CLOUD_PLATFORM });
-    redirectTokenRequests((await auth.getClient()) as unknown as JWT);
-    const token = await auth.getAccessToken();
+  it("grants google-auth-library's JWT client a token for the key file, and refuses an unknown account", async () => {
+    const { token } = await authClientFor(account).getAccessToken();
     expect(token).toBe(vertex.grants.at(-1)?.token);
     expect(vertex.grants.at(-1)?.email).toBe(account.credentials.client_email);
 
