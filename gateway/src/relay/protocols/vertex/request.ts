@@ -40,7 +40,10 @@ export function prepareVertexBody(
   };
 }
 
-/** A value as one path segment: what a segment may hold stays (Vertex's `model@date`); `/` and `;` (which some servers cut at) are escaped. */
+/**
+ * A value as one path segment: what a segment may hold stays (Vertex's `model@date`); `/` and `;`
+ * (which some servers cut the path at) are escaped.
+ */
 const pathSegment = (value: string) => value.replace(/[^A-Za-z0-9\-._~!$&'()*+,=@]+/g, encodeURIComponent);
 
 /** The publisher and method of a request: Google's Gemini or Anthropic's Claude, whole or streamed. */
