@@ -21,7 +21,10 @@ export type WireFormat =
   | 'rerank'
   | 'claude-messages'
   | 'gemini-generate'
-  | 'gemini-embed';
+  | 'gemini-embed'
+  /** Spoken only upstream: Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames. */
+  | 'tencent-chat'
+  | 'xunfei-chat';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -228,6 +228,10 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'tencent-chat':
+    case 'xunfei-chat':
+      // Spoken only upstream: no client request arrives in them.
+      return 0;
   }
 }
 

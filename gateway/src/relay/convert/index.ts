@@ -4,6 +4,8 @@ import { openAIError } from '../openai-error.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
+import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
+import { xunfeiChatAdapter } from '../protocols/xunfei/convert/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
 import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
@@ -12,7 +14,9 @@ export type { ConvertContext, Json, RelayErrorInfo, StreamConverter, UpstreamAda
 
 /** Client formats (both directions) and upstream-only formats (from the hub and back). */
 const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
-  [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter].map((adapter) => [adapter.format, adapter]),
+  [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter, tencentChatAdapter, xunfeiChatAdapter].map(
+    (adapter) => [adapter.format, adapter],
+  ),
 );
 
 /** The hub a format converts through: its adapter's, or the format itself for the hubs. */

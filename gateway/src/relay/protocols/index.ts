@@ -4,15 +4,21 @@ import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
 import { geminiProvider } from './gemini/index.ts';
+import { minimaxProvider } from './minimax/index.ts';
 import { openAIProvider } from './openai/index.ts';
+import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
+import { xunfeiProvider } from './xunfei/index.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
 export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  tencent: tencentProvider,
+  xunfei: xunfeiProvider,
+  minimax: minimaxProvider,
   vertex: vertexProvider,
 };
 
