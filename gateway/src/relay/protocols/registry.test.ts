@@ -67,11 +67,12 @@ describe('channel-type registry', () => {
       expect(['http:', 'https:'], type.name).toContain(url.protocol);
       expect(type.baseUrl.endsWith('/'), type.name).toBe(false);
     }
-    // Without a default, only types whose base URL is the deployment's own, or follows the key's region (AWS), are offered.
+    // Without a default, only types whose base URL is the deployment's own, or whose host comes from a region (AWS, Vertex), are offered.
     expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual([
       'Azure',
       'Custom',
       'AWS',
+      'VertexAI',
       'Xinference',
     ]);
   });
