@@ -88,7 +88,10 @@ describe('channel-type registry', () => {
   it('spells composite keys as their parts joined by the separator (spec doc 2 §9)', () => {
     const composite = CHANNEL_TYPES.filter((t) => t.key.parts);
     expect(composite.map((t) => t.id)).toEqual([15, 18, 22, 23, 33]);
-    for (const type of composite) expect(type.key.parts!.join(type.key.separator)).toBe(type.key.hint);
+    for (const type of composite) {
+      const forms = [type.key.parts!, ...(type.key.alternative ? [type.key.alternative] : [])];
+      expect(forms.map((parts) => parts.join(type.key.separator)).join(' or ')).toBe(type.key.hint);
+    }
   });
 
   it('does not offer task types, whose routes do not exist yet', () => {
