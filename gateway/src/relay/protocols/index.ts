@@ -13,6 +13,7 @@ import { openAIProvider } from './openai/index.ts';
 import { replicateProvider } from './replicate/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
+import { vertexProvider } from './vertex/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
@@ -25,6 +26,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   xunfei: xunfeiProvider,
   minimax: minimaxProvider,
   cohere: cohereProvider,
+  vertex: vertexProvider,
   dify: difyProvider,
   coze: cozeProvider,
   replicate: replicateProvider,
