@@ -208,6 +208,13 @@ describe('Dify (37)', () => {
     expect(streamLog.quota).toBe(quota('dify-flow', 90, 0));
   });
 
+  it('answers a failed workflow run as an upstream error, not an empty answer', async () => {
+    dify.behaviour = { workflowError: 'node LLM timed out' };
+    await expect(
+      openai.chat.completions.create({ model: 'dify-flow', messages: [{ role: 'user', content: 'Run it' }] }),
+    ).rejects.toMatchObject({ status: 502, message: expect.stringContaining('node LLM timed out') });
+  });
+
   it('serves a Claude client', async () => {
     dify.behaviour = { reply: 'Hello Claude client.', usage: { prompt_tokens: 30, completion_tokens: 5 } };
     const claude = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });

@@ -25,6 +25,8 @@ export interface MockDifyBehaviour {
   workflowTokens?: number;
   /** Break the stream with an error event after the first chunk. */
   streamError?: string;
+  /** Workflow runs fail with this error (status failed, HTTP 200, as Dify reports it). */
+  workflowError?: string;
 }
 
 export interface MockDify {
@@ -144,9 +146,9 @@ async function runWorkflow(res: ServerResponse, body: any, reply: string, behavi
   const finished = {
     id: run.workflow_run_id,
     workflow_id: 'wf-mock',
-    status: 'succeeded',
-    outputs: { text: reply },
-    error: null,
+    status: behaviour.workflowError ? 'failed' : 'succeeded',
+    outputs: behaviour.workflowError ? null : { text: reply },
+    error: behaviour.workflowError ?? null,
     elapsed_time: 0.5,
     total_tokens: total,
     total_steps: 3,

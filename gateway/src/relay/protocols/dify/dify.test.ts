@@ -234,4 +234,39 @@ describe('Dify answers', () => {
     await sendDify({ ...request, body: '{"response_mode":"blocking"}' }, { ...input([]), transport: plain.transport });
     expect(plain.sent).toHaveLength(1);
   });
+
+  it('answers a failed workflow run as an error, in whole answers and streams', async () => {
+    const request = {
+      url: 'https://d/v1/workflows/run',
+      method: 'POST' as const,
+      headers: {},
+      body: '{"response_mode":"blocking"}',
+    };
+    const run = { workflow_run_id: 'r1', data: { status: 'failed', error: 'node LLM timed out', outputs: null } };
+    const { transport } = fakeTransport(() => jsonAnswer(200, run));
+    const failed = await sendDify(request, { transport, signal: new AbortController().signal, stream: false });
+    expect(failed.status).toBe(502);
+    expect(parseDifyError(failed.status, await failed.body.text())).toMatchObject({
+      message: 'the Dify workflow failed: node LLM timed out',
+      code: 'workflow_failed',
+    });
+    const ok = fakeTransport(() => jsonAnswer(200, { ...run, data: { status: 'succeeded', outputs: { text: 'x' } } }));
+    const passed = await sendDify(request, {
+      transport: ok.transport,
+      signal: new AbortController().signal,
+      stream: false,
+    });
+    expect(await passed.body.json()).toMatchObject({ data: { status: 'succeeded' } });
+    const converter = convertStream('dify-chat', 'openai-chat', ctx(true))!;
+    const [event] = eventsOf(`data: ${JSON.stringify({ event: 'workflow_finished', ...run })}\n\n`, 9);
+    expect(chunksOf(converter.push(event!))).toEqual([
+      {
+        error: {
+          message: 'the Dify workflow failed: node LLM timed out',
+          type: 'upstream_error',
+          code: 'workflow_failed',
+        },
+      },
+    ]);
+  });
 });

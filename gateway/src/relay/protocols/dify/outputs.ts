@@ -15,3 +15,7 @@ export function workflowText(outputs: unknown): string {
   if (entries.length === 1 && typeof entries[0] === 'string') return entries[0];
   return entries.length === 0 ? '' : JSON.stringify(values);
 }
+
+/** Why a workflow run did not succeed, for the error its client gets. */
+export const workflowFailure = (run: Json) =>
+  `the Dify workflow ${run.status === 'stopped' ? 'was stopped' : 'failed'}${run.error ? `: ${run.error}` : ''}`;

@@ -11,7 +11,7 @@ import {
   lastUserMessage,
   refuseTools,
 } from '../../text-hub.ts';
-import { workflowText } from '../outputs.ts';
+import { workflowFailure, workflowText } from '../outputs.ts';
 import { difyMessageUsage, difyWorkflowUsage } from '../usage.ts';
 
 /**
@@ -102,6 +102,9 @@ class DifyToHubStream implements StreamConverter {
       case 'message_end':
         return chunks.finish(toHubUsage(difyMessageUsage(data.metadata)));
       case 'workflow_finished': {
+        if (data.data?.status === 'failed' || data.data?.status === 'stopped') {
+          return chunks.error(workflowFailure(data.data), `workflow_${data.data.status}`);
+        }
         if (this.#messages) return [];
         const text = this.#texts === 0 ? chunks.text(workflowText(data.data?.outputs)) : [];
         return [...text, ...chunks.finish(toHubUsage(difyWorkflowUsage(data.data)))];
