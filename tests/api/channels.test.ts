@@ -417,6 +417,11 @@ describe('channel types', () => {
     expect(byId.get(11)).toMatchObject({ name: 'PaLM', offered: false, protocol: null, testable: false });
     expect(byId.get(11).reason).not.toBe('');
     expect(byId.get(18)).toMatchObject({ offered: true, protocol: 'xunfei', other: { default: 'v2.1' } });
+    expect(byId.get(37)).toMatchObject({
+      offered: true,
+      protocol: 'dify',
+      other: { choices: ['chat', 'agent', 'workflow'] },
+    });
     for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
@@ -440,9 +445,9 @@ describe('channel types', () => {
 
   it('refuses to change a channel to a type not offered, but a stored row of one can be disabled and deleted', async () => {
     const created = await create({ type: 1 });
-    const changed = await root.put('/api/channel/', { id: created.id, type: 37 });
+    const changed = await root.put('/api/channel/', { id: created.id, type: 57 });
     expect(changed.body).toMatchObject({ success: false, code: 'CHANNEL_TYPE_UNSUPPORTED' });
-    expect(changed.body.message).toContain('type 37 (Dify)');
+    expect(changed.body.message).toContain('type 57 (Codex)');
     expect((await row(created.id)).type).toBe(1);
     // A row an older version stored as PaLM (11): written directly, the API would refuse it.
     await db().updateTable('channels').set({ type: 11 }).where('id', '=', created.id).execute();

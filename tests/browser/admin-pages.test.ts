@@ -302,6 +302,30 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     expect((await rootApi.delete(`/api/channel/${id}`)).body.success).toBe(true);
   });
 
+  it('offers a type’s `other` choices as a select (Dify’s app kind) and saves the one picked', async () => {
+    const created = await rootApi.post('/api/channel/', {
+      name: 'dify-app',
+      type: 37,
+      key: 'app-key',
+      models: 'my-app',
+      other: 'agent',
+    });
+    const id = created.body.data.id as number;
+    await page.goto('/channel');
+    await channelRow(page, 'dify-app').locator('[data-testid="channel-edit"]').click();
+    const form = drawer(page);
+    const kind = form.getByRole('combobox', { name: '应用类型' });
+    await expect.poll(() => kind.textContent()).toBe('agent');
+    await screenshot(page, 'admin-05-dify-app-kind');
+    await kind.click();
+    const options = page.locator('[role="listbox"] [role="option"]');
+    expect(await options.allTextContents()).toEqual(['chat', 'agent', 'workflow']);
+    await options.filter({ hasText: 'workflow' }).click();
+    await form.locator('[data-testid="channel-submit"]').click();
+    await expect.poll(async () => (await rootApi.get(`/api/channel/${id}`)).body.data.other).toBe('workflow');
+    expect((await rootApi.delete(`/api/channel/${id}`)).body.success).toBe(true);
+  });
+
   it('shows a Kubernetes-managed channel with a badge and read-only fields, and the gateway refuses edits', async () => {
     const created = await rootApi.post('/api/channel/', { name: 'managed', key: 'sk-m', models: 'gpt-4o' });
     const id = created.body.data.id as number;

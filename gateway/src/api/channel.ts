@@ -513,6 +513,7 @@ function channelTypeView(type: ChannelType) {
           hint: type.other.hint,
           default: type.other.default ?? null,
           required: type.other.required ?? false,
+          choices: type.other.choices ?? null,
         }
       : null,
     endpoints: type.endpoints,

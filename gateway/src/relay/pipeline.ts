@@ -77,6 +77,8 @@ export interface RelayRequest {
   wantsStreamUsage: boolean;
   /** Prompt tokens counted locally, for a usage the upstream does not report. */
   promptEstimate?: number;
+  /** The Tollgate user making the request. */
+  userId?: number;
 }
 
 /** An upstream answered with an error: what the client gets if no retry succeeds. */
@@ -131,7 +133,7 @@ export async function relay(
 
   let settled = false;
   try {
-    const outcome = await attempt(deps, caller, { ...input, promptEstimate }, request, reply, started);
+    const outcome = await attempt(deps, caller, { ...input, promptEstimate, userId: user.id }, request, reply, started);
     const usage = billedUsage(outcome, input.model, promptEstimate);
     const { quota, surcharges } = settleQuota({
       price,
@@ -452,6 +454,7 @@ async function call(
         stream: input.stream,
         options: deps.options,
         clientHeaders: request.headers,
+        ...(input.userId === undefined ? {} : { userId: input.userId }),
       },
     );
     upstreamModel = prepared.upstreamModel;

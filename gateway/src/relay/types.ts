@@ -28,7 +28,14 @@ export type WireFormat =
   | 'xunfei-chat'
   | 'cohere-chat'
   | 'cohere-embed'
-  | 'cohere-rerank';
+  | 'cohere-rerank'
+  /** Upstream-only: Dify's chat-messages (and workflows/run) app API. */
+  | 'dify-chat'
+  /** Upstream-only: Coze's v3 chat with a bot. */
+  | 'coze-chat'
+  /** Upstream-only: a Replicate prediction of a language model, and of an image model. */
+  | 'replicate-chat'
+  | 'replicate-images';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -372,13 +372,21 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             <TextField
               label={type.other.label[language]}
               placeholder={type.other.hint[language]}
-              value={values.other}
+              helperText={type.other.choices ? type.other.hint[language] : undefined}
+              value={type.other.choices && values.other === '' ? (type.other.default ?? '') : values.other}
               onChange={(event) => set('other', event.target.value)}
+              select={type.other.choices !== null}
               multiline={values.type === 41}
               disabled={readOnly}
               fullWidth
               slotProps={{ htmlInput: { 'data-testid': 'channel-other' } }}
-            />
+            >
+              {type.other.choices?.map((choice) => (
+                <MenuItem key={choice} value={choice}>
+                  {choice}
+                </MenuItem>
+              ))}
+            </TextField>
           )}
 
           <Autocomplete

@@ -17,7 +17,7 @@ export interface ChannelTypeInfo {
   base_url: string;
   key: { hint: string; separator: string | null; parts: string[] | null };
   /** What `other` means for the type, in the console's two languages. */
-  other: { label: Localized; hint: Localized; default: string | null } | null;
+  other: { label: Localized; hint: Localized; default: string | null; choices: string[] | null } | null;
   endpoints: string[];
   testable: boolean;
   balance: boolean;

@@ -234,6 +234,10 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'cohere-chat':
     case 'cohere-embed':
     case 'cohere-rerank':
+    case 'dify-chat':
+    case 'coze-chat':
+    case 'replicate-chat':
+    case 'replicate-images':
       // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
   }

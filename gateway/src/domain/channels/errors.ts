@@ -34,6 +34,10 @@ export const CHANNEL_ERRORS = defineErrors({
     status: 400,
     message: { zh: '权重必须是非负整数！', en: 'The weight must be a non-negative integer!' },
   },
+  CHANNEL_OTHER_INVALID: {
+    status: 400,
+    message: { zh: '{type} 的 other 只能是：{choices}', en: 'The other field of {type} must be one of: {choices}' },
+  },
   CHANNEL_TYPE_UNKNOWN: {
     status: 400,
     message: { zh: '未知的渠道类型：{type}', en: 'Unknown channel type: {type}' },

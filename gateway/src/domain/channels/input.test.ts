@@ -35,4 +35,14 @@ describe('applyChannelInput', () => {
     const stored = { ...CHANNEL_DEFAULTS, type: 39, other: 'acc-1' };
     expect(applyChannelInput({ name: 'cf' }, stored).config.other).toBe('acc-1');
   });
+
+  it('holds `other` to the type’s choices where it is one (Dify’s app kind), its default when empty', () => {
+    const dify = { ...CHANNEL_DEFAULTS, name: 'd', models: 'app' };
+    expect(applyChannelInput({ type: 37, other: '' }, dify).config.other).toBe('chat');
+    expect(applyChannelInput({ type: 37, other: ' workflow ' }, dify).config.other).toBe('workflow');
+    expect(() => applyChannelInput({ type: 37, other: 'completion' }, dify)).toThrow(
+      expect.objectContaining({ code: 'CHANNEL_OTHER_INVALID', status: 400 }),
+    );
+    expect(applyChannelInput({ type: 49, other: 'anything' }, dify).config.other).toBe('anything');
+  });
 });

@@ -238,6 +238,12 @@ export function applyChannelInput(
       label_en: otherField.label.en,
     });
   }
+  if (otherField?.choices && !otherField.choices.includes(next.other)) {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_INVALID, {
+      type: typeLabel(next.type),
+      choices: otherField.choices.join(', '),
+    });
+  }
   if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);
   if (input.test_model !== undefined) next.test_model = emptyToNull(input.test_model);
   if (input.tag !== undefined) next.tag = emptyToNull(input.tag);

@@ -4,8 +4,11 @@ import { openAIError } from '../openai-error.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
 import { converseAdapter } from '../protocols/bedrock/convert/index.ts';
 import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
+import { cozeAdapter } from '../protocols/coze/convert/index.ts';
+import { difyAdapter } from '../protocols/dify/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
+import { replicateChatAdapter, replicateImagesAdapter } from '../protocols/replicate/convert/index.ts';
 import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
 import { xunfeiChatAdapter } from '../protocols/xunfei/convert/index.ts';
 import type { SseEvent } from '../sse.ts';
@@ -27,6 +30,10 @@ const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
     cohereChatAdapter,
     cohereEmbedAdapter,
     cohereRerankAdapter,
+    difyAdapter,
+    cozeAdapter,
+    replicateChatAdapter,
+    replicateImagesAdapter,
   ].map((adapter) => [adapter.format, adapter]),
 );
 

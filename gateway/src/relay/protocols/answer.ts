@@ -36,3 +36,7 @@ export async function jsonAnswerText(response: UpstreamResponse): Promise<string
   const type = String(response.headers['content-type'] ?? '');
   return type.includes('application/json') ? response.body.text() : undefined;
 }
+
+/** A JSON answer built by a provider (a polled job's result, an assembled stream, an error it recognised). */
+export const jsonAnswer = (status: number, value: unknown): UpstreamResponse =>
+  providerAnswer(status, 'application/json', Buffer.from(JSON.stringify(value)));

@@ -5,9 +5,12 @@ import type { UpstreamResponse } from '../transport.ts';
 import { anthropicProvider } from './anthropic/index.ts';
 import { bedrockProvider } from './bedrock/index.ts';
 import { cohereProvider } from './cohere/index.ts';
+import { cozeProvider } from './coze/index.ts';
+import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { openAIProvider } from './openai/index.ts';
+import { replicateProvider } from './replicate/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
@@ -24,6 +27,9 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   minimax: minimaxProvider,
   cohere: cohereProvider,
   vertex: vertexProvider,
+  dify: difyProvider,
+  coze: cozeProvider,
+  replicate: replicateProvider,
 };
 
 /**

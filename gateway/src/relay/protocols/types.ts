@@ -42,6 +42,8 @@ export interface ProviderContext {
   options: OptionsService;
   /** The client's request headers (anthropic-version, anthropic-beta, … pass through). */
   clientHeaders: IncomingHttpHeaders;
+  /** The Tollgate user making the request (app upstreams keep conversations per user); absent in channel tests. */
+  userId?: number;
 }
 
 /** What building an upstream request may read. */

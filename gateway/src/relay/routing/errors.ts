@@ -29,6 +29,14 @@ export const ROUTING_ERRORS = defineErrors({
       en: "Channel {type} has no {field} (the channel's other field)",
     },
   },
+  // The channel's `other` does not say what its type needs (Dify's app kind).
+  'channel:other_invalid': {
+    status: 503,
+    message: {
+      zh: '渠道{type}的 other 设置无效：{detail}',
+      en: 'The other setting of channel {type} is invalid: {detail}',
+    },
+  },
   'channel:no_available_key': {
     status: 503,
     message: { zh: '渠道 #{channel} 没有可用的密钥', en: 'Channel #{channel} has no enabled key' },

@@ -1,0 +1,43 @@
+import { channelType } from '../../../domain/channels/registry.ts';
+import type { Json } from '../../convert/types.ts';
+import type { BuildInput, ProviderContext, UpstreamRequest } from '../types.ts';
+
+/**
+ * The bot a request talks to: the model name when it is a bot id (Coze's are digits), else the
+ * channel's `other` (a default bot, new-api's place for it) — so a channel may list its bot ids as
+ * models, or list friendly names mapped to bots, or one name and the bot in `other`.
+ */
+export function cozeBotId(upstreamModel: string, other: string): string {
+  return /^\d+$/.test(upstreamModel) || other.trim() === '' ? upstreamModel : other.trim();
+}
+
+/** Finishes a v3 chat body: its bot, and the end user (the client's `user`, else the Tollgate user). */
+export function prepareCozeBody(body: Json, context: ProviderContext): Json {
+  const user =
+    typeof body.user_id === 'string' && body.user_id !== ''
+      ? body.user_id
+      : context.userId === undefined
+        ? 'tollgate'
+        : `tollgate-user-${context.userId}`;
+  return { ...body, bot_id: cozeBotId(context.upstreamModel, context.channel.other), user_id: user };
+}
+
+/** `POST {base}/v3/chat`, a conversation to continue named in the query string as Coze wants it. */
+export function buildCozeRequest(input: BuildInput): UpstreamRequest {
+  const base = (input.channel.baseUrl || channelType(input.channel.type)?.baseUrl || '').replace(/\/+$/, '');
+  let body = input.body;
+  let query = '';
+  if (typeof body === 'string') {
+    const { conversation_id: conversation, ...rest } = JSON.parse(body) as Json;
+    if (typeof conversation === 'string' && conversation !== '') {
+      query = `?conversation_id=${encodeURIComponent(conversation)}`;
+      body = JSON.stringify(rest);
+    }
+  }
+  return {
+    url: `${base}/v3/chat${query}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${input.key}` },
+    body,
+  };
+}
