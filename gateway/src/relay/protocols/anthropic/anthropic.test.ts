@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { findOptionDefinition, type OptionsService } from '../../../domain/options/index.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import type { ProviderContext } from '../types.ts';
 import { anthropicProvider } from './index.ts';
 
@@ -20,27 +21,8 @@ function fakeOptions(values: Record<string, string> = {}): OptionsService {
   } as unknown as OptionsService;
 }
 
-function channel(partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot {
-  return {
-    id: 1,
-    type: 14,
-    name: 'claude',
-    status: 1,
-    baseUrl: '',
-    keys: ['sk-ant'],
-    multiKeyMode: 'random',
-    models: [],
-    groups: [],
-    priority: 0,
-    weight: 0,
-    tag: null,
-    autoBan: true,
-    other: '',
-    openaiOrganization: null,
-    testModel: null,
-    ...partial,
-  };
-}
+const channel = (partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot =>
+  testChannel({ type: 14, name: 'claude', keys: ['sk-ant'], ...partial });
 
 const context = (upstreamModel: string, options = fakeOptions()): ProviderContext => ({
   channel: channel(),

@@ -6,6 +6,7 @@ import { type MockAnthropic, startMockAnthropic } from '../../../../../tests/sup
 import { findOptionDefinition, type OptionsService } from '../../../domain/options/index.ts';
 import { SseParser } from '../../sse.ts';
 import type { ChannelSnapshot } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import { claudeAdapter } from './convert/index.ts';
 import { anthropicProvider } from './index.ts';
 
@@ -32,26 +33,8 @@ beforeEach(() => {
   mock.requests.length = 0;
 });
 
-function channel(): ChannelSnapshot {
-  return {
-    id: 1,
-    type: 14,
-    name: 'mock',
-    status: 1,
-    baseUrl: mock.url,
-    keys: ['sk-ant-mock'],
-    multiKeyMode: 'random',
-    models: [],
-    groups: [],
-    priority: 0,
-    weight: 0,
-    tag: null,
-    autoBan: true,
-    other: '',
-    openaiOrganization: null,
-    testModel: null,
-  };
-}
+const channel = (): ChannelSnapshot =>
+  testChannel({ type: 14, name: 'mock', baseUrl: mock.url, keys: ['sk-ant-mock'] });
 
 /** Sends a Claude body the way the relay does: prepareBody, buildRequest, fetch. */
 async function send(body: Record<string, any>, model: string, key = 'sk-ant-mock') {

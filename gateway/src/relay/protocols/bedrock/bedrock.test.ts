@@ -7,6 +7,7 @@ import { findOptionDefinition, type OptionsService } from '../../../domain/optio
 import { AppError } from '../../../errors.ts';
 import type { Transport, UpstreamResponse } from '../../transport.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import { bedrockProvider } from './index.ts';
 import { parseBedrockKey } from './key.ts';
 import { bedrockModelId, geographyOf, isClaudeModel } from './models.ts';
@@ -18,24 +19,7 @@ const options = {
   getJson: (key: string) => JSON.parse(findOptionDefinition(key)?.default ?? 'null'),
 } as unknown as OptionsService;
 
-const channel = (baseUrl = ''): ChannelSnapshot => ({
-  id: 1,
-  type: 33,
-  name: 'aws',
-  status: 1,
-  baseUrl,
-  keys: [],
-  multiKeyMode: 'random',
-  models: [],
-  groups: [],
-  priority: 0,
-  weight: 0,
-  tag: null,
-  autoBan: true,
-  other: '',
-  openaiOrganization: null,
-  testModel: null,
-});
+const channel = (baseUrl = ''): ChannelSnapshot => testChannel({ type: 33, name: 'aws', baseUrl, keys: [] });
 
 const KEY = 'AKIAEXAMPLE|secret/key+1|us-west-2';
 

@@ -2,31 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { convertRequest, convertResponse, convertStream } from '../../convert/index.ts';
 import { SseParser } from '../../sse.ts';
 import type { ChannelSnapshot } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import { cohereProvider } from './index.ts';
 
 const ctx = { model: 'command-a-03-2025', upstreamModel: 'command-a-03-2025', stream: true };
 
-function channel(partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot {
-  return {
-    id: 1,
-    type: 34,
-    name: 'c',
-    status: 1,
-    baseUrl: '',
-    keys: ['k'],
-    multiKeyMode: 'random',
-    models: [],
-    groups: [],
-    priority: 0,
-    weight: 0,
-    tag: null,
-    autoBan: true,
-    other: '',
-    openaiOrganization: null,
-    testModel: null,
-    ...partial,
-  };
-}
+const channel = (partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot => testChannel({ type: 34, ...partial });
 
 /** A real Cohere v2 chat stream with a tool call, as its SSE bytes. */
 const TOOL_STREAM = [

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../../domain/options/index.ts';
 import type { Json } from '../../convert/types.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import type { ProviderContext } from '../types.ts';
 import { geminiProvider, SKIP_SIGNATURE } from './index.ts';
 
@@ -21,27 +22,8 @@ function fakeOptions(values: Record<string, string> = {}): OptionsService {
   } as unknown as OptionsService;
 }
 
-function channel(partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot {
-  return {
-    id: 1,
-    type: 24,
-    name: 'gemini',
-    status: 1,
-    baseUrl: '',
-    keys: ['AIza-test'],
-    multiKeyMode: 'random',
-    models: [],
-    groups: [],
-    priority: 0,
-    weight: 0,
-    tag: null,
-    autoBan: true,
-    other: '',
-    openaiOrganization: null,
-    testModel: null,
-    ...partial,
-  };
-}
+const channel = (partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot =>
+  testChannel({ type: 24, name: 'gemini', keys: ['AIza-test'], ...partial });
 
 const context = (upstreamModel: string, values: Record<string, string> = {}): ProviderContext => ({
   channel: channel(),

@@ -1,31 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { channelType } from '../../../domain/channels/registry.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import { testChannel } from '../test-support.ts';
 import { openAIProvider } from './index.ts';
 import { azureDeployment } from './request.ts';
 import { keepStrictFields, toolCallId } from './strict-fields.ts';
 
-function channel(partial: Partial<ChannelSnapshot>): ChannelSnapshot {
-  return {
-    id: 1,
-    type: 1,
-    name: 'c',
-    status: 1,
-    baseUrl: '',
-    keys: ['k'],
-    multiKeyMode: 'random',
-    models: [],
-    groups: [],
-    priority: 0,
-    weight: 0,
-    tag: null,
-    autoBan: true,
-    other: '',
-    openaiOrganization: null,
-    testModel: null,
-    ...partial,
-  };
-}
+const channel = (partial: Partial<ChannelSnapshot> = {}): ChannelSnapshot => testChannel(partial);
 
 const build = (partial: Partial<ChannelSnapshot>, upstreamModel: string, format: WireFormat, body = '{}') =>
   openAIProvider.buildRequest({
