@@ -21,7 +21,15 @@ export type WireFormat =
   | 'rerank'
   | 'claude-messages'
   | 'gemini-generate'
-  | 'gemini-embed';
+  | 'gemini-embed'
+  /** Upstream-only formats: Baidu ERNIE v1, Zhipu v3, DashScope native, Ollama native. */
+  | 'baidu-chat'
+  | 'baidu-embeddings'
+  | 'zhipu-v3'
+  | 'dashscope-rerank'
+  | 'dashscope-images'
+  | 'ollama-chat'
+  | 'ollama-embed';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -228,6 +228,9 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    default:
+      // Formats only upstreams speak (Baidu, Zhipu v3, DashScope, Ollama…): no client sends them.
+      return 0;
   }
 }
 

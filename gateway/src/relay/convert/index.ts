@@ -1,9 +1,16 @@
 import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
+import { dashscopeImagesAdapter } from '../protocols/ali/convert/images.ts';
+import { dashscopeRerankAdapter } from '../protocols/ali/convert/rerank.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
+import { baiduChatAdapter } from '../protocols/baidu/convert/chat.ts';
+import { baiduEmbeddingsAdapter } from '../protocols/baidu/convert/embeddings.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
+import { ollamaChatAdapter } from '../protocols/ollama/convert/chat.ts';
+import { ollamaEmbedAdapter } from '../protocols/ollama/convert/embed.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
+import { zhipuChatAdapter } from '../protocols/zhipu/convert/chat.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
 import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
@@ -12,7 +19,19 @@ export type { ConvertContext, Json, RelayErrorInfo, StreamConverter, UpstreamAda
 
 /** Client formats (both directions) and upstream-only formats (from the hub and back). */
 const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
-  [claudeAdapter, geminiAdapter, geminiEmbedAdapter, responsesAdapter].map((adapter) => [adapter.format, adapter]),
+  [
+    claudeAdapter,
+    geminiAdapter,
+    geminiEmbedAdapter,
+    responsesAdapter,
+    baiduChatAdapter,
+    baiduEmbeddingsAdapter,
+    zhipuChatAdapter,
+    dashscopeRerankAdapter,
+    dashscopeImagesAdapter,
+    ollamaChatAdapter,
+    ollamaEmbedAdapter,
+  ].map((adapter) => [adapter.format, adapter]),
 );
 
 /** The hub a format converts through: its adapter's, or the format itself for the hubs. */

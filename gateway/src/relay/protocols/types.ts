@@ -115,7 +115,7 @@ export interface Provider {
    * Sends a request when one HTTP call is not the whole exchange (a job to create and then poll, a
    * WebSocket session); the answer looks like an HTTP response either way. Absent: the transport sends it.
    */
-  send?(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse>;
+  send?(request: UpstreamRequest, input: SendInput & AuthorizeInput): Promise<UpstreamResponse>;
   /**
    * The decoder of a streamed answer with this content type; undefined when the answer is not a stream
    * this protocol reads (then it is read whole). Absent: `text/event-stream` answers are SSE.

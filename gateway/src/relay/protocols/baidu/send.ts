@@ -1,0 +1,63 @@
+import type { UpstreamResponse } from '../../transport.ts';
+import { isJson, jsonResponse, readWhole } from '../synthetic-response.ts';
+import type { AuthorizeInput, SendInput, UpstreamRequest } from '../types.ts';
+import { statusForBaiduCode, TOKEN_ERRORS } from './errors.ts';
+import { parseBaiduKey } from './key.ts';
+import { baiduHost } from './request.ts';
+import { BaiduTokens } from './token.ts';
+
+const tokens = new BaiduTokens();
+
+/**
+ * One Baidu exchange: an access token for the key (cached), the call with it, and once more with a
+ * fresh token when Baidu says the token is invalid or expired. Baidu reports errors with HTTP 200;
+ * they are answered with the status they stand for, so the relay treats them as failures.
+ */
+export async function sendBaidu(
+  request: UpstreamRequest,
+  input: SendInput & AuthorizeInput,
+): Promise<UpstreamResponse> {
+  const key = parseBaiduKey(input.key);
+  if (!key) {
+    return jsonResponse(401, {
+      error_code: 14,
+      error_msg: 'the channel key is not APIKey|SecretKey (Baidu ERNIE v1 key format)',
+    });
+  }
+  const host = baiduHost(input.channel.baseUrl, input.channel.type);
+  for (let attempt = 0; ; attempt++) {
+    const got = await tokens.get(host, key, input.transport, input.signal);
+    if ('refused' in got) {
+      return jsonResponse(
+        got.refused.status,
+        parsed(got.refused.text) ?? { error: 'invalid_client', error_description: got.refused.text },
+      );
+    }
+    const url = new URL(request.url);
+    url.searchParams.set('access_token', got.token);
+    const response = await input.transport.send({ ...request, url: url.toString() }, input.signal);
+    if (!isJson(response)) return response;
+    const whole = await readWhole(response);
+    const code = errorCode(whole.text);
+    if (code === undefined) return whole.response;
+    if (TOKEN_ERRORS.has(code) && attempt === 0) {
+      tokens.forget(host, key, got.token);
+      continue;
+    }
+    return jsonResponse(statusForBaiduCode(code), parsed(whole.text));
+  }
+}
+
+/** The `error_code` of a Baidu answer, if it is an error. */
+function errorCode(text: string): number | undefined {
+  const code = (parsed(text) as { error_code?: unknown } | undefined)?.error_code;
+  return typeof code === 'number' && code !== 0 ? code : undefined;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
