@@ -45,7 +45,7 @@ export class ZhipuStreamDecoder implements StreamDecoder {
     if (colon <= 0) return;
     const name = line.slice(0, colon);
     const value = line.slice(colon + 1);
-    if (name === 'data') (this.#data ??= []).push(value);
+    if (name === 'data') this.#data = [...(this.#data ?? []), value];
     else if (name === 'event') this.#event = value.trim();
     else if (name === 'meta') this.#meta = value.trim();
   }
