@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
@@ -489,6 +491,34 @@ describe('Ali DashScope native (17)', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as any).error.message).toContain('Invalid API-key provided.');
     expect((await root.get(`/api/channel/test/${channels.ali}`)).body).toMatchObject({ success: true });
+  });
+});
+
+describe('Claude and Gemini clients reach these protocols through the hub', () => {
+  it('a Claude client streams from Zhipu v3 and is billed its usage', async () => {
+    zhipu.behaviour = { reply: 'Claude via GLM.', usage: { prompt_tokens: 10, completion_tokens: 4 } };
+    const claude = new Anthropic({ apiKey: client.apiKey, baseURL: gateway.url, maxRetries: 0 });
+    const log = await billed('chatglm_turbo', async () => {
+      const stream = claude.messages.stream({
+        model: 'chatglm_turbo',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      const message = await stream.finalMessage();
+      expect(message.content).toMatchObject([{ type: 'text', text: 'Claude via GLM.' }]);
+      expect(message.usage).toMatchObject({ input_tokens: 10, output_tokens: 4 });
+    });
+    expect(log.quota).toBe(quota('chatglm_turbo', 10, 4));
+  });
+
+  it('a Gemini client gets ERNIE text and Ollama embeddings', async () => {
+    baidu.behaviour = { reply: 'Gemini via ERNIE.', usage: { prompt_tokens: 6, completion_tokens: 3 } };
+    const ai = new GoogleGenAI({ apiKey: client.apiKey, httpOptions: { baseUrl: gateway.url } });
+    const answer = await ai.models.generateContent({ model: 'ERNIE-3.5-8K', contents: 'hi' });
+    expect(answer.text).toBe('Gemini via ERNIE.');
+    expect(answer.usageMetadata).toMatchObject({ promptTokenCount: 6, candidatesTokenCount: 3 });
+    const embedded = await ai.models.embedContent({ model: 'nomic-embed-text', contents: 'abcd' });
+    expect(embedded.embeddings?.[0]?.values).toEqual([0.04, 0.25, -0.5]);
   });
 });
 
