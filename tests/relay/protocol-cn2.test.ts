@@ -23,6 +23,7 @@ let gateway: Gateway;
 let drop: () => Promise<void>;
 let root: DashboardClient;
 let client: OpenAI;
+let apiKey: string;
 let baidu: MockBaidu;
 let zhipu: MockZhipu;
 let ali: MockAli;
@@ -116,7 +117,8 @@ beforeAll(async () => {
   await channel('volc', 45, VOLC_KEY, volc.url, 'bot-20250101-abc,doubao-pro-32k');
   await channel('ollama', 4, 'sk-ollama-proxy', ollama.url, 'llama3.1,nomic-embed-text');
   const token = await root.post('/api/token/', { name: 'cn2', unlimited_quota: true });
-  client = new OpenAI({ apiKey: token.body.data.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+  apiKey = token.body.data.key;
+  client = new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
   expect(
     await eventually(
       async () => (await client.models.list()).data.length,
@@ -435,7 +437,7 @@ describe('Ali DashScope native (17)', () => {
     const log = await billed('gte-rerank', async () => {
       const response = await fetch(`${gateway.url}/v1/rerank`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({
           model: 'gte-rerank',
           query: 'capital of france',
@@ -485,7 +487,7 @@ describe('Ali DashScope native (17)', () => {
     expect(ali.requests.at(-1)?.path).toBe('/compatible-mode/v1/chat/completions');
     const refused = await fetch(`${gateway.url}/v1/rerank`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gte-rerank-v2', query: 'q', documents: ['d'] }),
     });
     expect(refused.status).toBe(401);
@@ -497,7 +499,7 @@ describe('Ali DashScope native (17)', () => {
 describe('Claude and Gemini clients reach these protocols through the hub', () => {
   it('a Claude client streams from Zhipu v3 and is billed its usage', async () => {
     zhipu.behaviour = { reply: 'Claude via GLM.', usage: { prompt_tokens: 10, completion_tokens: 4 } };
-    const claude = new Anthropic({ apiKey: client.apiKey, baseURL: gateway.url, maxRetries: 0 });
+    const claude = new Anthropic({ apiKey: apiKey, baseURL: gateway.url, maxRetries: 0 });
     const log = await billed('chatglm_turbo', async () => {
       const stream = claude.messages.stream({
         model: 'chatglm_turbo',
@@ -513,7 +515,7 @@ describe('Claude and Gemini clients reach these protocols through the hub', () =
 
   it('a Gemini client gets ERNIE text and Ollama embeddings', async () => {
     baidu.behaviour = { reply: 'Gemini via ERNIE.', usage: { prompt_tokens: 6, completion_tokens: 3 } };
-    const ai = new GoogleGenAI({ apiKey: client.apiKey, httpOptions: { baseUrl: gateway.url } });
+    const ai = new GoogleGenAI({ apiKey: apiKey, httpOptions: { baseUrl: gateway.url } });
     const answer = await ai.models.generateContent({ model: 'ERNIE-3.5-8K', contents: 'hi' });
     expect(answer.text).toBe('Gemini via ERNIE.');
     expect(answer.usageMetadata).toMatchObject({ promptTokenCount: 6, candidatesTokenCount: 3 });
