@@ -432,6 +432,66 @@ describe('Ollama native (4)', () => {
   });
 });
 
+describe('Ollama model management for administrators', () => {
+  it('pulls (whole and with progress), deletes and reads the version', async () => {
+    const id = channels.ollama;
+    const pulled = await root.post('/api/channel/ollama/pull', { channel_id: id, model_name: 'qwen2.5:7b' });
+    expect(pulled.body).toEqual({ success: true, message: 'Model qwen2.5:7b pulled successfully' });
+    expect(ollama.models.has('qwen2.5:7b')).toBe(true);
+    expect(ollama.requests.at(-1)).toMatchObject({
+      path: '/api/pull',
+      body: { model: 'qwen2.5:7b', stream: false },
+      headers: { authorization: 'Bearer sk-ollama-proxy' },
+    });
+
+    const stream = await fetch(`${gateway.url}/api/channel/ollama/pull/stream`, {
+      method: 'POST',
+      headers: {
+        ...root.headers,
+        cookie: root.cookie,
+        'new-api-user': String(root.userId),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ channel_id: id, model_name: 'gemma2:2b' }),
+    });
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    const events = (await stream.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((event) => event.replace(/^data: /, ''));
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(events.at(-2)!)).toEqual({ message: 'Model gemma2:2b pulled successfully' });
+    expect(events.slice(0, -2).map((e) => JSON.parse(e).status)).toEqual([
+      'pulling manifest',
+      'pulling gemma2:2b',
+      'verifying sha256 digest',
+      'writing manifest',
+      'success',
+    ]);
+
+    const deleted = await root.delete('/api/channel/ollama/delete', { channel_id: id, model_name: 'gemma2:2b' });
+    expect(deleted.body).toEqual({ success: true, message: 'Model gemma2:2b deleted successfully' });
+    expect(ollama.models.has('gemma2:2b')).toBe(false);
+    const missing = await root.delete('/api/channel/ollama/delete', { channel_id: id, model_name: 'gemma2:2b' });
+    expect(missing.body).toMatchObject({ success: false, code: 'UPSTREAM_REFUSED' });
+    expect(missing.body.message).toContain("model 'gemma2:2b' not found");
+
+    expect((await root.get(`/api/channel/ollama/version/${id}`)).body).toEqual({
+      success: true,
+      message: '',
+      data: { version: '0.6.2' },
+    });
+  });
+
+  it('refuses other channel types and a missing model name', async () => {
+    const other = await root.post('/api/channel/ollama/pull', { channel_id: channels.zhipu, model_name: 'x' });
+    expect(other.body).toMatchObject({ success: false, code: 'CHANNEL_OLLAMA_ONLY' });
+    expect(other.body.message).toContain('16 Zhipu');
+    const unnamed = await root.post('/api/channel/ollama/pull', { channel_id: channels.ollama });
+    expect(unnamed.body).toMatchObject({ success: false, code: 'CHANNEL_OLLAMA_MODEL_REQUIRED' });
+  });
+});
+
 describe('Ali DashScope native (17)', () => {
   it('reranks through text-rerank and bills its total tokens', async () => {
     const log = await billed('gte-rerank', async () => {
