@@ -266,6 +266,17 @@ describe('Baidu ERNIE v1 (15)', () => {
     expect((failure as Error).message).toContain('Client authentication failed');
   });
 
+  it('refuses a key without its secret when the channel is saved', async () => {
+    const created = await root.post('/api/channel/', {
+      name: 'baidu-malformed',
+      type: 15,
+      key: 'only-the-api-key',
+      models: 'ERNIE-Tiny-8K',
+    });
+    expect(created.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
+    expect(created.body.message).toContain('APIKey|SecretKey');
+  });
+
   it('passes the channel test', async () => {
     const answer = await root.get(`/api/channel/test/${channels.baidu}`);
     expect(answer.body).toMatchObject({ success: true });

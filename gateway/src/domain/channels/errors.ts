@@ -38,6 +38,13 @@ export const CHANNEL_ERRORS = defineErrors({
     status: 400,
     message: { zh: '未知的渠道类型：{type}', en: 'Unknown channel type: {type}' },
   },
+  CHANNEL_KEY_INVALID: {
+    status: 400,
+    message: {
+      zh: '渠道{type}的第 {key} 个密钥无效：{problem}',
+      en: 'Key {key} of the {type} channel is not valid: {problem}',
+    },
+  },
   CHANNEL_TYPE_UNSUPPORTED: {
     status: 400,
     message: {

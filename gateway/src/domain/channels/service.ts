@@ -45,6 +45,7 @@ import {
   type JsonObjectInput,
   jsonObjectText,
 } from './input.ts';
+import { checkChannelKeys } from './key-check.ts';
 import { channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
 import {
   deleteOllamaModel,
@@ -236,6 +237,7 @@ export class ChannelService {
     // A key text that holds no key at all (e.g. "[]") is no key.
     if (keys.length === 0) throw new AppError(CHANNEL_ERRORS.CHANNEL_NAME_AND_KEY_REQUIRED);
     const { config, warnings } = applyChannelInput(input, CHANNEL_DEFAULTS);
+    checkChannelKeys(config.type, keys);
     const keySets = input.mode === 'batch' ? keys.map((key) => [key]) : [keys];
     const created = await this.#db.transaction().execute(async (trx) => {
       const rows: ChannelRow[] = [];
@@ -608,6 +610,7 @@ export class ChannelService {
     const current = this.#plainKey(row);
     const given = splitKeys(input.key);
     const keys = input.key_mode === 'append' ? [...new Set([...splitKeys(current ?? ''), ...given])] : given;
+    checkChannelKeys(input.type ?? row.type, given);
     return keys.join('\n') === current ? undefined : keys;
   }
 
