@@ -333,14 +333,12 @@ describe('create', () => {
   });
 
   it('gives type 18 (Spark) an empty `other` the default v2.1, and keeps a given one', async () => {
-    // Spark (18) is no longer offered, so new channels of it are refused; a row an older version
-    // stored stays editable, and its `other` still gets the default. Made by rewriting a row's type.
-    const legacy = await create({ type: 1 });
-    await db().updateTable('channels').set({ type: 18 }).where('id', '=', legacy.id).execute();
-    const cleared = await root.put('/api/channel/', { id: legacy.id, type: 18, other: '' });
-    expect(cleared.body).toMatchObject({ success: true, data: { type: 18, other: 'v2.1' } });
-    const kept = await root.put('/api/channel/', { id: legacy.id, other: 'v3.5' });
+    const spark = await create({ type: 18, key: 'app1|api-secret|api-key', other: '' });
+    expect(spark).toMatchObject({ type: 18, other: 'v2.1' });
+    const kept = await root.put('/api/channel/', { id: spark.id, other: 'v3.5' });
     expect(kept.body).toMatchObject({ success: true, data: { other: 'v3.5' } });
+    const cleared = await root.put('/api/channel/', { id: spark.id, other: '' });
+    expect(cleared.body).toMatchObject({ success: true, data: { other: 'v2.1' } });
     expect((await create({ type: 1 })).other).toBe('');
   });
 
@@ -395,13 +393,14 @@ describe('channel types', () => {
     expect(byId.get(3)).toMatchObject({ offered: true, other: { label: { zh: 'API 版本', en: 'API version' } } });
     expect(byId.get(33)).toMatchObject({
       name: 'AWS',
-      offered: false,
-      protocol: null,
-      testable: false,
+      offered: true,
+      protocol: 'bedrock',
+      testable: true,
       key: { hint: 'AccessKey|SecretAccessKey|Region', separator: '|' },
     });
-    expect(byId.get(33).reason).not.toBe('');
-    expect(byId.get(18)).toMatchObject({ offered: false, other: { default: 'v2.1' } });
+    expect(byId.get(11)).toMatchObject({ name: 'PaLM', offered: false, protocol: null, testable: false });
+    expect(byId.get(11).reason).not.toBe('');
+    expect(byId.get(18)).toMatchObject({ offered: true, protocol: 'xunfei', other: { default: 'v2.1' } });
     for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
@@ -411,7 +410,7 @@ describe('channel types', () => {
   });
 
   it.each([
-    [33, 'AWS'],
+    [11, 'PaLM'],
     [2, 'Midjourney'],
     [41, 'VertexAI'],
   ])('refuses to create a channel of type %i, naming it', async (type, name) => {
@@ -429,11 +428,11 @@ describe('channel types', () => {
     expect(changed.body).toMatchObject({ success: false, code: 'CHANNEL_TYPE_UNSUPPORTED' });
     expect(changed.body.message).toContain('type 37 (Dify)');
     expect((await row(created.id)).type).toBe(1);
-    // A row an older version stored as Bedrock (33): written directly, the API would refuse it.
-    await db().updateTable('channels').set({ type: 33 }).where('id', '=', created.id).execute();
+    // A row an older version stored as PaLM (11): written directly, the API would refuse it.
+    await db().updateTable('channels').set({ type: 11 }).where('id', '=', created.id).execute();
     const listed = await admin.get(`/api/channel/${created.id}`);
-    expect(listed.body.data).toMatchObject({ type: 33 });
-    const disabled = await root.put('/api/channel/', { id: created.id, type: 33, status: 2 });
+    expect(listed.body.data).toMatchObject({ type: 11 });
+    const disabled = await root.put('/api/channel/', { id: created.id, type: 11, status: 2 });
     expect(disabled.body).toMatchObject({ success: true, data: { status: 2 } });
     expect((await root.delete(`/api/channel/${created.id}`)).body.success).toBe(true);
   });
@@ -652,9 +651,10 @@ describe('models', () => {
     expect(models).toContainEqual(expect.objectContaining({ id: 'claude-sonnet-4-20250514', owned_by: 'Anthropic' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'gemini-2.5-pro', owned_by: 'Gemini' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'deepseek-chat', owned_by: 'DeepSeek' }));
-    // Types Tollgate does not speak (Midjourney 2, Spark 18) lend the picker no models.
+    expect(models).toContainEqual(expect.objectContaining({ id: 'SparkDesk-v3.5', owned_by: 'Xunfei' }));
+    // Types Tollgate does not speak (Midjourney 2, Suno 36) lend the picker no models.
     expect(models.map((m) => m.id)).not.toContain('mj_imagine');
-    expect(models.map((m) => m.id)).not.toContain('SparkDesk-v3.5');
+    expect(models.map((m) => m.id)).not.toContain('suno_music');
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length);
   });
 

@@ -149,9 +149,9 @@ describe('REST dialect with ra-data-simple-rest', () => {
       status: 400,
     });
     // A type the relay cannot speak is refused, naming it, on create and on a change of type.
-    const bedrock = data.create('channel', { data: { name: 'aws', key: 'sk-upstream-aws', models: 'x', type: 33 } });
-    await expect(bedrock).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
-    await expect(bedrock).rejects.toThrow('type 33 (AWS) is not supported yet');
+    const palm = data.create('channel', { data: { name: 'palm', key: 'sk-upstream-palm', models: 'x', type: 11 } });
+    await expect(palm).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
+    await expect(palm).rejects.toThrow('type 11 (PaLM) is not supported yet');
     await expect(
       data.update('channel', { id: beta.id, data: { ...beta, type: 50 }, previousData: beta }),
     ).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });

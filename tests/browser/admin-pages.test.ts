@@ -285,13 +285,13 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
   });
 
   it('marks a stored channel of a type no longer offered as unsupported, and deletes it', async () => {
-    const created = await rootApi.post('/api/channel/', { name: 'legacy-bedrock', key: 'sk-l', models: 'gpt-4o' });
+    const created = await rootApi.post('/api/channel/', { name: 'legacy-palm', key: 'sk-l', models: 'gpt-4o' });
     const id = created.body.data.id as number;
-    // Bedrock (33) cannot be created any more; a row an older version stored is written directly.
-    await server.gateway.store.db.updateTable('channels').set({ type: 33 }).where('id', '=', id).execute();
+    // PaLM (11) cannot be created any more; a row an older version stored is written directly.
+    await server.gateway.store.db.updateTable('channels').set({ type: 11 }).where('id', '=', id).execute();
     await page.goto('/channel');
-    const row = channelRow(page, 'legacy-bedrock');
-    await row.locator('[data-testid="channel-type-unsupported-33"]').getByText('AWS（不支持）').waitFor();
+    const row = channelRow(page, 'legacy-palm');
+    await row.locator('[data-testid="channel-type-unsupported-11"]').getByText('PaLM（不支持）').waitFor();
     // Nothing it cannot do is offered: no test, no balance refresh.
     expect(await row.locator('[data-testid="channel-test"]').isDisabled()).toBe(true);
     await row.locator('[data-testid="balance"]').hover();

@@ -368,22 +368,22 @@ describe.runIf(hasPostgres())('operator', () => {
     });
 
     it('refuses a type Tollgate does not speak, naming it, and writes nothing until the type is one it does', async () => {
-      secret('bedrock-key', { apiKey: 'ak|sk|us-east-1' });
-      resource('Channel', 'bedrock', { type: 33, keySecretRef: { name: 'bedrock-key' }, models: ['m1'] });
-      const refused = await until('Channel', 'bedrock', 'Ready', 'False', 'InvalidSpec');
-      const message = condition('Channel', 'bedrock', 'Ready').message;
-      expect(message).toContain('type 33 (AWS) is not supported yet');
+      secret('palm-key', { apiKey: 'sk-palm' });
+      resource('Channel', 'palm', { type: 11, keySecretRef: { name: 'palm-key' }, models: ['m1'] });
+      const refused = await until('Channel', 'palm', 'Ready', 'False', 'InvalidSpec');
+      const message = condition('Channel', 'palm', 'Ready').message;
+      expect(message).toContain('type 11 (PaLM) is not supported yet');
       expect(message).toContain('CHANNEL_TYPE_UNSUPPORTED');
-      expect(condition('Channel', 'bedrock', 'Synced')).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
-      expect(await eventOf('Channel', 'bedrock', 'InvalidSpec')).toMatchObject({ type: 'Warning' });
+      expect(condition('Channel', 'palm', 'Synced')).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+      expect(await eventOf('Channel', 'palm', 'InvalidSpec')).toMatchObject({ type: 'Warning' });
       expect(await channelRow(refused.metadata.uid)).toBeUndefined();
-      editSpec('Channel', 'bedrock', { type: 1 });
-      await until('Channel', 'bedrock', 'Ready', 'True');
+      editSpec('Channel', 'palm', { type: 1 });
+      await until('Channel', 'palm', 'Ready', 'True');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
       // Changing a written channel to such a type is refused the same way; the row keeps its type.
-      editSpec('Channel', 'bedrock', { type: 41 });
-      await until('Channel', 'bedrock', 'Ready', 'False', 'InvalidSpec');
-      expect(condition('Channel', 'bedrock', 'Ready').message).toContain('type 41 (VertexAI)');
+      editSpec('Channel', 'palm', { type: 41 });
+      await until('Channel', 'palm', 'Ready', 'False', 'InvalidSpec');
+      expect(condition('Channel', 'palm', 'Ready').message).toContain('type 41 (VertexAI)');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
     });
 

@@ -507,7 +507,14 @@ function channelTypeView(type: ChannelType) {
     protocol: type.protocol,
     base_url: type.baseUrl,
     key: { hint: type.key.hint, separator: type.key.separator ?? null, parts: type.key.parts ?? null },
-    other: type.other ? { label: type.other.label, hint: type.other.hint, default: type.other.default ?? null } : null,
+    other: type.other
+      ? {
+          label: type.other.label,
+          hint: type.other.hint,
+          default: type.other.default ?? null,
+          required: type.other.required ?? false,
+        }
+      : null,
     endpoints: type.endpoints,
     testable: type.testable,
     balance: type.offered && type.balance !== undefined,

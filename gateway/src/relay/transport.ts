@@ -47,6 +47,11 @@ export class Transport {
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
+  /** The waits it allows, for exchanges that are not one HTTP call (a WebSocket session) to keep the same. */
+  get timeouts(): Pick<TransportOptions, 'headersTimeoutMs' | 'bodyTimeoutMs'> {
+    return { headersTimeoutMs: this.#options.headersTimeoutMs, bodyTimeoutMs: this.#options.bodyTimeoutMs };
+  }
+
   close(): Promise<void> {
     return this.#agent.close();
   }

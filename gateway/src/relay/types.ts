@@ -22,6 +22,13 @@ export type WireFormat =
   | 'claude-messages'
   | 'gemini-generate'
   | 'gemini-embed'
+  /** Spoken only upstream: Bedrock Converse, Tencent Hunyuan's ChatCompletions, Xunfei Spark's WebSocket frames, Cohere v2. */
+  | 'bedrock-converse'
+  | 'tencent-chat'
+  | 'xunfei-chat'
+  | 'cohere-chat'
+  | 'cohere-embed'
+  | 'cohere-rerank'
   /** Upstream-only formats: Baidu ERNIE v1, Zhipu v3, DashScope native, Ollama native. */
   | 'baidu-chat'
   | 'baidu-embeddings'

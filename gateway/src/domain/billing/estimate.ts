@@ -228,8 +228,20 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
-    default:
-      // Formats only upstreams speak (Baidu, Zhipu v3, DashScope, Ollama…): no client sends them.
+    case 'tencent-chat':
+    case 'xunfei-chat':
+    case 'bedrock-converse':
+    case 'cohere-chat':
+    case 'cohere-embed':
+    case 'cohere-rerank':
+    case 'baidu-chat':
+    case 'baidu-embeddings':
+    case 'zhipu-v3':
+    case 'dashscope-rerank':
+    case 'dashscope-images':
+    case 'ollama-chat':
+    case 'ollama-embed':
+      // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
   }
 }

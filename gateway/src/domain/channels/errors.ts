@@ -52,6 +52,13 @@ export const CHANNEL_ERRORS = defineErrors({
       en: 'Channel {type} is not supported yet: {reason}',
     },
   },
+  CHANNEL_OTHER_REQUIRED: {
+    status: 400,
+    message: {
+      zh: '渠道{type}必须填写{label_zh}（other 字段）',
+      en: 'Channel {type} needs its {label_en} in the other field',
+    },
+  },
   CHANNEL_STATUS_INVALID: {
     status: 400,
     message: {

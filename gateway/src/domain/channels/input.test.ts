@@ -26,4 +26,13 @@ describe('applyChannelInput', () => {
     expect(cleanList('b, a,b,,c')).toEqual(['b', 'a', 'c']);
     expect(applyChannelInput({ groups: [] }, CHANNEL_DEFAULTS).config.group).toBe('default');
   });
+  it("refuses a type whose `other` is required without one (Cloudflare's account id)", () => {
+    expect(() => applyChannelInput({ type: 39, other: '  ' }, CHANNEL_DEFAULTS)).toThrow(
+      expect.objectContaining({ code: 'CHANNEL_OTHER_REQUIRED' }),
+    );
+    expect(applyChannelInput({ type: 39, other: ' acc-1 ' }, CHANNEL_DEFAULTS).config.other).toBe('acc-1');
+    // An update that leaves it out keeps the stored one.
+    const stored = { ...CHANNEL_DEFAULTS, type: 39, other: 'acc-1' };
+    expect(applyChannelInput({ name: 'cf' }, stored).config.other).toBe('acc-1');
+  });
 });

@@ -230,6 +230,14 @@ export function applyChannelInput(
   }
   if (input.other !== undefined) next.other = input.other.trim();
   if (next.other === '') next.other = otherDefault(next.type) ?? '';
+  const otherField = channelType(next.type)?.other;
+  if (otherField?.required && next.other === '') {
+    throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_REQUIRED, {
+      type: typeLabel(next.type),
+      label_zh: otherField.label.zh,
+      label_en: otherField.label.en,
+    });
+  }
   if (input.openai_organization !== undefined) next.openai_organization = emptyToNull(input.openai_organization);
   if (input.test_model !== undefined) next.test_model = emptyToNull(input.test_model);
   if (input.tag !== undefined) next.tag = emptyToNull(input.tag);

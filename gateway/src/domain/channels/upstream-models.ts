@@ -14,7 +14,7 @@ interface Request {
 
 /**
  * Asks an upstream which models it serves, in the way its protocol does (OpenAI-style `/v1/models`,
- * Anthropic, Gemini, Ollama). Every failure becomes an AppError that says what went wrong: never a 500.
+ * Anthropic, Gemini, Ollama, Cohere). Every failure becomes an AppError that says what went wrong: never a 500.
  */
 export async function fetchUpstreamModels(
   type: ChannelType,
@@ -98,6 +98,13 @@ function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
       return {
         url: `${baseUrl}/api/tags`,
         headers: key ? { authorization: `Bearer ${key}` } : {},
+        read: (body) => names(body, 'models', 'name'),
+        expected: '{"models":[{"name":…}]}',
+      };
+    case 'cohere':
+      return {
+        url: `${baseUrl}/v1/models?page_size=1000`,
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
         read: (body) => names(body, 'models', 'name'),
         expected: '{"models":[{"name":…}]}',
       };

@@ -6,10 +6,14 @@ import { dashscopeRerankAdapter } from '../protocols/ali/convert/rerank.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
 import { baiduChatAdapter } from '../protocols/baidu/convert/chat.ts';
 import { baiduEmbeddingsAdapter } from '../protocols/baidu/convert/embeddings.ts';
+import { converseAdapter } from '../protocols/bedrock/convert/index.ts';
+import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
 import { ollamaChatAdapter } from '../protocols/ollama/convert/chat.ts';
 import { ollamaEmbedAdapter } from '../protocols/ollama/convert/embed.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
+import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
+import { xunfeiChatAdapter } from '../protocols/xunfei/convert/index.ts';
 import { zhipuChatAdapter } from '../protocols/zhipu/convert/chat.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
@@ -31,6 +35,12 @@ const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
     dashscopeImagesAdapter,
     ollamaChatAdapter,
     ollamaEmbedAdapter,
+    converseAdapter,
+    tencentChatAdapter,
+    xunfeiChatAdapter,
+    cohereChatAdapter,
+    cohereEmbedAdapter,
+    cohereRerankAdapter,
   ].map((adapter) => [adapter.format, adapter]),
 );
 

@@ -5,10 +5,15 @@ import type { UpstreamResponse } from '../transport.ts';
 import { aliProvider } from './ali/index.ts';
 import { anthropicProvider } from './anthropic/index.ts';
 import { baiduProvider } from './baidu/index.ts';
+import { bedrockProvider } from './bedrock/index.ts';
+import { cohereProvider } from './cohere/index.ts';
 import { geminiProvider } from './gemini/index.ts';
+import { minimaxProvider } from './minimax/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
 import { openAIProvider } from './openai/index.ts';
+import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
+import { xunfeiProvider } from './xunfei/index.ts';
 import { zhipuProvider } from './zhipu/index.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
@@ -20,6 +25,11 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   zhipu: zhipuProvider,
   ali: aliProvider,
   ollama: ollamaProvider,
+  bedrock: bedrockProvider,
+  tencent: tencentProvider,
+  xunfei: xunfeiProvider,
+  minimax: minimaxProvider,
+  cohere: cohereProvider,
 };
 
 /**

@@ -67,13 +67,19 @@ describe('channel-type registry', () => {
       expect(['http:', 'https:'], type.name).toContain(url.protocol);
       expect(type.baseUrl.endsWith('/'), type.name).toBe(false);
     }
-    // Without a default, only types whose base URL is the deployment's own are offered.
-    expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual(['Azure', 'Custom', 'Xinference']);
+    // Without a default, only types whose base URL is the deployment's own, or follows the key's region (AWS), are offered.
+    expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual([
+      'Azure',
+      'Custom',
+      'AWS',
+      'Xinference',
+    ]);
   });
 
   it('gives API prefixes as a path without a trailing slash, and URL styles only to OpenAI-protocol types', () => {
     for (const type of offered) {
-      expect(type.apiPrefix, type.name).toMatch(/^(\/[\w-]+(\/[\w-]+)*)?$/);
+      // `{other}` stands for the channel's other field (Cloudflare's account id).
+      expect(type.apiPrefix, type.name).toMatch(/^(\/([\w-]+|\{other\})(\/([\w-]+|\{other\}))*)?$/);
       if (type.openaiUrl !== 'prefix') expect(type.protocol, type.name).toBe('openai');
     }
   });

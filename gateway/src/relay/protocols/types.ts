@@ -69,6 +69,12 @@ export interface SendInput {
   transport: Transport;
   signal: AbortSignal;
   stream: boolean;
+  /**
+   * The channel and key the request is for (the relay always passes them): for an exchange that
+   * authorizes again mid-way (Baidu refetches an expired access token) or checks the key first.
+   */
+  channel?: ChannelSnapshot;
+  key?: string;
 }
 
 /**
@@ -115,7 +121,7 @@ export interface Provider {
    * Sends a request when one HTTP call is not the whole exchange (a job to create and then poll, a
    * WebSocket session); the answer looks like an HTTP response either way. Absent: the transport sends it.
    */
-  send?(request: UpstreamRequest, input: SendInput & AuthorizeInput): Promise<UpstreamResponse>;
+  send?(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse>;
   /**
    * The decoder of a streamed answer with this content type; undefined when the answer is not a stream
    * this protocol reads (then it is read whole). Absent: `text/event-stream` answers are SSE.

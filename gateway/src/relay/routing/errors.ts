@@ -21,6 +21,14 @@ export const ROUTING_ERRORS = defineErrors({
       en: 'Channel {type} is not supported yet: {reason}',
     },
   },
+  // A stored channel lacks what its type cannot work without (Cloudflare's account id in `other`).
+  'channel:other_required': {
+    status: 503,
+    message: {
+      zh: '渠道{type}缺少{field}（渠道的 other 字段）',
+      en: "Channel {type} has no {field} (the channel's other field)",
+    },
+  },
   'channel:no_available_key': {
     status: 503,
     message: { zh: '渠道 #{channel} 没有可用的密钥', en: 'Channel #{channel} has no enabled key' },

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamResponse } from '../../transport.ts';
 import { jsonResponse, readWhole } from '../synthetic-response.ts';
-import type { AuthorizeInput, SendInput, UpstreamRequest } from '../types.ts';
+import type { SendInput, UpstreamRequest } from '../types.ts';
 import { IMAGE_SYNTHESIS_PATH } from './request.ts';
 
 /** How long an image job is waited for, and the pause between polls (doubling up to the cap). */
@@ -14,7 +14,7 @@ const FAILED: ReadonlySet<string> = new Set(['FAILED', 'CANCELED', 'UNKNOWN']);
  * polled until the task has SUCCEEDED (its answer is then the relay's answer) or failed. The wait is
  * bounded and ends when the client goes away.
  */
-export async function sendAli(request: UpstreamRequest, input: SendInput & AuthorizeInput): Promise<UpstreamResponse> {
+export async function sendAli(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
   const response = await input.transport.send(request, input.signal);
   const url = new URL(request.url);
   if (!url.pathname.endsWith(IMAGE_SYNTHESIS_PATH) || response.status >= 400) return response;

@@ -3,7 +3,7 @@ import type { BuildInput, UpstreamRequest } from '../types.ts';
 import { chatPath, embeddingsPath } from './endpoints.ts';
 
 /** The channel's base URL, or Baidu's: the API and its OAuth token endpoint share the host. */
-export function baiduHost(baseUrl: string, type: number): string {
+function baiduHost(baseUrl: string, type: number): string {
   return (baseUrl || channelType(type)?.baseUrl || '').replace(/\/+$/, '');
 }
 

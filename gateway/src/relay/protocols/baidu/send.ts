@@ -1,9 +1,9 @@
 import type { UpstreamResponse } from '../../transport.ts';
 import { isJson, jsonResponse, readWhole } from '../synthetic-response.ts';
-import type { AuthorizeInput, SendInput, UpstreamRequest } from '../types.ts';
+import type { SendInput, UpstreamRequest } from '../types.ts';
+import { WENXIN_PREFIX } from './endpoints.ts';
 import { statusForBaiduCode, TOKEN_ERRORS } from './errors.ts';
 import { parseBaiduKey } from './key.ts';
-import { baiduHost } from './request.ts';
 import { BaiduTokens } from './token.ts';
 
 const tokens = new BaiduTokens();
@@ -13,18 +13,16 @@ const tokens = new BaiduTokens();
  * fresh token when Baidu says the token is invalid or expired. Baidu reports errors with HTTP 200;
  * they are answered with the status they stand for, so the relay treats them as failures.
  */
-export async function sendBaidu(
-  request: UpstreamRequest,
-  input: SendInput & AuthorizeInput,
-): Promise<UpstreamResponse> {
-  const key = parseBaiduKey(input.key);
+export async function sendBaidu(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
+  const key = parseBaiduKey(input.key ?? '');
   if (!key) {
     return jsonResponse(401, {
       error_code: 14,
       error_msg: 'the channel key is not APIKey|SecretKey (Baidu ERNIE v1 key format)',
     });
   }
-  const host = baiduHost(input.channel.baseUrl, input.channel.type);
+  // The token endpoint is on the API's host: the request's URL before the wenxinworkshop path.
+  const host = request.url.slice(0, request.url.indexOf(WENXIN_PREFIX));
   for (let attempt = 0; ; attempt++) {
     const got = await tokens.get(host, key, input.transport, input.signal);
     if ('refused' in got) {

@@ -1,6 +1,8 @@
-import { channelType } from '../../../domain/channels/registry.ts';
+import { type ChannelType, channelType, typeLabel } from '../../../domain/channels/registry.ts';
+import { channelRuleError } from '../../routing/errors.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { keepStrictFields } from './strict-fields.ts';
 
 const OPENAI = 1;
 const VOLCENGINE = 45;
@@ -30,7 +32,7 @@ export function operationPath(format: WireFormat): string {
 }
 
 /** VolcEngine Ark serves its bot applications (model ids `bot-…`) under /api/v3/bots. */
-function apiPrefix(type: number, prefix: string, model: string): string {
+function botsPath(prefix: string, type: number, model: string): string {
   return type === VOLCENGINE && model.startsWith('bot-') ? `${prefix}/bots` : prefix;
 }
 
@@ -41,28 +43,53 @@ export function buildOpenAIRequest(input: {
   upstreamModel: string;
   body: string | FormData;
 }): UpstreamRequest {
-  const { format, channel, key, upstreamModel, body } = input;
+  const { format, channel, key, upstreamModel } = input;
   const operation = operationPath(format);
   const type = channelType(channel.type);
   const base = (channel.baseUrl || type?.baseUrl || '').replace(/\/+$/, '');
   const headers: Record<string, string> = {};
-  if (typeof body === 'string') headers['content-type'] = 'application/json';
+  let body = input.body;
+  if (typeof body === 'string') {
+    headers['content-type'] = 'application/json';
+    if (type?.strictFields) body = keepStrictFields(type.strictFields, format, body);
+  }
   let url: string;
   if (type?.openaiUrl === 'azure') {
     const version = channel.other || AZURE_DEFAULT_API_VERSION;
     // Azure serves the Responses API (compaction included) under its v1 path, not per deployment.
     url = AZURE_V1.has(format)
       ? `${base}/openai/v1${operation}?api-version=preview`
-      : `${base}/openai/deployments/${encodeURIComponent(upstreamModel)}${operation}?api-version=${encodeURIComponent(version)}`;
+      : `${base}/openai/deployments/${encodeURIComponent(azureDeployment(upstreamModel))}${operation}?api-version=${encodeURIComponent(version)}`;
     headers['api-key'] = key;
   } else {
     url =
       type?.openaiUrl === 'template'
         ? base.replaceAll('{model}', encodeURIComponent(upstreamModel))
-        : `${base}${apiPrefix(channel.type, type?.apiPrefix ?? '/v1', upstreamModel)}${operation}`;
+        : `${base}${type ? botsPath(apiPrefix(type, channel), channel.type, upstreamModel) : '/v1'}${operation}`;
     headers.authorization = `Bearer ${key}`;
     if (channel.type === OPENAI && channel.openaiOrganization)
       headers['openai-organization'] = channel.openaiOrganization;
   }
   return { url, method: 'POST', headers, body };
+}
+
+/**
+ * Azure deployment names cannot hold dots, so the deployment of gpt-4.1 is gpt-41 and of
+ * gpt-3.5-turbo gpt-35-turbo (spec doc 2 §9); the body keeps the model's own name.
+ */
+export function azureDeployment(model: string): string {
+  return model.replaceAll('.', '');
+}
+
+/** The type's API prefix, the channel's `other` in place of `{other}` (Cloudflare's account id). */
+function apiPrefix(type: ChannelType, channel: ChannelSnapshot): string {
+  if (!type.apiPrefix.includes('{other}')) return type.apiPrefix;
+  const other = channel.other.trim();
+  if (!other) {
+    throw channelRuleError('channel:other_required', {
+      type: typeLabel(type.id),
+      field: type.other?.label.en ?? 'other',
+    });
+  }
+  return type.apiPrefix.replaceAll('{other}', encodeURIComponent(other));
 }

@@ -1,6 +1,6 @@
 import type { UpstreamResponse } from '../../transport.ts';
 import { isJson, jsonResponse, readWhole } from '../synthetic-response.ts';
-import type { AuthorizeInput, SendInput, UpstreamRequest } from '../types.ts';
+import type { SendInput, UpstreamRequest } from '../types.ts';
 import { statusForZhipuCode } from './errors.ts';
 import { parseZhipuKey, ZhipuTokens } from './jwt.ts';
 
@@ -10,11 +10,8 @@ const tokens = new ZhipuTokens();
  * Signs the request with a token from the key (the raw token in `Authorization`, as Zhipu's SDK
  * sends it) and sends it. A v3 answer with `success: false` is an error whatever its HTTP status.
  */
-export async function sendZhipu(
-  request: UpstreamRequest,
-  input: SendInput & AuthorizeInput,
-): Promise<UpstreamResponse> {
-  const key = parseZhipuKey(input.key);
+export async function sendZhipu(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
+  const key = parseZhipuKey(input.key ?? '');
   if (!key) {
     return jsonResponse(401, {
       code: 1002,

@@ -1,0 +1,51 @@
+import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { hubUsage } from '../usage.ts';
+import { asArray, asString, isObject, nowSeconds } from './fields.ts';
+
+/** Cohere's finish reasons → the hub's. */
+export function finishToHub(reason: unknown): string {
+  switch (reason) {
+    case 'MAX_TOKENS':
+      return 'length';
+    case 'TOOL_CALL':
+      return 'tool_calls';
+    default:
+      return 'stop';
+  }
+}
+
+/** A whole Cohere v2 chat answer → a hub (OpenAI chat) answer. */
+export function cohereChatToHub(body: Json, ctx: ConvertContext): Json {
+  const reply = isObject(body.message) ? body.message : {};
+  const parts = asArray(reply.content).filter(isObject);
+  const text = parts
+    .filter((part) => part.type === 'text')
+    .map((part) => asString(part.text) ?? '')
+    .join('');
+  const thinking = parts
+    .filter((part) => part.type === 'thinking')
+    .map((part) => asString(part.thinking) ?? '')
+    .join('');
+  const calls = asArray(reply.tool_calls)
+    .filter(isObject)
+    .map((call) => ({
+      id: asString(call.id) ?? '',
+      type: 'function',
+      function: { name: asString(call.function?.name) ?? '', arguments: asString(call.function?.arguments) ?? '{}' },
+    }));
+  const message: Json = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  // Thinking, and the plan Cohere writes before calling tools, are the hub's reasoning text.
+  const reasoning = thinking || asString(reply.tool_plan);
+  if (reasoning) message.reasoning_content = reasoning;
+  if (calls.length > 0) message.tool_calls = calls;
+  const answer: Json = {
+    id: asString(body.id) ?? 'chatcmpl-cohere',
+    object: 'chat.completion',
+    created: nowSeconds(),
+    model: ctx.model,
+    choices: [{ index: 0, message, finish_reason: finishToHub(body.finish_reason) }],
+  };
+  const usage = hubUsage(body.usage);
+  if (usage) answer.usage = usage;
+  return answer;
+}

@@ -1,0 +1,82 @@
+import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
+import type { SseEvent } from '../../../sse.ts';
+import { finishToHub, toolCallsToHub, usageToHub } from './response.ts';
+
+/**
+ * An error Hunyuan reports inside its stream (`Response.Error`, or `ErrorMsg` when moderation stops it
+ * midway), as the hub's in-stream error.
+ */
+function streamError(data: Json): Json | undefined {
+  const error =
+    data.Response?.Error ?? (data.ErrorMsg ? { Code: data.ErrorMsg.Code, Message: data.ErrorMsg.Msg } : undefined);
+  if (!error) return undefined;
+  const code = error.Code === undefined ? null : String(error.Code);
+  return { message: String(error.Message ?? code ?? 'upstream error'), type: 'upstream_error', code };
+}
+
+/**
+ * Hunyuan stream events → hub chunks. Every Hunyuan event carries the usage so far; the last one is
+ * sent once, as the hub's usage-only chunk, when the stream ends.
+ */
+export class TencentToHubStream implements StreamConverter {
+  readonly #ctx: ConvertContext;
+  #id = '';
+  #created = Math.floor(Date.now() / 1000);
+  #usage: Json | undefined;
+  /** Tool calls already opened, by index: later pieces of one carry only its arguments. */
+  readonly #openCalls = new Set<number>();
+
+  constructor(ctx: ConvertContext) {
+    this.#ctx = ctx;
+  }
+
+  push(event: SseEvent): SseEvent[] {
+    let data: Json;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return [];
+    }
+    if (typeof data !== 'object' || data === null) return [];
+    const error = streamError(data);
+    if (error) return [{ data: JSON.stringify({ error }) }];
+    if (data.Id) this.#id = `chatcmpl-${data.Id}`;
+    if (typeof data.Created === 'number') this.#created = data.Created;
+    this.#usage = usageToHub(data.Usage) ?? this.#usage;
+    const choices = (Array.isArray(data.Choices) ? data.Choices : []).map((choice: Json, index: number) => {
+      const delta: Json = {};
+      if (choice?.Delta?.Role) delta.role = choice.Delta.Role;
+      if (typeof choice?.Delta?.Content === 'string' && choice.Delta.Content !== '')
+        delta.content = choice.Delta.Content;
+      if (typeof choice?.Delta?.ReasoningContent === 'string' && choice.Delta.ReasoningContent !== '') {
+        delta.reasoning_content = choice.Delta.ReasoningContent;
+      }
+      const calls = toolCallsToHub(choice?.Delta?.ToolCalls).map((call) => {
+        if (!this.#openCalls.has(call.index)) {
+          this.#openCalls.add(call.index);
+          return call;
+        }
+        return { index: call.index, function: { arguments: call.function.arguments } };
+      });
+      if (calls.length > 0) delta.tool_calls = calls;
+      return { index, delta, finish_reason: finishToHub(choice?.FinishReason) };
+    });
+    if (choices.length === 0) return [];
+    return [this.#event({ choices })];
+  }
+
+  end(): SseEvent[] {
+    return this.#usage ? [this.#event({ choices: [], usage: this.#usage })] : [];
+  }
+
+  #event(fields: Json): SseEvent {
+    const chunk = {
+      id: this.#id,
+      object: 'chat.completion.chunk',
+      created: this.#created,
+      model: this.#ctx.model,
+      ...fields,
+    };
+    return { data: JSON.stringify(chunk) };
+  }
+}
