@@ -95,7 +95,10 @@ describe('Ali DashScope', () => {
 });
 
 describe('the image task', () => {
-  const request = build('dashscope-images');
+  const request = (() => {
+    const built = build('dashscope-images');
+    return { ...built, headers: { ...built.headers, 'x-dashscope-workspace': 'ws-1' } };
+  })();
   const send = (answers: Array<ReturnType<typeof jsonResponse>>, signal = new AbortController().signal) => {
     const sent: UpstreamRequest[] = [];
     const transport = {
@@ -117,9 +120,17 @@ describe('the image task', () => {
     const done = await answer;
     expect(done.status).toBe(200);
     expect(await done.body.json()).toMatchObject({ output: { task_status: 'SUCCEEDED' } });
-    expect(sent.slice(1).map((r) => [r.method, r.url, r.headers.authorization])).toEqual([
-      ['GET', 'https://dash.example/api/v1/tasks/t-1', 'Bearer sk-1'],
-      ['GET', 'https://dash.example/api/v1/tasks/t-1', 'Bearer sk-1'],
+    expect(sent.slice(1).map((r) => [r.method, r.url, r.headers])).toEqual([
+      [
+        'GET',
+        'https://dash.example/api/v1/tasks/t-1',
+        { authorization: 'Bearer sk-1', 'x-dashscope-workspace': 'ws-1' },
+      ],
+      [
+        'GET',
+        'https://dash.example/api/v1/tasks/t-1',
+        { authorization: 'Bearer sk-1', 'x-dashscope-workspace': 'ws-1' },
+      ],
     ]);
   });
 

@@ -22,11 +22,9 @@ export async function sendAli(request: UpstreamRequest, input: SendInput): Promi
   const taskId = (parsed(created.text) as { output?: { task_id?: unknown } } | undefined)?.output?.task_id;
   if (typeof taskId !== 'string') return created.response;
   const taskUrl = `${url.origin}${url.pathname.slice(0, -IMAGE_SYNTHESIS_PATH.length)}/api/v1/tasks/${encodeURIComponent(taskId)}`;
-  const poll: UpstreamRequest = {
-    url: taskUrl,
-    method: 'GET',
-    headers: { authorization: request.headers.authorization ?? '' },
-  };
+  // The create call's headers (the key, a workspace from the header override) without its body's.
+  const { 'content-type': _type, 'x-dashscope-async': _async, ...headers } = request.headers;
+  const poll: UpstreamRequest = { url: taskUrl, method: 'GET', headers };
   const deadline = Date.now() + IMAGE_TASK_LIMITS.maxWaitMs;
   let pause = IMAGE_TASK_LIMITS.firstPollMs;
   while (Date.now() + pause <= deadline) {

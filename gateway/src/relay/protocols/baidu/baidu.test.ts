@@ -70,6 +70,18 @@ describe('Baidu access tokens', () => {
     expect(await tokens.get('https://h', key, transport, signal)).toEqual({ token: 't2' });
   });
 
+  it('lets one caller stop waiting without failing the fetch others share', async () => {
+    const tokens = new BaiduTokens();
+    const { sent, transport } = fakeTransport(() => tokenAnswer('shared'));
+    const leaving = new AbortController();
+    const first = tokens.get('https://h', key, transport, leaving.signal);
+    const second = tokens.get('https://h', key, transport, new AbortController().signal);
+    leaving.abort();
+    await expect(first).rejects.toThrow(/abort/i);
+    expect(await second).toEqual({ token: 'shared' });
+    expect(sent).toHaveLength(1);
+  });
+
   it('does not keep a refusal, and forgets a token Baidu called invalid', async () => {
     const tokens = new BaiduTokens();
     let refuse = true;

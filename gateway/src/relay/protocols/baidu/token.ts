@@ -1,6 +1,9 @@
 import type { Transport } from '../../transport.ts';
 import type { BaiduKey } from './key.ts';
 
+/** The longest wait for the token endpoint. */
+const FETCH_TIMEOUT_MS = 30_000;
+
 /** A token is renewed this long before Baidu says it expires (they live 30 days), at most halfway through. */
 const RENEW_BEFORE_MS = 10 * 60 * 1000;
 
@@ -27,12 +30,22 @@ export class BaiduTokens {
     this.#now = now;
   }
 
-  get(host: string, key: BaiduKey, transport: Transport, signal: AbortSignal): Promise<TokenResult> {
+  /** The key's token; `signal` ends this caller's wait only, not a fetch other requests share. */
+  async get(host: string, key: BaiduKey, transport: Transport, signal: AbortSignal): Promise<TokenResult> {
+    signal.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+    );
+    aborted.catch(() => {});
+    return Promise.race([this.#shared(host, key, transport), aborted]);
+  }
+
+  #shared(host: string, key: BaiduKey, transport: Transport): Promise<TokenResult> {
     const id = entryId(host, key);
     const cached = this.#entries.get(id);
     if (cached && cached.renewAt > this.#now()) return cached.result;
     const entry: Entry = { renewAt: Number.POSITIVE_INFINITY, result: Promise.resolve({ token: '' }) };
-    entry.result = fetchToken(host, key, transport, signal).then(
+    entry.result = fetchToken(host, key, transport, AbortSignal.timeout(FETCH_TIMEOUT_MS)).then(
       (result) => {
         if ('refused' in result) {
           this.#forget(id, entry);

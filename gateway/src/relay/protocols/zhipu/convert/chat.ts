@@ -26,8 +26,9 @@ function requestFromHub(body: Json): Json {
   if (system && first) first.content = `${system}\n\n${first.content}`;
   else if (system) prompt.unshift({ role: 'user', content: system });
   const out: Json = { prompt, incremental: true };
-  if (typeof body.temperature === 'number') out.temperature = body.temperature;
-  if (typeof body.top_p === 'number') out.top_p = body.top_p;
+  // v3 takes temperature in (0, 1] and top_p in (0, 1).
+  if (typeof body.temperature === 'number') out.temperature = Math.min(Math.max(body.temperature, 0.01), 1);
+  if (typeof body.top_p === 'number') out.top_p = Math.min(Math.max(body.top_p, 0.01), 0.99);
   return out;
 }
 
