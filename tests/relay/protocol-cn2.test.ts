@@ -436,6 +436,16 @@ describe('Ollama native (4)', () => {
     expect(log.quota).toBe(quota('nomic-embed-text', 3, 0));
   });
 
+  it('serves legacy completions through its OpenAI-compatible /v1', async () => {
+    const log = await billed('llama3.1', async () => {
+      const answer = await client.completions.create({ model: 'llama3.1', prompt: 'Tell a story' });
+      expect(answer.choices[0]?.text).toBe('Once upon a time.');
+    });
+    expect(ollama.requests.at(-1)).toMatchObject({ path: '/v1/completions', body: { model: 'llama3.1' } });
+    // 'Tell a story' is 3 tokens and the answer 5 by the mock's count (4 characters a token).
+    expect(log.quota).toBe(quota('llama3.1', 3, 5));
+  });
+
   it('passes the channel test and lists its pulled models', async () => {
     expect((await root.get(`/api/channel/test/${channels.ollama}`)).body).toMatchObject({ success: true });
     const models = await root.get(`/api/channel/fetch_models/${channels.ollama}`);

@@ -4,7 +4,8 @@ import { serveMock } from './mock-server.ts';
 /**
  * A local Ollama: `POST /api/chat` (NDJSON stream unless `stream: false`; the last line `done: true`
  * with `prompt_eval_count` and `eval_count`; tool calls with object arguments), `POST /api/embed`,
- * `GET /api/tags`, `POST /api/pull` (progress lines), `DELETE /api/delete` and `GET /api/version`.
+ * `GET /api/tags`, `POST /api/pull` (progress lines), `DELETE /api/delete`, `GET /api/version`, and its
+ * OpenAI-compatible `POST /v1/completions` (OpenAI's error shape there).
  * Models must be pulled: others answer 404 `{"error": "model \"x\" not found, try pulling it first"}`.
  */
 export interface RecordedOllamaRequest {
@@ -63,6 +64,7 @@ export async function startMockOllama(models: string[]): Promise<MockOllama> {
       res.writeHead(200).end();
       return;
     }
+    if (route === 'POST /v1/completions') return completions(res, pulled, body);
     if (route !== 'POST /api/chat' && route !== 'POST /api/embed')
       return json(res, 404, { error: '404 page not found' });
     if (!pulled.has(body?.model)) {
@@ -166,4 +168,29 @@ function pull(res: ServerResponse, pulled: Set<string>, body: any) {
   if (body.stream === false) return json(res, 200, { status: 'success' });
   res.writeHead(200, { 'content-type': 'application/x-ndjson' });
   res.end(steps.map((step) => `${JSON.stringify(step)}\n`).join(''));
+}
+
+/** Ollama's OpenAI-compatible legacy completions (whole answers; OpenAI's error shape). */
+function completions(res: ServerResponse, pulled: Set<string>, body: any) {
+  if (!pulled.has(body?.model)) {
+    return json(res, 404, {
+      error: {
+        message: `model "${body?.model}" not found, try pulling it first`,
+        type: 'api_error',
+        param: null,
+        code: null,
+      },
+    });
+  }
+  const text = 'Once upon a time.';
+  const prompt = tokens(String(body.prompt ?? ''));
+  return json(res, 200, {
+    id: 'cmpl-245',
+    object: 'text_completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    system_fingerprint: 'fp_ollama',
+    choices: [{ text, index: 0, finish_reason: 'stop' }],
+    usage: { prompt_tokens: prompt, completion_tokens: tokens(text), total_tokens: prompt + tokens(text) },
+  });
 }
