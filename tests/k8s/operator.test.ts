@@ -381,9 +381,9 @@ describe.runIf(hasPostgres())('operator', () => {
       await until('Channel', 'palm', 'Ready', 'True');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
       // Changing a written channel to such a type is refused the same way; the row keeps its type.
-      editSpec('Channel', 'palm', { type: 41 });
+      editSpec('Channel', 'palm', { type: 21 });
       await until('Channel', 'palm', 'Ready', 'False', 'InvalidSpec');
-      expect(condition('Channel', 'palm', 'Ready').message).toContain('type 41 (VertexAI)');
+      expect(condition('Channel', 'palm', 'Ready').message).toContain('type 21 (AIProxyLibrary)');
       expect((await channelRow(refused.metadata.uid))!.type).toBe(1);
     });
 

@@ -16,6 +16,7 @@ import {
   type ChannelInput,
   configOf,
 } from './input.ts';
+import { checkChannelKeys } from './key-check.ts';
 import { channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
 import { CHANNELS_CHANNEL } from './service.ts';
 import type { ChannelRow } from './view.ts';
@@ -88,6 +89,7 @@ export async function applyManagedChannel(
       CHANNEL_DEFAULTS,
     ).config;
     if (config.models === '') throw new AppError(CHANNEL_ERRORS.CHANNEL_MODELS_REQUIRED);
+    if (keys) checkChannelKeys(config.type, keys);
   } catch (error) {
     if (error instanceof AppError) return rejection(error);
     throw error;

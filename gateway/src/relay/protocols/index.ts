@@ -13,6 +13,7 @@ import { ollamaProvider } from './ollama/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
+import { vertexProvider } from './vertex/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
 import { zhipuProvider } from './zhipu/index.ts';
 
@@ -30,6 +31,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   xunfei: xunfeiProvider,
   minimax: minimaxProvider,
   cohere: cohereProvider,
+  vertex: vertexProvider,
 };
 
 /**

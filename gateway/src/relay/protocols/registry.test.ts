@@ -67,11 +67,12 @@ describe('channel-type registry', () => {
       expect(['http:', 'https:'], type.name).toContain(url.protocol);
       expect(type.baseUrl.endsWith('/'), type.name).toBe(false);
     }
-    // Without a default, only types whose base URL is the deployment's own, or follows the key's region (AWS), are offered.
+    // Without a default, only types whose base URL is the deployment's own, or whose host comes from a region (AWS, Vertex), are offered.
     expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual([
       'Azure',
       'Custom',
       'AWS',
+      'VertexAI',
       'Xinference',
     ]);
   });
@@ -87,7 +88,10 @@ describe('channel-type registry', () => {
   it('spells composite keys as their parts joined by the separator (spec doc 2 §9)', () => {
     const composite = CHANNEL_TYPES.filter((t) => t.key.parts);
     expect(composite.map((t) => t.id)).toEqual([15, 18, 22, 23, 33]);
-    for (const type of composite) expect(type.key.parts!.join(type.key.separator)).toBe(type.key.hint);
+    for (const type of composite) {
+      const forms = [type.key.parts!, ...(type.key.alternative ? [type.key.alternative] : [])];
+      expect(forms.map((parts) => parts.join(type.key.separator)).join(' or ')).toBe(type.key.hint);
+    }
   });
 
   it('does not offer task types, whose routes do not exist yet', () => {
