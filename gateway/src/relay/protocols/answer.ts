@@ -36,3 +36,9 @@ export async function jsonAnswerText(response: UpstreamResponse): Promise<string
   const type = String(response.headers['content-type'] ?? '');
   return type.includes('application/json') ? response.body.text() : undefined;
 }
+
+/** A whole JSON answer: text already serialised, or a value to serialise. */
+export function jsonAnswer(status: number, body: unknown): UpstreamResponse {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return providerAnswer(status, 'application/json', Buffer.from(text));
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Transport } from '../../transport.ts';
 import type { ChannelSnapshot } from '../../types.ts';
-import { jsonResponse } from '../synthetic-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { dashscopeImagesAdapter } from './convert/images.ts';
 import { dashscopeRerankAdapter } from './convert/rerank.ts';
@@ -99,12 +99,12 @@ describe('the image task', () => {
     const built = build('dashscope-images');
     return { ...built, headers: { ...built.headers, 'x-dashscope-workspace': 'ws-1' } };
   })();
-  const send = (answers: Array<ReturnType<typeof jsonResponse>>, signal = new AbortController().signal) => {
+  const send = (answers: Array<ReturnType<typeof jsonAnswer>>, signal = new AbortController().signal) => {
     const sent: UpstreamRequest[] = [];
     const transport = {
       send: async (r: UpstreamRequest) => {
         sent.push(r);
-        return answers.shift() ?? jsonResponse(200, { output: { task_status: 'RUNNING' } });
+        return answers.shift() ?? jsonAnswer(200, { output: { task_status: 'RUNNING' } });
       },
     } as unknown as Transport;
     return { sent, answer: aliProvider.send!(request, { channel, key: 'sk-1', transport, signal, stream: false }) };
@@ -113,9 +113,9 @@ describe('the image task', () => {
   it('polls the task until it has succeeded and answers the task', async () => {
     IMAGE_TASK_LIMITS.firstPollMs = 1;
     const { sent, answer } = send([
-      jsonResponse(200, { output: { task_id: 't-1', task_status: 'PENDING' } }),
-      jsonResponse(200, { output: { task_id: 't-1', task_status: 'RUNNING' } }),
-      jsonResponse(200, { output: { task_id: 't-1', task_status: 'SUCCEEDED', results: [{ url: 'https://u' }] } }),
+      jsonAnswer(200, { output: { task_id: 't-1', task_status: 'PENDING' } }),
+      jsonAnswer(200, { output: { task_id: 't-1', task_status: 'RUNNING' } }),
+      jsonAnswer(200, { output: { task_id: 't-1', task_status: 'SUCCEEDED', results: [{ url: 'https://u' }] } }),
     ]);
     const done = await answer;
     expect(done.status).toBe(200);
@@ -137,8 +137,8 @@ describe('the image task', () => {
   it('answers a failed task with its reason, and gives up after the bounded wait', async () => {
     IMAGE_TASK_LIMITS.firstPollMs = 1;
     const failed = await send([
-      jsonResponse(200, { output: { task_id: 't-2', task_status: 'PENDING' } }),
-      jsonResponse(200, {
+      jsonAnswer(200, { output: { task_id: 't-2', task_status: 'PENDING' } }),
+      jsonAnswer(200, {
         output: { task_id: 't-2', task_status: 'FAILED', code: 'DataInspectionFailed', message: 'unsafe' },
       }),
     ]).answer;
@@ -149,7 +149,7 @@ describe('the image task', () => {
     const limits = { ...IMAGE_TASK_LIMITS };
     Object.assign(IMAGE_TASK_LIMITS, { maxWaitMs: 30, maxPollMs: 5 });
     try {
-      const slow = await send([jsonResponse(200, { output: { task_id: 't-3', task_status: 'PENDING' } })]).answer;
+      const slow = await send([jsonAnswer(200, { output: { task_id: 't-3', task_status: 'PENDING' } })]).answer;
       expect(slow.status).toBe(504);
     } finally {
       Object.assign(IMAGE_TASK_LIMITS, limits);
@@ -159,7 +159,7 @@ describe('the image task', () => {
   it('stops polling when the client goes away', async () => {
     IMAGE_TASK_LIMITS.firstPollMs = 1000;
     const abort = new AbortController();
-    const { answer } = send([jsonResponse(200, { output: { task_id: 't-4', task_status: 'PENDING' } })], abort.signal);
+    const { answer } = send([jsonAnswer(200, { output: { task_id: 't-4', task_status: 'PENDING' } })], abort.signal);
     setTimeout(() => abort.abort(), 10);
     await expect(answer).rejects.toThrow(/abort/i);
     IMAGE_TASK_LIMITS.firstPollMs = 500;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamResponse } from '../../transport.ts';
-import { jsonResponse, readWhole } from '../synthetic-response.ts';
+import { jsonAnswer, jsonAnswerText } from '../answer.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 import { IMAGE_SYNTHESIS_PATH } from './request.ts';
 
@@ -18,9 +18,10 @@ export async function sendAli(request: UpstreamRequest, input: SendInput): Promi
   const response = await input.transport.send(request, input.signal);
   const url = new URL(request.url);
   if (!url.pathname.endsWith(IMAGE_SYNTHESIS_PATH) || response.status >= 400) return response;
-  const created = await readWhole(response);
-  const taskId = (parsed(created.text) as { output?: { task_id?: unknown } } | undefined)?.output?.task_id;
-  if (typeof taskId !== 'string') return created.response;
+  const created = await jsonAnswerText(response);
+  if (created === undefined) return response;
+  const taskId = (parsed(created) as { output?: { task_id?: unknown } } | undefined)?.output?.task_id;
+  if (typeof taskId !== 'string') return jsonAnswer(response.status, created);
   const taskUrl = `${url.origin}${url.pathname.slice(0, -IMAGE_SYNTHESIS_PATH.length)}/api/v1/tasks/${encodeURIComponent(taskId)}`;
   // The create call's headers (the key, a workspace from the header override) without its body's.
   const { 'content-type': _type, 'x-dashscope-async': _async, ...headers } = request.headers;
@@ -30,18 +31,20 @@ export async function sendAli(request: UpstreamRequest, input: SendInput): Promi
   while (Date.now() + pause <= deadline) {
     await sleep(pause, undefined, { signal: input.signal });
     pause = Math.min(pause * 2, IMAGE_TASK_LIMITS.maxPollMs);
-    const answer = await readWhole(await input.transport.send(poll, input.signal));
-    if (answer.response.status >= 400) return answer.response;
-    const task = parsed(answer.text) as { output?: { task_status?: unknown; code?: unknown; message?: unknown } };
+    const polled = await input.transport.send(poll, input.signal);
+    const answer = await jsonAnswerText(polled);
+    if (answer === undefined) return polled;
+    if (polled.status >= 400) return jsonAnswer(polled.status, answer);
+    const task = parsed(answer) as { output?: { task_status?: unknown; code?: unknown; message?: unknown } };
     const status = String(task?.output?.task_status ?? '');
-    if (status === 'SUCCEEDED') return answer.response;
+    if (status === 'SUCCEEDED') return jsonAnswer(polled.status, answer);
     if (FAILED.has(status)) {
       const code = typeof task.output?.code === 'string' ? task.output.code : `Task${status}`;
       const message = typeof task.output?.message === 'string' ? task.output.message : `image task ${taskId} ${status}`;
-      return jsonResponse(code === 'DataInspectionFailed' ? 400 : 502, { code, message });
+      return jsonAnswer(code === 'DataInspectionFailed' ? 400 : 502, { code, message });
     }
   }
-  return jsonResponse(504, {
+  return jsonAnswer(504, {
     code: 'TaskTimeout',
     message: `image task ${taskId} did not finish within ${IMAGE_TASK_LIMITS.maxWaitMs / 1000}s`,
   });

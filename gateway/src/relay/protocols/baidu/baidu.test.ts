@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SseParser } from '../../sse.ts';
 import type { Transport } from '../../transport.ts';
 import type { ChannelSnapshot } from '../../types.ts';
-import { jsonResponse, syntheticResponse } from '../synthetic-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { baiduChatAdapter } from './convert/chat.ts';
 import { chatPath, embeddingsPath } from './endpoints.ts';
@@ -14,7 +14,7 @@ import { BaiduTokens } from './token.ts';
 const ctx = { model: 'ERNIE-4.0-8K', upstreamModel: 'ERNIE-4.0-8K', stream: false };
 
 /** A transport answering from a function, recording what was sent. */
-function fakeTransport(answer: (request: UpstreamRequest) => ReturnType<typeof jsonResponse>) {
+function fakeTransport(answer: (request: UpstreamRequest) => ReturnType<typeof jsonAnswer>) {
   const sent: UpstreamRequest[] = [];
   const transport = {
     send: async (request: UpstreamRequest) => {
@@ -26,8 +26,7 @@ function fakeTransport(answer: (request: UpstreamRequest) => ReturnType<typeof j
   return { sent, transport };
 }
 
-const tokenAnswer = (token: string, expires = 2592000) =>
-  jsonResponse(200, { access_token: token, expires_in: expires });
+const tokenAnswer = (token: string, expires = 2592000) => jsonAnswer(200, { access_token: token, expires_in: expires });
 
 describe('Baidu keys and paths', () => {
   it('parses APIKey|SecretKey and refuses anything else', () => {
@@ -88,7 +87,7 @@ describe('Baidu access tokens', () => {
     let n = 0;
     const { transport } = fakeTransport(() =>
       refuse
-        ? jsonResponse(401, { error: 'invalid_client', error_description: 'unknown client id' })
+        ? jsonAnswer(401, { error: 'invalid_client', error_description: 'unknown client id' })
         : tokenAnswer(`t${++n}`),
     );
     const signal = new AbortController().signal;
@@ -120,10 +119,10 @@ describe('sending to Baidu', () => {
       if (r.url.includes('/oauth/')) return tokenAnswer(`tok${++n}`);
       apiCalls++;
       if (r.url.endsWith('access_token=tok1'))
-        return jsonResponse(200, { error_code: 111, error_msg: 'Access token expired' });
+        return jsonAnswer(200, { error_code: 111, error_msg: 'Access token expired' });
       return apiCalls > 2
-        ? jsonResponse(200, { error_code: 18, error_msg: 'Open api qps request limit reached' })
-        : jsonResponse(200, { result: 'ok', usage: {} });
+        ? jsonAnswer(200, { error_code: 18, error_msg: 'Open api qps request limit reached' })
+        : jsonAnswer(200, { result: 'ok', usage: {} });
     });
     const input = { channel, key: 'ak2|sk2', transport, signal: new AbortController().signal, stream: false };
     const answer = await baiduProvider.send!(request, input);
@@ -146,7 +145,7 @@ describe('sending to Baidu', () => {
 
   it('refuses a malformed key and passes a token refusal on, both as 401s that say why', async () => {
     const { transport } = fakeTransport(() =>
-      jsonResponse(401, { error: 'invalid_client', error_description: 'Client authentication failed' }),
+      jsonAnswer(401, { error: 'invalid_client', error_description: 'Client authentication failed' }),
     );
     const input = { channel, key: 'no-separator', transport, signal: new AbortController().signal, stream: false };
     const malformed = await baiduProvider.send!(request, input);
@@ -254,13 +253,5 @@ describe('ERNIE chat conversion', () => {
     expect(JSON.parse(event!.data)).toEqual({
       error: { message: 'try again later', type: 'baidu_error', code: '336100' },
     });
-  });
-});
-
-describe('synthetic answers', () => {
-  it('read like the transport answers', async () => {
-    const answer = syntheticResponse(200, 'text/plain', ['a', Buffer.from('b')]);
-    expect(answer.headers['content-type']).toBe('text/plain');
-    expect(await answer.body.text()).toBe('ab');
   });
 });

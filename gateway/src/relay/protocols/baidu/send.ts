@@ -1,5 +1,5 @@
 import type { UpstreamResponse } from '../../transport.ts';
-import { isJson, jsonResponse, readWhole } from '../synthetic-response.ts';
+import { jsonAnswer, jsonAnswerText } from '../answer.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 import { WENXIN_PREFIX } from './endpoints.ts';
 import { statusForBaiduCode, TOKEN_ERRORS } from './errors.ts';
@@ -16,7 +16,7 @@ const tokens = new BaiduTokens();
 export async function sendBaidu(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
   const key = parseBaiduKey(input.key ?? '');
   if (!key) {
-    return jsonResponse(401, {
+    return jsonAnswer(401, {
       error_code: 14,
       error_msg: 'the channel key is not APIKey|SecretKey (Baidu ERNIE v1 key format)',
     });
@@ -26,7 +26,7 @@ export async function sendBaidu(request: UpstreamRequest, input: SendInput): Pro
   for (let attempt = 0; ; attempt++) {
     const got = await tokens.get(host, key, input.transport, input.signal);
     if ('refused' in got) {
-      return jsonResponse(
+      return jsonAnswer(
         got.refused.status,
         parsed(got.refused.text) ?? { error: 'invalid_client', error_description: got.refused.text },
       );
@@ -34,15 +34,15 @@ export async function sendBaidu(request: UpstreamRequest, input: SendInput): Pro
     const url = new URL(request.url);
     url.searchParams.set('access_token', got.token);
     const response = await input.transport.send({ ...request, url: url.toString() }, input.signal);
-    if (!isJson(response)) return response;
-    const whole = await readWhole(response);
-    const code = errorCode(whole.text);
-    if (code === undefined) return whole.response;
+    const text = await jsonAnswerText(response);
+    if (text === undefined) return response;
+    const code = errorCode(text);
+    if (code === undefined) return jsonAnswer(response.status, text);
     if (TOKEN_ERRORS.has(code) && attempt === 0) {
       tokens.forget(host, key, got.token);
       continue;
     }
-    return jsonResponse(statusForBaiduCode(code), parsed(whole.text));
+    return jsonAnswer(statusForBaiduCode(code), text);
   }
 }
 

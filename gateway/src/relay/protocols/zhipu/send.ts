@@ -1,5 +1,5 @@
 import type { UpstreamResponse } from '../../transport.ts';
-import { isJson, jsonResponse, readWhole } from '../synthetic-response.ts';
+import { jsonAnswer, jsonAnswerText } from '../answer.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
 import { statusForZhipuCode } from './errors.ts';
 import { parseZhipuKey, ZhipuTokens } from './jwt.ts';
@@ -13,7 +13,7 @@ const tokens = new ZhipuTokens();
 export async function sendZhipu(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
   const key = parseZhipuKey(input.key ?? '');
   if (!key) {
-    return jsonResponse(401, {
+    return jsonAnswer(401, {
       code: 1002,
       msg: 'the channel key is not id.secret (Zhipu v3 key format)',
       success: false,
@@ -21,14 +21,14 @@ export async function sendZhipu(request: UpstreamRequest, input: SendInput): Pro
   }
   const signed = { ...request, headers: { ...request.headers, authorization: tokens.get(key) } };
   const response = await input.transport.send(signed, input.signal);
-  if (!isJson(response)) return response;
-  const whole = await readWhole(response);
+  const text = await jsonAnswerText(response);
+  if (text === undefined) return response;
   let body: { success?: unknown; code?: unknown } | undefined;
   try {
-    body = JSON.parse(whole.text);
+    body = JSON.parse(text);
   } catch {
-    return whole.response;
+    body = undefined;
   }
-  if (response.status >= 400 || body?.success !== false) return whole.response;
-  return jsonResponse(typeof body.code === 'number' ? statusForZhipuCode(body.code) : 400, body);
+  if (response.status >= 400 || body?.success !== false) return jsonAnswer(response.status, text);
+  return jsonAnswer(typeof body.code === 'number' ? statusForZhipuCode(body.code) : 400, text);
 }

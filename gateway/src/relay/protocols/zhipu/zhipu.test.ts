@@ -2,7 +2,7 @@ import { compactVerify, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { Transport } from '../../transport.ts';
 import type { ChannelSnapshot } from '../../types.ts';
-import { jsonResponse } from '../synthetic-response.ts';
+import { jsonAnswer } from '../answer.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { zhipuChatAdapter } from './convert/chat.ts';
 import { zhipuProvider } from './index.ts';
@@ -63,7 +63,7 @@ describe('sending to Zhipu', () => {
     const transport = {
       send: async (request: UpstreamRequest) => {
         sent.push(request);
-        return jsonResponse(200, { code: 1261, msg: 'Prompt 超长', success: false });
+        return jsonAnswer(200, { code: 1261, msg: 'Prompt 超长', success: false });
       },
     } as unknown as Transport;
     const answer = await zhipuProvider.send!(built, {
