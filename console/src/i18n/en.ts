@@ -704,6 +704,7 @@ export const en = {
       enable: 'Enable',
       enable_all: 'Enable all',
       fix_abilities: 'Fix abilities',
+      ollama: 'Ollama models',
       pick_model: 'Pick a model to test',
       test: 'Test',
       test_all: 'Test all channels',
@@ -833,6 +834,14 @@ export const en = {
       tag_updated: 'Tag updated!',
       test_success: 'Channel {{name}} tested with {{model}} in {{time}} s.',
       updated: 'Channel updated!',
+    },
+    ollama: {
+      delete: 'Delete model',
+      empty: 'No model is pulled on this server yet',
+      model: 'Model to pull',
+      pull: 'Pull',
+      title: 'Ollama models: {{name}}',
+      version: 'Ollama {{version}}',
     },
     response: {
       seconds: '{{s}} s',

@@ -902,6 +902,7 @@ export const zh = {
       enable: '启用',
       enable_all: '启用全部',
       fix_abilities: '修复数据库一致性',
+      ollama: 'Ollama 模型',
       pick_model: '选择模型测试',
       test: '测试',
       test_all: '测试所有渠道',
@@ -1029,6 +1030,14 @@ export const zh = {
       tag_updated: '标签更新成功！',
       test_success: '渠道 {{name}} 测试成功，模型 {{model}}，耗时 {{time}} 秒。',
       updated: '渠道更新成功！',
+    },
+    ollama: {
+      delete: '删除模型',
+      empty: '该服务器上还没有拉取任何模型',
+      model: '要拉取的模型',
+      pull: '拉取',
+      title: 'Ollama 模型：{{name}}',
+      version: 'Ollama {{version}}',
     },
     response: {
       seconds: '{{s}} 秒',

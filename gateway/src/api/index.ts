@@ -4,6 +4,7 @@ import type { ChannelTester } from '../relay/health/channel-test.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
 import { channelRoutes } from './channel.ts';
+import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
@@ -71,6 +72,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
   topUpRoutes(app, { guards, critical, topUps: services.topUps });
   channelRoutes(app, { guards, channels: services.channels });
+  ollamaRoutes(app, { guards, channels: services.channels });
   channelTestRoutes(app, { guards, tester: channelTester });
   logRoutes(app, { guards, logs: services.logs });
   taskRoutes(app, { guards, tasks: services.tasks });

@@ -35,7 +35,15 @@ export type WireFormat =
   | 'coze-chat'
   /** Upstream-only: a Replicate prediction of a language model, and of an image model. */
   | 'replicate-chat'
-  | 'replicate-images';
+  | 'replicate-images'
+  /** Upstream-only formats: Baidu ERNIE v1, Zhipu v3, DashScope native, Ollama native. */
+  | 'baidu-chat'
+  | 'baidu-embeddings'
+  | 'zhipu-v3'
+  | 'dashscope-rerank'
+  | 'dashscope-images'
+  | 'ollama-chat'
+  | 'ollama-embed';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -3,6 +3,7 @@ import ArrowDropDown from '@mui/icons-material/ArrowDropDown';
 import Block from '@mui/icons-material/Block';
 import Build from '@mui/icons-material/Build';
 import CheckCircle from '@mui/icons-material/CheckCircle';
+import CloudDownload from '@mui/icons-material/CloudDownload';
 import ContentCopy from '@mui/icons-material/ContentCopy';
 import Delete from '@mui/icons-material/Delete';
 import DeleteSweep from '@mui/icons-material/DeleteSweep';
@@ -64,6 +65,7 @@ import {
 } from './constants.ts';
 import { BatchTagDialog, ColumnSettingsDialog, ModelTestDialog, TagEditDrawer, UpstreamDialog } from './dialogs.tsx';
 import { type Channel, checkTagPriority, checkTagWeight, splitList } from './form.ts';
+import { OllamaDialog } from './OllamaDialog.tsx';
 import { ManagedBadge, ResponseTime, StatusChip } from './parts.tsx';
 import { buildRows, type TagRow } from './rows.ts';
 
@@ -155,6 +157,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
   const [testing, setTesting] = useState<Channel>();
   const [upstream, setUpstream] = useState<Channel>();
+  const [ollama, setOllama] = useState<Channel>();
   const [tagEdit, setTagEdit] = useState<TagRow>();
   const [batchTag, setBatchTag] = useState(false);
   const [columnSettings, setColumnSettings] = useState(false);
@@ -461,6 +464,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
               })
             }
             onUpstream={() => setUpstream(channel)}
+            onOllama={type?.protocol === 'ollama' ? () => setOllama(channel) : undefined}
             onDelete={() =>
               ask({
                 title: 'channel.confirm.delete_title',
@@ -876,6 +880,7 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
       )}
       {testing && <ModelTestDialog channel={testing} onClose={() => setTesting(undefined)} onTested={load} />}
       {upstream && <UpstreamDialog channel={upstream} onClose={() => setUpstream(undefined)} />}
+      {ollama && <OllamaDialog channel={ollama} onClose={() => setOllama(undefined)} />}
       {tagEdit && (
         <TagEditDrawer
           tag={tagEdit.tag}
@@ -975,6 +980,8 @@ function ChannelActions(props: {
   onEdit: () => void;
   onCopy: () => void;
   onUpstream: () => void;
+  /** Ollama channels only: manage the models on the server. */
+  onOllama?: (() => void) | undefined;
   onDelete: () => void;
 }) {
   const translate = useTranslate();
@@ -1047,6 +1054,8 @@ function ChannelActions(props: {
       <Menu anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
         {item('channel.actions.copy', <ContentCopy fontSize="small" />, props.onCopy, 'channel-copy')}
         {item('channel.actions.upstream', <Radar fontSize="small" />, props.onUpstream, 'channel-upstream')}
+        {props.onOllama &&
+          item('channel.actions.ollama', <CloudDownload fontSize="small" />, props.onOllama, 'channel-ollama')}
         {item('channel.actions.delete', <Delete fontSize="small" />, props.onDelete, 'channel-delete', 'error.main')}
       </Menu>
     </Stack>

@@ -238,6 +238,13 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'coze-chat':
     case 'replicate-chat':
     case 'replicate-images':
+    case 'baidu-chat':
+    case 'baidu-embeddings':
+    case 'zhipu-v3':
+    case 'dashscope-rerank':
+    case 'dashscope-images':
+    case 'ollama-chat':
+    case 'ollama-embed':
       // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
   }

@@ -105,6 +105,17 @@ export const CHANNEL_ERRORS = defineErrors({
       en: 'This channel type has no default base URL; fill in the base URL',
     },
   },
+  CHANNEL_OLLAMA_ONLY: {
+    status: 400,
+    message: {
+      zh: '该操作仅支持 Ollama 渠道（当前为 {type}）',
+      en: 'This operation is only supported for Ollama channels (this one is {type})',
+    },
+  },
+  CHANNEL_OLLAMA_MODEL_REQUIRED: {
+    status: 400,
+    message: { zh: '需要渠道 ID 和模型名称', en: 'Channel ID and model name are required' },
+  },
   CHANNEL_FETCH_UNSUPPORTED: {
     status: 400,
     message: {

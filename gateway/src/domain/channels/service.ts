@@ -47,6 +47,13 @@ import {
 } from './input.ts';
 import { checkChannelKeys } from './key-check.ts';
 import { channelInfoFor, type MultiKeyMode, readChannelInfo, splitKeys } from './keys.ts';
+import {
+  deleteOllamaModel,
+  type OllamaServer,
+  ollamaVersion,
+  pullOllamaModel,
+  pullOllamaModelProgress,
+} from './ollama-admin.ts';
 import { type ChannelType, channelType, knownModels } from './registry.ts';
 import { FETCH_MODELS_TIMEOUT_MS, fetchUpstreamModels } from './upstream-models.ts';
 import { type ChannelRow, type ChannelView, channelView } from './view.ts';
@@ -446,6 +453,26 @@ export class ChannelService {
     const key = splitKeys(input.key ?? '')[0];
     if (!key) throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_KEY_REQUIRED);
     return this.#fetchModels(knownType(input.type ?? CHANNEL_DEFAULTS.type), cleanBaseUrl(input.base_url), key);
+  }
+
+  // --- Ollama model management (new-api's /api/channel/ollama/*) ---
+
+  pullOllamaModel = async (id: number, model: string) => pullOllamaModel(await this.#ollama(id), model);
+  pullOllamaModelProgress = async (id: number, model: string, signal: AbortSignal) =>
+    pullOllamaModelProgress(await this.#ollama(id), model, signal);
+  deleteOllamaModel = async (id: number, model: string) =>
+    deleteOllamaModel(await this.#ollama(id), model, this.#fetchTimeoutMs);
+  ollamaVersion = async (id: number) => ollamaVersion(await this.#ollama(id), this.#fetchTimeoutMs);
+
+  /** An Ollama channel's server and first key; other types are refused. */
+  async #ollama(id: number): Promise<OllamaServer> {
+    const row = await this.#find(this.#db, id);
+    const type = knownType(row.type);
+    if (type.protocol !== 'ollama') {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_OLLAMA_ONLY, { type: `${type.id} ${type.name}` });
+    }
+    const key = splitKeys(this.#keyring.decrypt(row.key_encrypted))[0] ?? '';
+    return { baseUrl: row.base_url || type.baseUrl, key };
   }
 
   async #fetchModels(type: ChannelType, baseUrl: string | null, key: string): Promise<string[]> {

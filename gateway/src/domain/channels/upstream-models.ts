@@ -125,7 +125,7 @@ function names(body: unknown, listField: string, nameField: string): string[] | 
 }
 
 /** The upstream's own error message when it sent one (OpenAI, Anthropic and Gemini all nest it in `error`). */
-function errorDetail(text: string): string {
+export function errorDetail(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
     const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
@@ -137,6 +137,6 @@ function errorDetail(text: string): string {
 }
 
 /** Upstreams sometimes echo the key they were given; it must not reach the answer. */
-function redact(text: string, key: string): string {
+export function redact(text: string, key: string): string {
   return key.length >= 4 ? text.split(key).join('***') : text;
 }

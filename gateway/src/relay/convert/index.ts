@@ -1,16 +1,23 @@
 import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { openAIError } from '../openai-error.ts';
+import { dashscopeImagesAdapter } from '../protocols/ali/convert/images.ts';
+import { dashscopeRerankAdapter } from '../protocols/ali/convert/rerank.ts';
 import { claudeAdapter } from '../protocols/anthropic/convert/index.ts';
+import { baiduChatAdapter } from '../protocols/baidu/convert/chat.ts';
+import { baiduEmbeddingsAdapter } from '../protocols/baidu/convert/embeddings.ts';
 import { converseAdapter } from '../protocols/bedrock/convert/index.ts';
 import { cohereChatAdapter, cohereEmbedAdapter, cohereRerankAdapter } from '../protocols/cohere/convert/index.ts';
 import { cozeAdapter } from '../protocols/coze/convert/index.ts';
 import { difyAdapter } from '../protocols/dify/convert/index.ts';
 import { geminiAdapter, geminiEmbedAdapter } from '../protocols/gemini/convert/index.ts';
+import { ollamaChatAdapter } from '../protocols/ollama/convert/chat.ts';
+import { ollamaEmbedAdapter } from '../protocols/ollama/convert/embed.ts';
 import { responsesAdapter } from '../protocols/openai/responses/index.ts';
 import { replicateChatAdapter, replicateImagesAdapter } from '../protocols/replicate/convert/index.ts';
 import { tencentChatAdapter } from '../protocols/tencent/convert/index.ts';
 import { xunfeiChatAdapter } from '../protocols/xunfei/convert/index.ts';
+import { zhipuChatAdapter } from '../protocols/zhipu/convert/chat.ts';
 import type { SseEvent } from '../sse.ts';
 import type { WireFormat } from '../types.ts';
 import type { ConvertContext, FormatAdapter, Json, RelayErrorInfo, StreamConverter, UpstreamAdapter } from './types.ts';
@@ -24,6 +31,13 @@ const ADAPTERS = new Map<WireFormat, FormatAdapter | UpstreamAdapter>(
     geminiAdapter,
     geminiEmbedAdapter,
     responsesAdapter,
+    baiduChatAdapter,
+    baiduEmbeddingsAdapter,
+    zhipuChatAdapter,
+    dashscopeRerankAdapter,
+    dashscopeImagesAdapter,
+    ollamaChatAdapter,
+    ollamaEmbedAdapter,
     converseAdapter,
     tencentChatAdapter,
     xunfeiChatAdapter,

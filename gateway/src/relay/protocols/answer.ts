@@ -37,6 +37,8 @@ export async function jsonAnswerText(response: UpstreamResponse): Promise<string
   return type.includes('application/json') ? response.body.text() : undefined;
 }
 
-/** A JSON answer built by a provider (a polled job's result, an assembled stream, an error it recognised). */
-export const jsonAnswer = (status: number, value: unknown): UpstreamResponse =>
-  providerAnswer(status, 'application/json', Buffer.from(JSON.stringify(value)));
+/** A whole JSON answer: text already serialised, or a value to serialise. */
+export function jsonAnswer(status: number, body: unknown): UpstreamResponse {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return providerAnswer(status, 'application/json', Buffer.from(text));
+}

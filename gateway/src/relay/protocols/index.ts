@@ -2,25 +2,33 @@ import { channelType, type Protocol, typeLabel } from '../../domain/channels/reg
 import { channelRuleError } from '../routing/errors.ts';
 import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
+import { aliProvider } from './ali/index.ts';
 import { anthropicProvider } from './anthropic/index.ts';
+import { baiduProvider } from './baidu/index.ts';
 import { bedrockProvider } from './bedrock/index.ts';
 import { cohereProvider } from './cohere/index.ts';
 import { cozeProvider } from './coze/index.ts';
 import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
+import { ollamaProvider } from './ollama/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import { replicateProvider } from './replicate/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
+import { zhipuProvider } from './zhipu/index.ts';
 
 /** The provider folder of each protocol the channel-type registry names. */
 export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   openai: openAIProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  baidu: baiduProvider,
+  zhipu: zhipuProvider,
+  ali: aliProvider,
+  ollama: ollamaProvider,
   bedrock: bedrockProvider,
   tencent: tencentProvider,
   xunfei: xunfeiProvider,

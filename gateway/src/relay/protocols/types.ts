@@ -71,6 +71,12 @@ export interface SendInput {
   transport: Transport;
   signal: AbortSignal;
   stream: boolean;
+  /**
+   * The channel and key the request is for (the relay always passes them): for an exchange that
+   * authorizes again mid-way (Baidu refetches an expired access token) or checks the key first.
+   */
+  channel?: ChannelSnapshot;
+  key?: string;
 }
 
 /**

@@ -117,3 +117,21 @@ describe('OpenAI provider', () => {
     expect(openAIProvider.parseError(500, '')).toMatchObject({ message: 'upstream answered HTTP 500' });
   });
 });
+
+describe('VolcEngine Ark', () => {
+  it('sends bot applications to /api/v3/bots and model endpoints to /api/v3', () => {
+    const request = (upstreamModel: string) =>
+      openAIProvider.buildRequest({
+        format: 'openai-chat',
+        channel: channel({ type: 45 }),
+        key: 'ark',
+        upstreamModel,
+        body: '{}',
+        stream: false,
+        options: undefined as never,
+        clientHeaders: {},
+      }).url;
+    expect(request('bot-20250101-abc')).toBe('https://ark.cn-beijing.volces.com/api/v3/bots/chat/completions');
+    expect(request('doubao-pro-32k')).toBe('https://ark.cn-beijing.volces.com/api/v3/chat/completions');
+  });
+});

@@ -5,6 +5,7 @@ import type { UpstreamRequest } from '../types.ts';
 import { keepStrictFields } from './strict-fields.ts';
 
 const OPENAI = 1;
+const VOLCENGINE = 45;
 export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
 const AZURE_V1: ReadonlySet<WireFormat> = new Set<WireFormat>(['openai-responses', 'openai-responses-compact']);
 
@@ -28,6 +29,11 @@ export function operationPath(format: WireFormat): string {
   const path = OPERATION[format];
   if (!path) throw new Error(`the OpenAI protocol has no operation for ${format}`);
   return path;
+}
+
+/** VolcEngine Ark serves its bot applications (model ids `bot-…`) under /api/v3/bots. */
+function botsPath(prefix: string, type: number, model: string): string {
+  return type === VOLCENGINE && model.startsWith('bot-') ? `${prefix}/bots` : prefix;
 }
 
 export function buildOpenAIRequest(input: {
@@ -59,7 +65,7 @@ export function buildOpenAIRequest(input: {
     url =
       type?.openaiUrl === 'template'
         ? base.replaceAll('{model}', encodeURIComponent(upstreamModel))
-        : `${base}${type ? apiPrefix(type, channel) : '/v1'}${operation}`;
+        : `${base}${type ? botsPath(apiPrefix(type, channel), channel.type, upstreamModel) : '/v1'}${operation}`;
     headers.authorization = `Bearer ${key}`;
     if (channel.type === OPENAI && channel.openaiOrganization)
       headers['openai-organization'] = channel.openaiOrganization;
