@@ -354,6 +354,9 @@ describe('create', () => {
     expect(second.body.message).toContain('Key 2');
     expect((await create({ type: 33, key: 'AKIAEXAMPLE|secret|us-east-1' })).type).toBe(33);
     expect((await create({ type: 33, key: 'bedrock-api-key|us-west-2' })).type).toBe(33);
+    const zhipu = await root.post('/api/channel/', channel({ type: 16, key: 'no-dot-in-it' }));
+    expect(zhipu.body).toMatchObject({ success: false, code: 'CHANNEL_KEY_INVALID' });
+    expect(zhipu.body.message).toContain('id.secret');
     const aws = await root.post('/api/channel/', channel({ type: 33, key: 'just-a-key' }));
     expect(aws.body.message).toContain('AccessKey|SecretAccessKey|Region or APIKey|Region');
   });
