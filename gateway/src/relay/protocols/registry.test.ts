@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_TYPES, type ChannelType, type Endpoint } from '../../domain/channels/registry.ts';
+import { canConvert } from '../convert/index.ts';
 import type { WireFormat } from '../types.ts';
 import { PROVIDERS, providerFor } from './index.ts';
 
@@ -22,6 +23,9 @@ const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   messages: 'claude-messages',
   gemini: 'gemini-generate',
 };
+
+/** The chat-like formats clients send; a type that chats must serve all of them (converted through the hub). */
+const CHAT_CLIENTS: readonly WireFormat[] = ['openai-chat', 'openai-responses', 'claude-messages', 'gemini-generate'];
 
 const offered = CHANNEL_TYPES.filter((type) => type.offered);
 const notOffered = CHANNEL_TYPES.filter((type) => !type.offered);
@@ -44,6 +48,18 @@ describe('channel-type registry', () => {
         expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
       expect(type.testable).toBe(true);
+    },
+  );
+
+  it.each(offered.filter((t) => t.endpoints.includes('chat')).map((t) => [t.id, t.name, t] as const))(
+    'lets every chat client format reach %i (%s), for each of its models',
+    (id, _name, type) => {
+      for (const model of type.models.length > 0 ? type.models : ['any-model']) {
+        for (const format of CHAT_CLIENTS) {
+          const native = providerFor(id).nativeFormat(format, model);
+          expect(native !== undefined && canConvert(format, native), `${format} → ${model}`).toBe(true);
+        }
+      }
     },
   );
 
