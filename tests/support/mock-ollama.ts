@@ -60,7 +60,9 @@ export async function startMockOllama(models: string[]): Promise<MockOllama> {
     }
     if (route === 'POST /api/pull') return pull(res, pulled, body);
     if (route === 'DELETE /api/delete') {
-      if (!pulled.delete(body?.model)) return json(res, 404, { error: `model '${body?.model}' not found` });
+      // Ollama takes `model`, and still the older `name` its JavaScript client sends.
+      const model = body?.model ?? body?.name;
+      if (!pulled.delete(model)) return json(res, 404, { error: `model '${model}' not found` });
       res.writeHead(200).end();
       return;
     }
