@@ -407,7 +407,13 @@ describe('channel types', () => {
     expect(answer.body.success).toBe(true);
     const types: any[] = answer.body.data;
     const byId = new Map(types.map((type) => [type.id, type]));
-    expect(byId.get(1)).toMatchObject({ name: 'OpenAI', offered: true, protocol: 'openai', reason: '', balance: true });
+    expect(byId.get(1)).toMatchObject({
+      name: 'OpenAI',
+      offered: true,
+      protocol: 'openai',
+      reason: { zh: '', en: '' },
+      balance: true,
+    });
     expect(byId.get(14)).toMatchObject({ offered: true, protocol: 'anthropic', base_url: 'https://api.anthropic.com' });
     expect(byId.get(3)).toMatchObject({ offered: true, other: { label: { zh: 'API 版本', en: 'API version' } } });
     expect(byId.get(33)).toMatchObject({
@@ -418,7 +424,8 @@ describe('channel types', () => {
       key: { hint: 'AccessKey|SecretAccessKey|Region or APIKey|Region', separator: '|' },
     });
     expect(byId.get(11)).toMatchObject({ name: 'PaLM', offered: false, protocol: null, testable: false });
-    expect(byId.get(11).reason).not.toBe('');
+    expect(byId.get(11).reason.zh).toContain('Google');
+    expect(byId.get(11).reason.en).toContain('Google retired the API');
     expect(byId.get(18)).toMatchObject({ offered: true, protocol: 'xunfei', other: { default: 'v2.1' } });
     expect(byId.get(37)).toMatchObject({
       offered: true,
@@ -435,8 +442,8 @@ describe('channel types', () => {
 
   it.each([
     [11, 'PaLM'],
-    [2, 'Midjourney'],
-    [11, 'PaLM'],
+    [21, 'AIProxyLibrary'],
+    [57, 'Codex'],
   ])('refuses to create a channel of type %i, naming it', async (type, name) => {
     const before = await channelCount();
     const answer = await root.post('/api/channel/', channel({ type }));
@@ -444,6 +451,14 @@ describe('channel types', () => {
     expect(answer.body.code).toBe('CHANNEL_TYPE_UNSUPPORTED');
     expect(answer.body.message).toContain(`type ${type} (${name}) is not supported yet`);
     expect(await channelCount()).toBe(before);
+  });
+
+  it('says why a type is not offered in the caller’s language', async () => {
+    const answer = await root.call('POST', '/api/channel/', channel({ type: 11 }), zh);
+    expect(answer.body).toMatchObject({ success: false, code: 'CHANNEL_TYPE_UNSUPPORTED' });
+    expect(answer.body.message).toBe(
+      '渠道type 11 (PaLM)暂不支持：PaLM v1beta2 generateMessage：Google 已停用该接口，请使用 Gemini（24）',
+    );
   });
 
   it('refuses to change a channel to a type not offered, but a stored row of one can be disabled and deleted', async () => {

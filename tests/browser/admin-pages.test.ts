@@ -298,6 +298,8 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await see(page, '该渠道类型没有可查询的余额接口');
     await row.locator('[data-testid="channel-edit"]').click();
     await drawer(page).locator('[data-testid="channel-type-unsupported"]').waitFor();
+    // Why, in the console's language (the registry says it in both).
+    await see(page, 'Google 已停用该接口');
     await page.keyboard.press('Escape');
     expect((await rootApi.delete(`/api/channel/${id}`)).body.success).toBe(true);
   });

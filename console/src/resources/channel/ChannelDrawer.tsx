@@ -271,7 +271,7 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
           </TextField>
           {type && !type.offered && (
             <Alert severity="error" data-testid="channel-type-unsupported">
-              {translate('channel.form.type_unsupported', { name: type.name, reason: type.reason })}
+              {translate('channel.form.type_unsupported', { name: type.name, reason: type.reason[language] })}
             </Alert>
           )}
           {values.type === 3 && <Alert severity="warning">{translate('channel.form.azure_hint')}</Alert>}

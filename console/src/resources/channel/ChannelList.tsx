@@ -44,7 +44,7 @@ import {
   Typography,
 } from '@mui/material';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
-import { Title, useNotify, useTranslate } from 'react-admin';
+import { Title, useLocaleState, useNotify, useTranslate } from 'react-admin';
 import { useNavigate, useParams } from 'react-router';
 import { formatQuota } from '../../format/quota.ts';
 import { api, errorMessage } from '../../providers/http.ts';
@@ -919,14 +919,14 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
   );
 }
 
-/** A small number field that saves when it loses focus or on Enter (table priority and weight). */
 /** A channel's type; a stored row of a type Tollgate no longer offers is marked, with the reason. */
 function TypeChip({ types, id }: { types: readonly ChannelTypeInfo[]; id: number }) {
   const translate = useTranslate();
+  const [locale] = useLocaleState();
   const type = types.find((t) => t.id === id);
   if (!type || type.offered) return <Chip size="small" variant="outlined" label={channelTypeName(types, id)} />;
   return (
-    <Tooltip title={type.reason}>
+    <Tooltip title={type.reason[locale === 'en' ? 'en' : 'zh']}>
       <Chip
         size="small"
         color="error"
@@ -938,6 +938,7 @@ function TypeChip({ types, id }: { types: readonly ChannelTypeInfo[]; id: number
   );
 }
 
+/** A small number field that saves when it loses focus or on Enter (table priority and weight). */
 function InlineNumber({
   value,
   min,

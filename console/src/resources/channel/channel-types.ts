@@ -12,7 +12,7 @@ export interface ChannelTypeInfo {
   name: string;
   offered: boolean;
   /** Why the type is not offered; empty when it is. */
-  reason: string;
+  reason: Localized;
   protocol: string | null;
   base_url: string;
   key: { hint: string; separator: string | null; parts: string[] | null };

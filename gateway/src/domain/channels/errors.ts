@@ -52,8 +52,8 @@ export const CHANNEL_ERRORS = defineErrors({
   CHANNEL_TYPE_UNSUPPORTED: {
     status: 400,
     message: {
-      zh: '渠道{type}暂不支持：{reason}',
-      en: 'Channel {type} is not supported yet: {reason}',
+      zh: '渠道{type}暂不支持：{reason_zh}',
+      en: 'Channel {type} is not supported yet: {reason_en}',
     },
   },
   CHANNEL_OTHER_REQUIRED: {

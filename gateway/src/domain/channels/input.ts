@@ -215,7 +215,11 @@ export function applyChannelInput(
     if (!type) throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNKNOWN, { type: input.type });
     // Stored rows of a type no longer offered stay editable (disable, delete); nothing new may become one.
     if (!type.offered && input.type !== base.type) {
-      throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNSUPPORTED, { type: typeLabel(type.id), reason: type.reason });
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_TYPE_UNSUPPORTED, {
+        type: typeLabel(type.id),
+        reason_zh: type.reason.zh,
+        reason_en: type.reason.en,
+      });
     }
     next.type = input.type;
   }

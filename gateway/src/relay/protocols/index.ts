@@ -51,7 +51,8 @@ export function providerFor(type: number): Provider {
   if (!row?.offered || !row.protocol) {
     throw channelRuleError('channel:type_unsupported', {
       type: typeLabel(type),
-      reason: row?.reason ?? 'unknown type',
+      reason_zh: row?.reason.zh ?? '未知类型',
+      reason_en: row?.reason.en ?? 'unknown type',
     });
   }
   return PROVIDERS[row.protocol];

@@ -39,7 +39,7 @@ describe('channel-type registry', () => {
   it.each(offered.map((t) => [t.id, t.name, t] as const))(
     'offers %i (%s) only with a protocol folder that serves its endpoints',
     (_id, _name, type) => {
-      expect(type.reason).toBe('');
+      expect(type.reason).toEqual({ zh: '', en: '' });
       expect(type.protocol).not.toBeNull();
       expect(existsSync(path.join(here, type.protocol!, 'index.ts'))).toBe(true);
       expect(providerFor(type.id)).toBe(PROVIDERS[type.protocol!]);
@@ -66,7 +66,8 @@ describe('channel-type registry', () => {
   it.each(notOffered.map((t) => [t.id, t.name, t] as const))(
     'does not offer %i (%s), says why, and promises nothing',
     (id, name, type) => {
-      expect(type.reason.length).toBeGreaterThan(10);
+      expect(type.reason.en.length).toBeGreaterThan(10);
+      expect(type.reason.zh.length).toBeGreaterThan(5);
       expect(type.protocol).toBeNull();
       expect(type.endpoints).toEqual([]);
       expect(type.testable).toBe(false);
@@ -125,7 +126,7 @@ function channelTypesTable(types: readonly ChannelType[]): string {
       (t) =>
         `| ${t.id} | ${t.name} | ${t.protocol}${t.apiPrefix !== '/v1' && t.protocol === 'openai' ? ` (\`${t.apiPrefix || '/'}\`)` : ''} | ${t.endpoints.join(', ')} |`,
     );
-  const refusedRows = types.filter((t) => !t.offered).map((t) => `| ${t.id} | ${t.name} | ${t.reason} |`);
+  const refusedRows = types.filter((t) => !t.offered).map((t) => `| ${t.id} | ${t.name} | ${t.reason.en} |`);
   return [
     '| Id | Type | Protocol (API prefix) | Upstream endpoints |',
     '|---|---|---|---|',

@@ -17,8 +17,8 @@ export const ROUTING_ERRORS = defineErrors({
   'channel:type_unsupported': {
     status: 503,
     message: {
-      zh: '渠道{type}暂不支持：{reason}',
-      en: 'Channel {type} is not supported yet: {reason}',
+      zh: '渠道{type}暂不支持：{reason_zh}',
+      en: 'Channel {type} is not supported yet: {reason_en}',
     },
   },
   // A stored channel lacks what its type cannot work without (Cloudflare's account id in `other`).
