@@ -1,5 +1,6 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
+import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
 import { baiduUsage } from './usage.ts';
 
@@ -10,12 +11,8 @@ export class BaiduStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    let data: any;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const data = eventJson(event);
+    if (!data) return;
     if (typeof data?.result === 'string') this.text += data.result;
     if (data?.function_call) this.toolCalls++;
     this.usage = baiduUsage(data) ?? this.usage;

@@ -1,5 +1,6 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
+import { eventJson } from '../text-hub.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
 import { ollamaUsage } from './usage.ts';
 
@@ -31,12 +32,8 @@ export class OllamaStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    let line: any;
-    try {
-      line = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const line = eventJson(event);
+    if (!line) return;
     const message = line?.message;
     if (typeof message?.content === 'string') this.text += message.content;
     if (typeof message?.thinking === 'string') this.text += message.thinking;

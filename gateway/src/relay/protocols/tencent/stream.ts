@@ -1,5 +1,6 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
+import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
 import { tencentUsage } from './usage.ts';
 
@@ -11,12 +12,8 @@ export class TencentStreamObserver implements StreamObserver {
   readonly #calls = new Set<string>();
 
   observe(event: SseEvent): void {
-    let data: any;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const data = eventJson(event);
+    if (!data) return;
     for (const choice of Array.isArray(data?.Choices) ? data.Choices : []) {
       if (typeof choice?.Delta?.Content === 'string') this.text += choice.Delta.Content;
       for (const call of Array.isArray(choice?.Delta?.ToolCalls) ? choice.Delta.ToolCalls : []) {

@@ -1,5 +1,6 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
+import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
 import { sparkUsage } from './usage.ts';
 
@@ -10,12 +11,8 @@ export class XunfeiStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    let frame: any;
-    try {
-      frame = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const frame = eventJson(event);
+    if (!frame) return;
     for (const item of Array.isArray(frame?.payload?.choices?.text) ? frame.payload.choices.text : []) {
       if (typeof item?.content === 'string') this.text += item.content;
       if (item?.function_call) this.toolCalls++;
