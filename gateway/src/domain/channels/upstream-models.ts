@@ -131,12 +131,12 @@ function requestFor(type: ChannelType, { baseUrl, other }: { baseUrl: string; ot
         headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
         read: (body) => cloudflareModels(body),
         expected: '{"result":[{"name":…,"task":{"name":…}}]}',
+        // result_info says where this page ends (the API may give fewer per page than asked).
         next: (body) => {
-          const info = (body as { result_info?: { page?: unknown; total_count?: unknown } }).result_info;
-          const page = typeof info?.page === 'number' ? info.page : undefined;
-          const total = typeof info?.total_count === 'number' ? info.total_count : undefined;
-          if (page === undefined || total === undefined || page * CLOUDFLARE_PAGE_SIZE >= total) return undefined;
-          return `${search}&page=${page + 1}`;
+          const info = (body as { result_info?: Record<string, unknown> } | null)?.result_info;
+          const { page, per_page: perPage, total_count: total } = info ?? {};
+          if (typeof page !== 'number' || typeof perPage !== 'number' || typeof total !== 'number') return undefined;
+          return page * perPage < total ? `${search}&page=${page + 1}` : undefined;
         },
       };
     }
