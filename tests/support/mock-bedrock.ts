@@ -98,7 +98,14 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     if ('refusal' in auth) return fail(res, 403, auth.refusal.type, auth.refusal.message);
     if (url.pathname === '/foundation-models') {
       if (req.method !== 'GET') return fail(res, 404, 'UnknownOperationException', 'Unknown operation');
-      requests.push({ path: url.pathname, modelId: '', operation: 'list-foundation-models', headers: req.headers, body: undefined, ...auth });
+      requests.push({
+        path: url.pathname,
+        modelId: '',
+        operation: 'list-foundation-models',
+        headers: req.headers,
+        body: undefined,
+        ...auth,
+      });
       return listFoundationModels(url, res);
     }
     const route = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(
@@ -258,12 +265,40 @@ async function authenticate(
 
 /** A few of Bedrock's foundation models, as ListFoundationModels describes them. */
 export const FOUNDATION_MODELS = [
-  summary('anthropic', 'anthropic.claude-3-5-sonnet-20241022-v2:0', 'Claude 3.5 Sonnet v2', ['TEXT', 'IMAGE'], ['TEXT'], ['ON_DEMAND', 'INFERENCE_PROFILE']),
-  summary('anthropic', 'anthropic.claude-sonnet-4-20250514-v1:0', 'Claude Sonnet 4', ['TEXT', 'IMAGE'], ['TEXT'], ['INFERENCE_PROFILE']),
-  summary('amazon', 'amazon.nova-pro-v1:0', 'Nova Pro', ['TEXT', 'IMAGE', 'VIDEO'], ['TEXT'], ['ON_DEMAND', 'INFERENCE_PROFILE']),
+  summary(
+    'anthropic',
+    'anthropic.claude-3-5-sonnet-20241022-v2:0',
+    'Claude 3.5 Sonnet v2',
+    ['TEXT', 'IMAGE'],
+    ['TEXT'],
+    ['ON_DEMAND', 'INFERENCE_PROFILE'],
+  ),
+  summary(
+    'anthropic',
+    'anthropic.claude-sonnet-4-20250514-v1:0',
+    'Claude Sonnet 4',
+    ['TEXT', 'IMAGE'],
+    ['TEXT'],
+    ['INFERENCE_PROFILE'],
+  ),
+  summary(
+    'amazon',
+    'amazon.nova-pro-v1:0',
+    'Nova Pro',
+    ['TEXT', 'IMAGE', 'VIDEO'],
+    ['TEXT'],
+    ['ON_DEMAND', 'INFERENCE_PROFILE'],
+  ),
   summary('amazon', 'amazon.titan-embed-text-v2:0', 'Titan Text Embeddings V2', ['TEXT'], ['EMBEDDING'], ['ON_DEMAND']),
   summary('amazon', 'amazon.nova-canvas-v1:0', 'Nova Canvas', ['TEXT', 'IMAGE'], ['IMAGE'], ['ON_DEMAND']),
-  summary('meta', 'meta.llama3-1-70b-instruct-v1:0:128k', 'Llama 3.1 70B Instruct', ['TEXT'], ['TEXT'], ['PROVISIONED']),
+  summary(
+    'meta',
+    'meta.llama3-1-70b-instruct-v1:0:128k',
+    'Llama 3.1 70B Instruct',
+    ['TEXT'],
+    ['TEXT'],
+    ['PROVISIONED'],
+  ),
   summary('meta', 'meta.llama3-1-70b-instruct-v1:0', 'Llama 3.1 70B Instruct', ['TEXT'], ['TEXT'], ['ON_DEMAND']),
 ];
 
@@ -293,7 +328,12 @@ function summary(
 function listFoundationModels(url: URL, res: ServerResponse) {
   const modality = url.searchParams.get('byOutputModality');
   if (modality !== null && !['TEXT', 'IMAGE', 'EMBEDDING'].includes(modality)) {
-    return fail(res, 400, 'ValidationException', `1 validation error detected: Value '${modality}' at 'byOutputModality' failed to satisfy constraint: Member must satisfy enum value set: [TEXT, IMAGE, EMBEDDING]`);
+    return fail(
+      res,
+      400,
+      'ValidationException',
+      `1 validation error detected: Value '${modality}' at 'byOutputModality' failed to satisfy constraint: Member must satisfy enum value set: [TEXT, IMAGE, EMBEDDING]`,
+    );
   }
   const provider = url.searchParams.get('byProvider')?.toLowerCase();
   const inference = url.searchParams.get('byInferenceType');

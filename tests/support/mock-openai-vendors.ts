@@ -160,7 +160,8 @@ export function cloudflare(token: string, account: string): Vendor {
     check(request) {
       const search = /^\/client\/v4\/accounts\/([^/]+)\/ai\/models\/search$/.exec(request.path);
       if (search && request.method === 'GET') {
-        if (bearer(request) !== token || search[1] !== account) return cloudflareError(401, 10000, 'Authentication error');
+        if (bearer(request) !== token || search[1] !== account)
+          return cloudflareError(401, 10000, 'Authentication error');
         return cloudflareModelSearch(request);
       }
       const match = /^\/client\/v4\/accounts\/([^/]+)\/ai\/v1\/(chat\/completions|embeddings)$/.exec(request.path);

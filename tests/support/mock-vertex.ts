@@ -205,7 +205,8 @@ export async function startMockVertex(): Promise<MockVertex> {
       return googleError(res, 403, 'Request had insufficient authentication scopes.');
     }
     if (listing) {
-      if (req.method !== 'GET') return googleError(res, 404, `The requested URL ${url.pathname} was not found on this server.`);
+      if (req.method !== 'GET')
+        return googleError(res, 404, `The requested URL ${url.pathname} was not found on this server.`);
       return listPublisherModels(url, res);
     }
     if (!route || req.method !== 'POST') {

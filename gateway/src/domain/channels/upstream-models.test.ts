@@ -46,7 +46,9 @@ describe('fetchUpstreamModels for Cloudflare (39)', () => {
     asked.length = 0;
     const models = await fetchUpstreamModels(cloudflare, { baseUrl: base, other: 'acc 1' }, 'cf-token');
     expect(models).toEqual(['@cf/baai/bge-m3', '@cf/meta/llama-3.1-8b-instruct', '@cf/qwen/qwq-32b']);
-    expect(asked).toEqual([1, 2, 3].map((page) => `/client/v4/accounts/acc%201/ai/models/search?per_page=100&page=${page}`));
+    expect(asked).toEqual(
+      [1, 2, 3].map((page) => `/client/v4/accounts/acc%201/ai/models/search?per_page=100&page=${page}`),
+    );
   });
 
   it('gives a refused token as UPSTREAM_REFUSED with Cloudflare’s message', async () => {

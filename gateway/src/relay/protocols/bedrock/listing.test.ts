@@ -21,7 +21,12 @@ const channel = { baseUrl: '', other: '' };
 describe('listBedrockModels', () => {
   it('signs ListFoundationModels for the key’s region at the control-plane host, keeping callable text models', async () => {
     const { transport, sent } = fakeTransport(() => jsonAnswer(200, CATALOGUE));
-    const models = await listBedrockModels({ channel, key: 'AKIDEXAMPLE|secret|us-west-2', transport, timeoutMs: 1000 });
+    const models = await listBedrockModels({
+      channel,
+      key: 'AKIDEXAMPLE|secret|us-west-2',
+      transport,
+      timeoutMs: 1000,
+    });
     expect(models).toEqual(['anthropic.claude-sonnet-4-20250514-v1:0', 'amazon.nova-pro-v1:0']);
     expect(sent[0]?.url).toBe('https://bedrock.us-west-2.amazonaws.com/foundation-models?byOutputModality=TEXT');
     expect(sent[0]?.method).toBe('GET');
@@ -47,7 +52,9 @@ describe('listBedrockModels', () => {
       jsonAnswer(
         403,
         { message: 'The security token included in the request is invalid: AKIDEXAMPLE|secret|us-west-2' },
-        { 'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/' },
+        {
+          'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/',
+        },
       ),
     );
     const failure = listBedrockModels({ channel, key: 'AKIDEXAMPLE|secret|us-west-2', transport, timeoutMs: 1000 });

@@ -22,7 +22,10 @@ const model = (name: string) => ({ name: `publishers/google/models/${name}`, ver
 function google(request: UpstreamRequest) {
   if (request.url === 'https://oauth2.test/token') return jsonAnswer(200, { access_token: 'tok-1', expires_in: 3599 });
   if (!new URL(request.url).searchParams.get('pageToken')) {
-    return jsonAnswer(200, { publisherModels: [model('gemini-2.5-pro'), model('imagen-3.0-generate-002')], nextPageToken: 'p2' });
+    return jsonAnswer(200, {
+      publisherModels: [model('gemini-2.5-pro'), model('imagen-3.0-generate-002')],
+      nextPageToken: 'p2',
+    });
   }
   return jsonAnswer(200, { publisherModels: [model('gemini-2.5-flash'), model('text-embedding-005')] });
 }
@@ -56,23 +59,42 @@ describe('listVertexModels', () => {
   });
 
   it('gives the token endpoint’s refusal as the upstream’s, and Google’s error message', async () => {
-    const refusing = fakeTransport(() => jsonAnswer(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }));
+    const refusing = fakeTransport(() =>
+      jsonAnswer(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' }),
+    );
     await expect(
-      listVertexModels({ channel: { baseUrl: '', other: '' }, key: ACCOUNT, transport: refusing.transport, timeoutMs: 1000 }, new AccessTokens()),
-    ).rejects.toMatchObject({ code: 'UPSTREAM_REFUSED', params: { status: 400, detail: expect.stringContaining('Invalid JWT Signature.') } });
-    const denied = fakeTransport(() => jsonAnswer(403, { error: { code: 403, message: 'Permission denied.', status: 'PERMISSION_DENIED' } }));
+      listVertexModels(
+        { channel: { baseUrl: '', other: '' }, key: ACCOUNT, transport: refusing.transport, timeoutMs: 1000 },
+        new AccessTokens(),
+      ),
+    ).rejects.toMatchObject({
+      code: 'UPSTREAM_REFUSED',
+      params: { status: 400, detail: expect.stringContaining('Invalid JWT Signature.') },
+    });
+    const denied = fakeTransport(() =>
+      jsonAnswer(403, { error: { code: 403, message: 'Permission denied.', status: 'PERMISSION_DENIED' } }),
+    );
     await expect(
-      listVertexModels({ channel: { baseUrl: '', other: '' }, key: API_KEY, transport: denied.transport, timeoutMs: 1000 }, new AccessTokens()),
+      listVertexModels(
+        { channel: { baseUrl: '', other: '' }, key: API_KEY, transport: denied.transport, timeoutMs: 1000 },
+        new AccessTokens(),
+      ),
     ).rejects.toMatchObject({ code: 'UPSTREAM_REFUSED', params: { status: 403, detail: 'Permission denied.' } });
   });
 
   it('refuses an unusable region setting or key before any request', async () => {
     const { transport, sent } = fakeTransport(google);
     await expect(
-      listVertexModels({ channel: { baseUrl: '', other: '{not json' }, key: ACCOUNT, transport, timeoutMs: 1000 }, new AccessTokens()),
+      listVertexModels(
+        { channel: { baseUrl: '', other: '{not json' }, key: ACCOUNT, transport, timeoutMs: 1000 },
+        new AccessTokens(),
+      ),
     ).rejects.toMatchObject({ code: 'channel:region_invalid' });
     await expect(
-      listVertexModels({ channel: { baseUrl: '', other: '' }, key: '{"type":"x"}', transport, timeoutMs: 1000 }, new AccessTokens()),
+      listVertexModels(
+        { channel: { baseUrl: '', other: '' }, key: '{"type":"x"}', transport, timeoutMs: 1000 },
+        new AccessTokens(),
+      ),
     ).rejects.toMatchObject({ code: 'channel:key_invalid' });
     expect(sent).toEqual([]);
   });
