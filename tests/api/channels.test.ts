@@ -1017,8 +1017,8 @@ describe('fetch upstream models', () => {
   });
 
   it('refuses types that cannot list models, unknown types, and a missing base URL', async () => {
-    const aws = await root.post('/api/channel/fetch_models', { type: 33, key: secret() });
-    expect(aws.body.code).toBe('CHANNEL_FETCH_UNSUPPORTED');
+    const minimax = await root.post('/api/channel/fetch_models', { type: 35, key: secret() });
+    expect(minimax.body.code).toBe('CHANNEL_FETCH_UNSUPPORTED');
     expect((await root.post('/api/channel/fetch_models', { type: 999, key: secret() })).body.code).toBe(
       'CHANNEL_TYPE_UNKNOWN',
     );

@@ -394,3 +394,58 @@ describe('the channel test', () => {
     expect(bedrock.requests.at(-1)).toMatchObject({ operation: 'converse-stream', modelId: NOVA });
   });
 });
+
+describe('fetching the model list (ListFoundationModels)', () => {
+  // Text-output models callable on demand or through a profile: not embeddings, images or provisioned-only.
+  const LISTED = [
+    'amazon.nova-pro-v1:0',
+    'anthropic.claude-3-5-sonnet-20241022-v2:0',
+    'anthropic.claude-sonnet-4-20250514-v1:0',
+    'meta.llama3-1-70b-instruct-v1:0',
+  ];
+
+  it('is offered for the type in the console', async () => {
+    const types = (await root.get('/api/channel/types')).body.data;
+    expect(types.find((type: { id: number }) => type.id === 33)).toMatchObject({ model_listing: true });
+  });
+
+  it('lists a saved channel’s text models, signed with SigV4 for the control plane (service bedrock)', async () => {
+    const answer = await root.get(`/api/channel/fetch_models/${channelId}`);
+    expect(answer.body).toMatchObject({ success: true, data: LISTED });
+    const sent = bedrock.requests.at(-1)!;
+    expect(sent).toMatchObject({ operation: 'list-foundation-models', auth: 'sigv4', region: 'us-east-1' });
+    expect(String(sent.headers.authorization)).toContain('/us-east-1/bedrock/aws4_request');
+  });
+
+  it('lists for an unsaved channel with a Bedrock API key, as the form asks', async () => {
+    const answer = await root.post('/api/channel/fetch_models', {
+      type: 33,
+      key: `${bedrock.apiKey}|eu-west-1`,
+      base_url: bedrock.url,
+    });
+    expect(answer.body).toMatchObject({ success: true, data: LISTED });
+    expect(bedrock.requests.at(-1)).toMatchObject({ operation: 'list-foundation-models', auth: 'api-key' });
+  });
+
+  it('gives a wrong secret Bedrock’s refusal, without the secret, not a 500', async () => {
+    const { accessKeyId } = bedrock.credentials;
+    const answer = await root.post('/api/channel/fetch_models', {
+      type: 33,
+      key: `${accessKeyId}|wrong-secret-value|us-east-1`,
+      base_url: bedrock.url,
+    });
+    expect(answer.status).toBeLessThan(500);
+    expect(answer.body).toMatchObject({ success: false, code: 'UPSTREAM_REFUSED' });
+    expect(answer.body.message).toContain('HTTP 403');
+    expect(answer.body.message).toContain('The request signature we calculated does not match');
+    expect(answer.body.message).not.toContain('wrong-secret-value');
+  });
+
+  it('refuses a key without its region with the stable code, before calling Bedrock', async () => {
+    const before = bedrock.requests.length;
+    const answer = await root.get(`/api/channel/fetch_models/${badKeyChannelId}`);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toMatchObject({ success: false, code: 'channel:key_malformed' });
+    expect(bedrock.requests.length).toBe(before);
+  });
+});

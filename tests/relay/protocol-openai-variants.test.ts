@@ -188,6 +188,37 @@ describe('Cloudflare Workers AI (39)', () => {
   it('passes the channel test', async () => {
     expect(await channelTest(ids.cloudflare)).toMatchObject({ success: true });
   });
+
+  it('fetches the account’s chat and embedding models from its model search, as the console asks', async () => {
+    const types = (await root.get('/api/channel/types')).body.data;
+    expect(types.find((type: { id: number }) => type.id === 39)).toMatchObject({ model_listing: true });
+    const listed = [
+      '@cf/baai/bge-m3',
+      '@cf/meta/llama-3.1-8b-instruct',
+      '@cf/meta/llama-3.3-70b-instruct-fp8-fast',
+      '@cf/qwen/qwen3-embedding-0.6b',
+    ];
+    expect((await root.get(`/api/channel/fetch_models/${ids.cloudflare}`)).body).toMatchObject({
+      success: true,
+      data: listed,
+    });
+    const sent = fronts.cloudflare.requests.at(-1)!;
+    expect(sent.path).toBe('/client/v4/accounts/acc-1/ai/models/search');
+    expect(sent.headers.authorization).toBe('Bearer cf-token');
+    const unsaved = { type: 39, key: 'cf-token', other: 'acc-1', base_url: fronts.cloudflare.url };
+    expect((await root.post('/api/channel/fetch_models', unsaved)).body).toMatchObject({ success: true, data: listed });
+  });
+
+  it('gives a wrong token Cloudflare’s refusal, and asks for the account id when it is missing', async () => {
+    const wrong = { type: 39, key: 'cf-wrong-token', other: 'acc-1', base_url: fronts.cloudflare.url };
+    const refused = await root.post('/api/channel/fetch_models', wrong);
+    expect(refused.body).toMatchObject({ success: false, code: 'UPSTREAM_REFUSED' });
+    expect(refused.body.message).toContain('HTTP 401');
+    expect(refused.body.message).toContain('Authentication error');
+    expect(refused.body.message).not.toContain('cf-wrong-token');
+    const missing = await root.post('/api/channel/fetch_models', { ...wrong, key: 'cf-token', other: '' });
+    expect(missing.body).toMatchObject({ success: false, code: 'CHANNEL_OTHER_REQUIRED' });
+  });
 });
 
 describe('Mistral (42)', () => {

@@ -454,3 +454,50 @@ describe('the Vertex mock, as the official clients see it', () => {
     );
   });
 });
+
+describe('fetching the model list (publisher models)', () => {
+  const GOOGLE_LISTED = ['gemini-2.0-flash', 'gemini-2.0-flash-lite', 'gemini-2.5-flash', 'gemini-2.5-pro'];
+
+  it('is offered for the type in the console', async () => {
+    const types = (await root.get('/api/channel/types')).body.data;
+    expect(types.find((type: { id: number }) => type.id === 41)).toMatchObject({ model_listing: true });
+  });
+
+  it('lists Google’s Gemini models with the cached access token, and the registry’s Claude names', async () => {
+    const grants = vertex.grants.length;
+    const answer = await root.get(`/api/channel/fetch_models/${channelId}`);
+    expect(answer.body).toMatchObject({
+      success: true,
+      data: ['claude-3-5-sonnet-20241022', 'claude-sonnet-4-20250514', ...GOOGLE_LISTED],
+    });
+    const sent = vertex.requests.at(-1)!;
+    expect(sent).toMatchObject({ method: 'GET', path: '/v1beta1/publishers/google/models', action: 'list' });
+    expect(sent.headers.authorization).toBe(`Bearer ${vertex.grants[0]?.token}`);
+    expect(vertex.grants.length).toBe(grants);
+  });
+
+  it('lists only Gemini models for an unsaved API-key channel, the key in x-goog-api-key', async () => {
+    const answer = await root.post('/api/channel/fetch_models', { type: 41, key: API_KEY, base_url: vertex.url });
+    expect(answer.body).toMatchObject({ success: true, data: GOOGLE_LISTED });
+    const sent = vertex.requests.at(-1)!;
+    expect(sent).toMatchObject({ path: '/v1beta1/publishers/google/models' });
+    expect(sent.headers['x-goog-api-key']).toBe(API_KEY);
+  });
+
+  it('gives a wrong API key Google’s refusal, without the key, not a 500', async () => {
+    const wrong = 'AQ.Ab8RN6LwrongExpressKey-9876';
+    const answer = await root.post('/api/channel/fetch_models', { type: 41, key: wrong, base_url: vertex.url });
+    expect(answer.status).toBeLessThan(500);
+    expect(answer.body).toMatchObject({ success: false, code: 'UPSTREAM_REFUSED' });
+    expect(answer.body.message).toContain('API key not valid');
+    expect(answer.body.message).not.toContain(wrong);
+  });
+
+  it('gives an account the token endpoint refuses as the upstream’s refusal, not a 500', async () => {
+    const answer = await root.get(`/api/channel/fetch_models/${strangerChannelId}`);
+    expect(answer.status).toBeLessThan(500);
+    expect(answer.body).toMatchObject({ success: false, code: 'UPSTREAM_REFUSED' });
+    expect(answer.body.message).toContain("Google's token endpoint refused the service account");
+    expect(answer.body.message).toContain('account not found');
+  });
+});

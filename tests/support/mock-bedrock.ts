@@ -18,6 +18,8 @@ import { serveMock } from './mock-server.ts';
  * - Converse takes messages/system/inferenceConfig/toolConfig and answers output.message, stopReason,
  *   usage; ConverseStream sends messageStart … metadata events.
  * - Models Bedrock serves only through an inference profile are refused by their bare id.
+ * - The control plane's ListFoundationModels (`GET /foundation-models`, same SigV4 service `bedrock`)
+ *   answers `modelSummaries` of a small catalogue, filtered by `byOutputModality`/`byProvider`/`byInferenceType`.
  * Every request is recorded; behaviour is scriptable.
  */
 export interface RecordedBedrockRequest {
@@ -94,6 +96,18 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     const url = new URL(req.url ?? '/', 'http://mock');
     const auth = await authenticate(req, url, raw, credentials, apiKey);
     if ('refusal' in auth) return fail(res, 403, auth.refusal.type, auth.refusal.message);
+    if (url.pathname === '/foundation-models') {
+      if (req.method !== 'GET') return fail(res, 404, 'UnknownOperationException', 'Unknown operation');
+      requests.push({
+        path: url.pathname,
+        modelId: '',
+        operation: 'list-foundation-models',
+        headers: req.headers,
+        body: undefined,
+        ...auth,
+      });
+      return listFoundationModels(url, res);
+    }
     const route = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/.exec(
       url.pathname,
     );
@@ -247,6 +261,90 @@ async function authenticate(
     return { refusal: { type: 'InvalidSignatureException', message: SIGNATURE_MISMATCH } };
   }
   return { auth: 'sigv4', region: region as string };
+}
+
+/** A few of Bedrock's foundation models, as ListFoundationModels describes them. */
+export const FOUNDATION_MODELS = [
+  summary(
+    'anthropic',
+    'anthropic.claude-3-5-sonnet-20241022-v2:0',
+    'Claude 3.5 Sonnet v2',
+    ['TEXT', 'IMAGE'],
+    ['TEXT'],
+    ['ON_DEMAND', 'INFERENCE_PROFILE'],
+  ),
+  summary(
+    'anthropic',
+    'anthropic.claude-sonnet-4-20250514-v1:0',
+    'Claude Sonnet 4',
+    ['TEXT', 'IMAGE'],
+    ['TEXT'],
+    ['INFERENCE_PROFILE'],
+  ),
+  summary(
+    'amazon',
+    'amazon.nova-pro-v1:0',
+    'Nova Pro',
+    ['TEXT', 'IMAGE', 'VIDEO'],
+    ['TEXT'],
+    ['ON_DEMAND', 'INFERENCE_PROFILE'],
+  ),
+  summary('amazon', 'amazon.titan-embed-text-v2:0', 'Titan Text Embeddings V2', ['TEXT'], ['EMBEDDING'], ['ON_DEMAND']),
+  summary('amazon', 'amazon.nova-canvas-v1:0', 'Nova Canvas', ['TEXT', 'IMAGE'], ['IMAGE'], ['ON_DEMAND']),
+  summary(
+    'meta',
+    'meta.llama3-1-70b-instruct-v1:0:128k',
+    'Llama 3.1 70B Instruct',
+    ['TEXT'],
+    ['TEXT'],
+    ['PROVISIONED'],
+  ),
+  summary('meta', 'meta.llama3-1-70b-instruct-v1:0', 'Llama 3.1 70B Instruct', ['TEXT'], ['TEXT'], ['ON_DEMAND']),
+];
+
+function summary(
+  provider: string,
+  modelId: string,
+  modelName: string,
+  inputModalities: string[],
+  outputModalities: string[],
+  inferenceTypesSupported: string[],
+) {
+  return {
+    modelArn: `arn:aws:bedrock:us-east-1::foundation-model/${modelId}`,
+    modelId,
+    modelName,
+    providerName: provider[0]!.toUpperCase() + provider.slice(1),
+    inputModalities,
+    outputModalities,
+    responseStreamingSupported: outputModalities.includes('TEXT'),
+    customizationsSupported: [],
+    inferenceTypesSupported,
+    modelLifecycle: { status: 'ACTIVE' },
+  };
+}
+
+/** ListFoundationModels: the catalogue, narrowed by the filters AWS takes (an unknown value is a 400). */
+function listFoundationModels(url: URL, res: ServerResponse) {
+  const modality = url.searchParams.get('byOutputModality');
+  if (modality !== null && !['TEXT', 'IMAGE', 'EMBEDDING'].includes(modality)) {
+    return fail(
+      res,
+      400,
+      'ValidationException',
+      `1 validation error detected: Value '${modality}' at 'byOutputModality' failed to satisfy constraint: Member must satisfy enum value set: [TEXT, IMAGE, EMBEDDING]`,
+    );
+  }
+  const provider = url.searchParams.get('byProvider')?.toLowerCase();
+  const inference = url.searchParams.get('byInferenceType');
+  const modelSummaries = FOUNDATION_MODELS.filter(
+    (model) =>
+      (modality === null || model.outputModalities.includes(modality)) &&
+      (provider === undefined || model.providerName.toLowerCase() === provider) &&
+      (inference === null || model.inferenceTypesSupported.includes(inference)),
+  );
+  res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': 'mock-request-id' });
+  res.end(JSON.stringify({ modelSummaries }));
 }
 
 function fail(res: ServerResponse, status: number, type: string, message: string) {

@@ -112,10 +112,58 @@ const cloudflareError = (status: number, code: number, message: string): Verdict
   body: { success: false, errors: [{ code, message }], messages: [], result: null },
 });
 
-/** Workers AI's OpenAI-compatible endpoints: `/client/v4/accounts/{account}/ai/v1/…`, a Bearer API token. */
+/** A few of Workers AI's models, as its model search describes them (chat, embeddings, images, speech). */
+export const CLOUDFLARE_MODELS = [
+  ['@cf/meta/llama-3.1-8b-instruct', 'Text Generation'],
+  ['@cf/black-forest-labs/flux-1-schnell', 'Text-to-Image'],
+  ['@cf/baai/bge-m3', 'Text Embeddings'],
+  ['@cf/openai/whisper', 'Automatic Speech Recognition'],
+  ['@cf/meta/llama-3.3-70b-instruct-fp8-fast', 'Text Generation'],
+  ['@cf/qwen/qwen3-embedding-0.6b', 'Text Embeddings'],
+].map(([name, task], index) => ({
+  id: `00000000-0000-4000-8000-00000000000${index}`,
+  source: 1,
+  name,
+  description: `${name} on Workers AI`,
+  task: { id: `00000000-0000-4000-9000-00000000000${index}`, name: task, description: `${task} models` },
+  created_at: '2024-07-23 18:00:00.000',
+  tags: [],
+  properties: [],
+}));
+
+/** The account's model search (`GET /client/v4/accounts/{account}/ai/models/search`), paged by `page`/`per_page`. */
+function cloudflareModelSearch(request: VendorRequest): Verdict {
+  const perPage = Number(request.query.get('per_page') ?? 20);
+  const page = Number(request.query.get('page') ?? 1);
+  if (!Number.isInteger(perPage) || !Number.isInteger(page) || perPage < 1 || page < 1) {
+    return cloudflareError(400, 7003, 'Could not route: invalid pagination');
+  }
+  const result = CLOUDFLARE_MODELS.slice((page - 1) * perPage, page * perPage);
+  return {
+    status: 200,
+    body: {
+      success: true,
+      errors: [],
+      messages: [],
+      result,
+      result_info: { page, per_page: perPage, count: result.length, total_count: CLOUDFLARE_MODELS.length },
+    },
+  };
+}
+
+/**
+ * Workers AI's OpenAI-compatible endpoints: `/client/v4/accounts/{account}/ai/v1/…`, a Bearer API
+ * token; and the account's model search.
+ */
 export function cloudflare(token: string, account: string): Vendor {
   return {
     check(request) {
+      const search = /^\/client\/v4\/accounts\/([^/]+)\/ai\/models\/search$/.exec(request.path);
+      if (search && request.method === 'GET') {
+        if (bearer(request) !== token || search[1] !== account)
+          return cloudflareError(401, 10000, 'Authentication error');
+        return cloudflareModelSearch(request);
+      }
       const match = /^\/client\/v4\/accounts\/([^/]+)\/ai\/v1\/(chat\/completions|embeddings)$/.exec(request.path);
       if (!match) return cloudflareError(404, 7000, 'No route for that URI');
       if (bearer(request) !== token || match[1] !== account) return cloudflareError(401, 10000, 'Authentication error');

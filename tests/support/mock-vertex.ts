@@ -11,7 +11,9 @@ import { serveMock } from './mock-server.ts';
  * (`/v1/projects/{p}/locations/{l}/publishers/{google|anthropic}/models/{m}:{method}`) that refuses
  * any request without a token it issued, or for a project the token's account does not belong to, in
  * Google's error shape; express mode's project-less `/v1/publishers/google/models/{m}:{method}` takes
- * an API key it trusts instead (`x-goog-api-key` or `?key=`). Gemini methods answer as Google's Gemini publisher and Claude's rawPredict /
+ * an API key it trusts instead (`x-goog-api-key` or `?key=`). The publisher model list
+ * (`GET /v1beta1/publishers/google/models`, Model Garden's ListPublisherModels) takes either, and pages
+ * by `pageSize`/`pageToken`. Gemini methods answer as Google's Gemini publisher and Claude's rawPredict /
  * streamRawPredict as Anthropic's Messages API — by the Gemini and Anthropic mocks behind it, whose
  * behaviour tests script through `gemini` and `anthropic`.
  */
@@ -95,6 +97,24 @@ const API_PATH =
   /^\/(v1|v1beta1)\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/([^/]+)\/models\/([^/:]+):([A-Za-z]+)$/;
 const EXPRESS_PATH = /^\/(v1|v1beta1)\/publishers\/google\/models\/([^/:]+):([A-Za-z]+)$/;
 const LOCATION = /^(global|[a-z]+-[a-z]+\d+)$/;
+const LIST_PATH = /^\/(v1|v1beta1)\/publishers\/google\/models$/;
+
+/** Google's publisher models, as ListPublisherModels names them (Gemini beside image, embedding and open models). */
+export const PUBLISHER_MODELS = [
+  'gemini-2.5-pro',
+  'gemini-2.5-flash',
+  'imagen-3.0-generate-002',
+  'gemini-2.0-flash',
+  'text-embedding-005',
+  'gemma3',
+  'gemini-2.0-flash-lite',
+].map((model) => ({
+  name: `publishers/google/models/${model}`,
+  versionId: 'default',
+  openSourceCategory: model.startsWith('gemma') ? 'GOOGLE_OWNED_OSS_WITH_GOOGLE_CHECKPOINT' : 'PROPRIETARY',
+  launchStage: 'GA',
+  publisherModelTemplate: `projects/{project}/locations/{location}/publishers/google/models/${model}@default`,
+}));
 
 export async function startMockVertex(): Promise<MockVertex> {
   const [geminiUp, anthropicUp] = await Promise.all([startMockGemini(), startMockAnthropic()]);
@@ -144,10 +164,18 @@ export async function startMockVertex(): Promise<MockVertex> {
       const [, version, model, action] = express;
       Object.assign(record, { version, publisher: 'google', model: decodeURIComponent(model!), action });
     }
+    const listing = LIST_PATH.exec(url.pathname);
+    if (listing) Object.assign(record, { version: listing[1], publisher: 'google', action: 'list' });
     requests.push(record);
 
     const header = req.headers['x-goog-api-key'];
     const apiKey = (typeof header === 'string' ? header : undefined) ?? url.searchParams.get('key');
+    if (listing && apiKey) {
+      if (!apiKeys.has(apiKey)) {
+        return googleError(res, 400, 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
+      }
+      return listPublisherModels(url, res);
+    }
     if (express && apiKey) {
       if (!apiKeys.has(apiKey)) {
         return googleError(res, 400, 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
@@ -175,6 +203,11 @@ export async function startMockVertex(): Promise<MockVertex> {
     }
     if (!holder.scopes.includes(CLOUD_PLATFORM)) {
       return googleError(res, 403, 'Request had insufficient authentication scopes.');
+    }
+    if (listing) {
+      if (req.method !== 'GET')
+        return googleError(res, 404, `The requested URL ${url.pathname} was not found on this server.`);
+      return listPublisherModels(url, res);
     }
     if (!route || req.method !== 'POST') {
       return googleError(res, 404, `The requested URL ${url.pathname} was not found on this server.`);
@@ -262,6 +295,21 @@ export async function startMockVertex(): Promise<MockVertex> {
       await Promise.all([server.close(), geminiUp.close(), anthropicUp.close()]);
     },
   };
+}
+
+/** ListPublisherModels: one page of `pageSize` (default 100), the next page's token while more remain. */
+function listPublisherModels(url: URL, res: ServerResponse) {
+  const size = Number(url.searchParams.get('pageSize') ?? 100);
+  const token = url.searchParams.get('pageToken');
+  const start = token ? Number(Buffer.from(token, 'base64url').toString()) : 0;
+  if (!Number.isInteger(size) || size < 0 || !Number.isInteger(start)) {
+    return googleError(res, 400, 'Invalid page token or size.');
+  }
+  const publisherModels = PUBLISHER_MODELS.slice(start, start + (size || 100));
+  const next = start + publisherModels.length;
+  const body: Record<string, unknown> = { publisherModels };
+  if (next < PUBLISHER_MODELS.length) body.nextPageToken = Buffer.from(String(next)).toString('base64url');
+  json(res, 200, body);
 }
 
 const STATUS: Record<number, string> = {

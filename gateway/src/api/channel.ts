@@ -181,7 +181,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
     { ...admin, schema: { tags, summary: 'Ask a saved channel’s upstream for its models', params: idSchema } },
     async (request) => ok(await channels.fetchModelsOf(request.params.id)),
   );
-  app.post<{ Body: { base_url?: string; type?: number; key?: string } }>(
+  app.post<{ Body: { base_url?: string; type?: number; key?: string; other?: string } }>(
     '/channel/fetch_models',
     {
       ...root,
@@ -194,6 +194,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
             base_url: text('Base URL; empty means the type default', 2048),
             type: channelFields.type,
             key: channelFields.key,
+            other: channelFields.other,
           },
         },
       },

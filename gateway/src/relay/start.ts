@@ -15,6 +15,7 @@ import { startHealthJobs } from './health/jobs.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { ModelRequestLimit } from './limits.ts';
 import { createRelayMetrics, registerStateGauges } from './metrics.ts';
+import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { Transport } from './transport.ts';
@@ -41,6 +42,8 @@ export async function startRelay(
     connectionsPerOrigin: config.relay.connectionsPerOrigin,
   });
   opened.push({ name: 'upstream connections', run: () => transport.close() });
+  // Model lists that need a protocol's own auth (Bedrock's SigV4, Vertex's OAuth) go through the relay.
+  services.channels.useProtocolModelLister(protocolModelLister(transport));
   const keys = await KeyCache.start({ db, keyring, bus: cluster.bus });
   opened.push({ name: 'key cache', run: () => keys.close() });
   const routing = await RoutingIndex.start({

@@ -139,6 +139,7 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             base_url: values.base_url.trim().replace(/\/+$/, ''),
             type: values.type,
             key: values.key.trim(),
+            other: values.other.trim(),
           })
         : await api.get<string[]>(`/api/channel/fetch_models/${target}`);
       set('models', [...new Set(models ?? [])]);

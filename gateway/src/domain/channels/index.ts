@@ -32,6 +32,8 @@ export {
   type ChannelServiceDeps,
   type ChannelUpdateInput,
   type CreateMode,
+  type ProtocolModelLister,
+  type ProtocolModelQuery,
   type TagEdit,
   type UpstreamGroupObservation,
 } from './service.ts';

@@ -54,7 +54,7 @@ import {
   pullOllamaModel,
   pullOllamaModelProgress,
 } from './ollama-admin.ts';
-import { type ChannelType, channelType, knownModels } from './registry.ts';
+import { type ChannelType, channelType, knownModels, typeLabel } from './registry.ts';
 import { FETCH_MODELS_TIMEOUT_MS, fetchUpstreamModels } from './upstream-models.ts';
 import { type ChannelRow, type ChannelView, channelView } from './view.ts';
 
@@ -128,6 +128,21 @@ export interface ChannelServiceDeps {
   usdExchangeRate?: (() => number) | undefined;
 }
 
+/** A channel as its protocol needs it to ask the upstream for models. */
+export interface ProtocolModelQuery {
+  protocol: string;
+  baseUrl: string;
+  other: string;
+  key: string;
+  timeoutMs: number;
+}
+
+/**
+ * Lists an upstream's models through the channel's protocol (types with listing `protocol`, whose
+ * list needs the protocol's own auth: SigV4, OAuth). Failures are AppErrors, as fetchUpstreamModels gives.
+ */
+export type ProtocolModelLister = (query: ProtocolModelQuery) => Promise<string[]>;
+
 type Db = Kysely<Database> | Transaction<Database>;
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -158,6 +173,7 @@ export class ChannelService {
   readonly #bus: Bus | undefined;
   readonly #fetchTimeoutMs: number;
   readonly #usdExchangeRate: () => number;
+  #protocolModelLister: ProtocolModelLister | undefined;
 
   constructor(deps: ChannelServiceDeps) {
     this.#db = deps.db;
@@ -442,17 +458,31 @@ export class ChannelService {
 
   // --- upstream model lists ---
 
+  /**
+   * The relay's protocols, for types whose model list needs the protocol's own auth. Given once the
+   * relay has started (it owns the upstream connections); until then such types are refused.
+   */
+  useProtocolModelLister(lister: ProtocolModelLister): void {
+    this.#protocolModelLister = lister;
+  }
+
   async fetchModelsOf(id: number): Promise<string[]> {
     const row = await this.#find(this.#db, id);
     const key = splitKeys(this.#keyring.decrypt(row.key_encrypted))[0] ?? '';
-    return this.#fetchModels(knownType(row.type), row.base_url, key);
+    return this.#fetchModels(knownType(row.type), row.base_url, row.other, key);
   }
 
-  /** For a channel not saved yet (root only): the form's base URL, type and key. */
-  async fetchModelsFor(input: { base_url?: string | undefined; type?: number | undefined; key?: string | undefined }) {
+  /** For a channel not saved yet (root only): the form's base URL, type, key and `other`. */
+  async fetchModelsFor(input: {
+    base_url?: string | undefined;
+    type?: number | undefined;
+    key?: string | undefined;
+    other?: string | undefined;
+  }) {
     const key = splitKeys(input.key ?? '')[0];
     if (!key) throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_KEY_REQUIRED);
-    return this.#fetchModels(knownType(input.type ?? CHANNEL_DEFAULTS.type), cleanBaseUrl(input.base_url), key);
+    const type = knownType(input.type ?? CHANNEL_DEFAULTS.type);
+    return this.#fetchModels(type, cleanBaseUrl(input.base_url), input.other?.trim() ?? '', key);
   }
 
   // --- Ollama model management (new-api's /api/channel/ollama/*) ---
@@ -475,13 +505,26 @@ export class ChannelService {
     return { baseUrl: row.base_url || type.baseUrl, key };
   }
 
-  async #fetchModels(type: ChannelType, baseUrl: string | null, key: string): Promise<string[]> {
-    if (!type.offered || type.listing === 'none') {
+  async #fetchModels(type: ChannelType, baseUrl: string | null, other: string, key: string): Promise<string[]> {
+    const lister = this.#protocolModelLister;
+    if (!type.offered || type.listing === 'none' || (type.listing === 'protocol' && !lister)) {
       throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_UNSUPPORTED, { type: `${type.id} ${type.name}` });
+    }
+    if (type.other?.required && other === '') {
+      throw new AppError(CHANNEL_ERRORS.CHANNEL_OTHER_REQUIRED, {
+        type: typeLabel(type.id),
+        label_zh: type.other.label.zh,
+        label_en: type.other.label.en,
+      });
+    }
+    if (type.listing === 'protocol' && lister && type.protocol) {
+      // Bedrock and Vertex build their own hosts from the key or region: an empty base URL is fine.
+      const query = { protocol: type.protocol, baseUrl: baseUrl ?? type.baseUrl, other, key };
+      return lister({ ...query, timeoutMs: this.#fetchTimeoutMs });
     }
     const base = baseUrl ?? type.baseUrl;
     if (!base) throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_BASE_URL_REQUIRED);
-    return fetchUpstreamModels(type, base, key, this.#fetchTimeoutMs);
+    return fetchUpstreamModels(type, { baseUrl: base, other }, key, this.#fetchTimeoutMs);
   }
 
   // --- upstream balances ---

@@ -10,22 +10,38 @@ interface Request {
   /** Reads model names out of the parsed answer; undefined when it has another shape. */
   read(body: unknown): string[] | undefined;
   expected: string;
+  /** The URL of the page after this answer's, for lists that come in pages. */
+  next?(body: unknown): string | undefined;
 }
+
+/** Pages followed at most, so a misbehaving upstream cannot keep the admin waiting forever. */
+const MAX_PAGES = 20;
+
+/** The Workers AI tasks the relay serves: chat (text generation) and embeddings. */
+const CLOUDFLARE_TASKS: ReadonlySet<string> = new Set(['Text Generation', 'Text Embeddings']);
+const CLOUDFLARE_PAGE_SIZE = 100;
 
 /**
  * Asks an upstream which models it serves, in the way its protocol does (OpenAI-style `/v1/models`,
- * Anthropic, Gemini, Ollama, Cohere). Every failure becomes an AppError that says what went wrong: never a 500.
+ * Anthropic, Gemini, Ollama, Cohere, Cloudflare's model search under the account in `other`). Every
+ * failure becomes an AppError that says what went wrong: never a 500.
  */
 export async function fetchUpstreamModels(
   type: ChannelType,
-  baseUrl: string,
+  channel: { baseUrl: string; other: string },
   key: string,
   timeoutMs = FETCH_MODELS_TIMEOUT_MS,
 ): Promise<string[]> {
-  const request = requestFor(type, baseUrl, key);
-  const answer = await getUpstreamJson(request.url, request.headers, key, timeoutMs);
-  const models = answer ? request.read(answer.body) : undefined;
-  if (!models) throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+  const request = requestFor(type, channel, key);
+  const models: string[] = [];
+  let url: string | undefined = request.url;
+  for (let page = 0; url !== undefined && page < MAX_PAGES; page++) {
+    const answer = await getUpstreamJson(url, request.headers, key, timeoutMs);
+    const found = answer ? request.read(answer.body) : undefined;
+    if (!found) throw new AppError(CHANNEL_ERRORS.UPSTREAM_MODELS_UNREADABLE, { expected: request.expected });
+    models.push(...found);
+    url = found.length > 0 ? request.next?.(answer?.body) : undefined;
+  }
   return [...new Set(models)].sort();
 }
 
@@ -66,7 +82,7 @@ export async function getUpstreamJson(
   }
 }
 
-function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
+function requestFor(type: ChannelType, { baseUrl, other }: { baseUrl: string; other: string }, key: string): Request {
   switch (type.listing) {
     case 'openai':
       return {
@@ -108,9 +124,36 @@ function requestFor(type: ChannelType, baseUrl: string, key: string): Request {
         read: (body) => names(body, 'models', 'name'),
         expected: '{"models":[{"name":…}]}',
       };
+    case 'cloudflare': {
+      const search = `${baseUrl}/client/v4/accounts/${encodeURIComponent(other.trim())}/ai/models/search?per_page=${CLOUDFLARE_PAGE_SIZE}`;
+      return {
+        url: `${search}&page=1`,
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+        read: (body) => cloudflareModels(body),
+        expected: '{"result":[{"name":…,"task":{"name":…}}]}',
+        // result_info says where this page ends (the API may give fewer per page than asked).
+        next: (body) => {
+          const info = (body as { result_info?: Record<string, unknown> } | null)?.result_info;
+          const { page, per_page: perPage, total_count: total } = info ?? {};
+          if (typeof page !== 'number' || typeof perPage !== 'number' || typeof total !== 'number') return undefined;
+          return page * perPage < total ? `${search}&page=${page + 1}` : undefined;
+        },
+      };
+    }
+    case 'protocol':
     case 'none':
       throw new AppError(CHANNEL_ERRORS.CHANNEL_FETCH_UNSUPPORTED, { type: `${type.id} ${type.name}` });
   }
+}
+
+/** Workers AI's catalogue holds image, speech and other models too: only those the relay can serve. */
+function cloudflareModels(body: unknown): string[] | undefined {
+  const list = (body as { result?: unknown } | null)?.result;
+  if (!Array.isArray(list)) return undefined;
+  return list
+    .filter((model) => CLOUDFLARE_TASKS.has((model as { task?: { name?: unknown } } | null)?.task?.name as string))
+    .map((model) => (model as { name?: unknown }).name)
+    .filter((name): name is string => typeof name === 'string' && name !== '');
 }
 
 function names(body: unknown, listField: string, nameField: string): string[] | undefined {

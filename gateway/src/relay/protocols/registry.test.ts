@@ -48,6 +48,8 @@ describe('channel-type registry', () => {
         expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
       expect(type.testable).toBe(true);
+      // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
+      expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
     },
   );
 

@@ -66,6 +66,15 @@ export interface AuthorizeInput {
   transport: Transport;
 }
 
+/** What listing an upstream's models may read: the channel's host settings, its key, the connections. */
+export interface ListModelsInput {
+  channel: Pick<ChannelSnapshot, 'baseUrl' | 'other'>;
+  key: string;
+  transport: Transport;
+  /** The longest wait for each upstream answer. */
+  timeoutMs: number;
+}
+
 /** What sending may use besides the request. */
 export interface SendInput {
   transport: Transport;
@@ -141,6 +150,12 @@ export interface Provider {
     options: OptionsService;
     clientHeaders: IncomingHttpHeaders;
   }): UpstreamRequest;
+  /**
+   * The upstream's own model list, for a type whose listing needs the protocol's auth (SigV4, an
+   * OAuth token); failures are the channel service's AppErrors (relay/protocols/model-listing.ts).
+   * Absent: the type lists its models by plain HTTP, or not at all.
+   */
+  listModels?(input: ListModelsInput): Promise<string[]>;
   usageFromBody(format: WireFormat, body: unknown): Usage | undefined;
   streamObserver(format: WireFormat): StreamObserver;
   parseError(status: number, text: string): UpstreamError;

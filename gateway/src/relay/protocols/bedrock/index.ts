@@ -2,6 +2,7 @@ import { SseParser } from '../../sse.ts';
 import type { WireFormat } from '../../types.ts';
 import type { Provider } from '../types.ts';
 import { parseBedrockError, sendBedrock } from './errors.ts';
+import { listBedrockModels } from './listing.ts';
 import { isClaudeModel } from './models.ts';
 import { authorizeBedrock, buildBedrockRequest, EVENT_STREAM, prepareBedrockBody } from './request.ts';
 import { BedrockClaudeObserver, BedrockStreamDecoder, ConverseStreamObserver } from './stream.ts';
@@ -37,6 +38,7 @@ export const bedrockProvider: Provider = {
     if (contentType.includes(EVENT_STREAM)) return new BedrockStreamDecoder();
     return contentType.includes('text/event-stream') ? new SseParser() : undefined;
   },
+  listModels: listBedrockModels,
   usageFromBody: bedrockUsageFromBody,
   streamObserver: (format) =>
     format === 'claude-messages' ? new BedrockClaudeObserver() : new ConverseStreamObserver(),

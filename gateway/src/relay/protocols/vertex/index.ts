@@ -1,6 +1,7 @@
 import type { WireFormat } from '../../types.ts';
 import type { Provider, UpstreamRequest } from '../types.ts';
 import { parseVertexError } from './errors.ts';
+import { listVertexModels } from './listing.ts';
 import { isClaude } from './models.ts';
 import { googleRefusal } from './refusal.ts';
 import { buildVertexRequest, credentialsOf, prepareVertexBody } from './request.ts';
@@ -62,6 +63,7 @@ export const vertexProvider: Provider = {
       `Google's token endpoint refused the service account: ${refusal.message}`,
     );
   },
+  listModels: (input) => listVertexModels(input, tokens),
   usageFromBody: vertexUsage,
   streamObserver: vertexStreamObserver,
   parseError: parseVertexError,

@@ -12,7 +12,7 @@ import { regionFor, vertexHost } from './region.ts';
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
 /** Express mode: an API key reaches Google's models at the global host, without project or region. */
-const EXPRESS_BASE_URL = 'https://aiplatform.googleapis.com';
+export const EXPRESS_BASE_URL = 'https://aiplatform.googleapis.com';
 
 /** The channel key's credentials; a key that is neither kind is the channel's error, not a crash. */
 export function credentialsOf(key: string): GoogleCredentials {
