@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockBedrock, SIGNATURE_MISMATCH, startMockBedrock } from './mock-bedrock.ts';
+import { type MockBedrock, SIGNATURE_MISMATCH, startMockBedrock } from '../support/mock-bedrock.ts';
 
 // AWS's and Anthropic's own Bedrock clients, pointed at the mock: it answers what they send, in the
 // shapes they parse, and refuses what Bedrock refuses. (The gateway's tests then trust the mock.)
