@@ -1,4 +1,5 @@
 import AnthropicBedrock from '@anthropic-ai/bedrock-sdk';
+import { BedrockClient, ListFoundationModelsCommand } from '@aws-sdk/client-bedrock';
 import {
   BedrockRuntimeClient,
   ConverseCommand,
@@ -150,5 +151,28 @@ describe('mock Bedrock, seen by @anthropic-ai/bedrock-sdk', () => {
       );
     expect(refused.status).toBe(403);
     expect(refused.message).toContain('The request signature we calculated does not match');
+  });
+});
+
+describe('mock Bedrock control plane, seen by @aws-sdk/client-bedrock', () => {
+  const control = (secretAccessKey = mock.credentials.secretAccessKey) =>
+    new BedrockClient({
+      endpoint: mock.url,
+      region: 'us-west-2',
+      credentials: { accessKeyId: mock.credentials.accessKeyId, secretAccessKey },
+      maxAttempts: 1,
+      requestHandler: new NodeHttpHandler(),
+    });
+
+  it('lists text foundation models with ListFoundationModels, signed for the same service', async () => {
+    const answer = await control().send(new ListFoundationModelsCommand({ byOutputModality: 'TEXT' }));
+    const ids = (answer.modelSummaries ?? []).map((model) => model.modelId);
+    expect(ids).toContain(NOVA);
+    expect(answer.modelSummaries?.every((model) => model.outputModalities?.includes('TEXT'))).toBe(true);
+    expect(mock.requests.at(-1)).toMatchObject({ operation: 'list-foundation-models', auth: 'sigv4' });
+  });
+
+  it('refuses a wrong secret as Bedrock does', async () => {
+    await expect(control('wrong-secret').send(new ListFoundationModelsCommand({}))).rejects.toThrow(SIGNATURE_MISMATCH);
   });
 });
