@@ -179,10 +179,7 @@ describe('the Realtime relay', () => {
     const types = seen.events.map((e) => e.type);
     expect(types).toContain('response.output_audio.delta');
     expect(types).toContain('response.output_text.delta');
-    expect(seen.events.filter((e) => e.type === 'response.done').map((e) => e.response.usage)).toEqual([
-      first,
-      second,
-    ]);
+    expect(seen.events.filter((e) => e.type === 'response.done').map((e) => e.response.usage)).toEqual([first, second]);
     expect(seen.errors).toEqual([]);
     const dialled = upstream.connections[connections]!;
     expect(dialled.path).toBe('/v1/realtime');
@@ -220,7 +217,13 @@ describe('the Realtime relay', () => {
       group_ratio: GROUP,
       request_path: '/v1/realtime',
     });
-    expect(await eventually(() => usedQuota('root'), (q) => q - before === expected, 5000)).toBe(before + expected);
+    expect(
+      await eventually(
+        () => usedQuota('root'),
+        (q) => q - before === expected,
+        5000,
+      ),
+    ).toBe(before + expected);
 
     const samples = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_requests_total').filter(
       (s) => s.labels.format === 'openai-realtime' && s.labels.model === 'gpt-realtime',
@@ -268,7 +271,13 @@ describe('the Realtime relay', () => {
     );
     expect(logs.map((l) => l.quota)).toEqual([expected]);
     // The books balance: the user's used quota is the sum of its consume logs.
-    expect(await eventually(() => usedQuota('rt-short'), (q) => q === expected, 5000)).toBe(expected);
+    expect(
+      await eventually(
+        () => usedQuota('rt-short'),
+        (q) => q === expected,
+        5000,
+      ),
+    ).toBe(expected);
 
     // A new session of the drained wallet is refused before the handshake.
     const refused = await refusal(`${wsBase}/v1/realtime?model=gpt-realtime`, { authorization: `Bearer ${key}` });
@@ -285,7 +294,9 @@ describe('the Realtime relay', () => {
     ]);
     const events: any[] = [];
     const binary: Buffer[] = [];
-    socket.on('message', (data: Buffer, isBinary) => (isBinary ? binary.push(data) : events.push(JSON.parse(String(data)))));
+    socket.on('message', (data: Buffer, isBinary) =>
+      isBinary ? binary.push(data) : events.push(JSON.parse(String(data))),
+    );
     await new Promise((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('error', reject);
@@ -309,11 +320,7 @@ describe('the Realtime relay', () => {
     socket.send(bytes, { binary: true });
     upstream.push(Buffer.from([9, 8, 7]), true);
     socket.send(JSON.stringify({ type: 'response.create', response: { modalities: ['text'] } }));
-    await eventually(
-      async () => events.some((e) => e.type === 'response.done') && binary.length > 0,
-      Boolean,
-      5000,
-    );
+    await eventually(async () => events.some((e) => e.type === 'response.done') && binary.length > 0, Boolean, 5000);
     expect(events.map((e) => e.type)).toContain('response.text.delta');
     expect(dialled.binary).toEqual([bytes]);
     expect(binary).toEqual([Buffer.from([9, 8, 7])]);
@@ -334,7 +341,9 @@ describe('the Realtime relay', () => {
     const badSubprotocol = await refusal(url, {}, ['realtime', 'openai-insecure-api-key.sk-nope']);
     expect(badSubprotocol.status).toBe(401);
 
-    const noChannel = await refusal(`${wsBase}/v1/realtime?model=no-such-model`, { authorization: `Bearer ${rootKey}` });
+    const noChannel = await refusal(`${wsBase}/v1/realtime?model=no-such-model`, {
+      authorization: `Bearer ${rootKey}`,
+    });
     expect(noChannel.status).toBe(503);
     expect(JSON.parse(noChannel.body).error).toMatchObject({ code: 'model_not_found' });
     const wrongType = await refusal(`${wsBase}/v1/realtime?model=claude-realtime`, {

@@ -128,7 +128,13 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
     if (!model) return refuse(socket, 400, 'missing_model', 'You must provide a model parameter');
     const beta = /realtime=v1/.test(String(req.headers['openai-beta'] ?? ''));
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection: RealtimeConnection = { path: url.pathname, query, headers: req.headers, events: [], binary: [] };
+      const connection: RealtimeConnection = {
+        path: url.pathname,
+        query,
+        headers: req.headers,
+        events: [],
+        binary: [],
+      };
       connections.push(connection);
       open.add(ws);
       ws.on('close', (code, reason) => {
@@ -202,7 +208,12 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
       send({ type: 'response.created', response });
       const itemId = id('item');
       const item = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'in_progress' };
-      send({ type: 'response.output_item.added', response_id: responseId, output_index: 0, item: { ...item, content: [] } });
+      send({
+        type: 'response.output_item.added',
+        response_id: responseId,
+        output_index: 0,
+        item: { ...item, content: [] },
+      });
       if (beta) send({ type: 'conversation.item.created', previous_item_id: items.at(-1)?.id ?? null, item });
       const text = 'Hello from the realtime mock.';
       const where = { response_id: responseId, item_id: itemId, output_index: 0, content_index: 0 };
@@ -271,7 +282,12 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
           Object.assign(session, event.session ?? {});
           return send({ type: 'session.updated', session });
         case 'conversation.item.create': {
-          const item = { id: event.item?.id ?? id('item'), object: 'realtime.item', status: 'completed', ...event.item };
+          const item = {
+            id: event.item?.id ?? id('item'),
+            object: 'realtime.item',
+            status: 'completed',
+            ...event.item,
+          };
           if (item.type !== 'message' && item.type !== 'function_call_output' && item.type !== 'function_call') {
             return error('invalid_value', `Invalid item type ${String(item.type)}`, event.event_id);
           }
@@ -286,7 +302,13 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
         case 'input_audio_buffer.commit': {
           const itemId = id('item');
           send({ type: 'input_audio_buffer.committed', previous_item_id: items.at(-1)?.id ?? null, item_id: itemId });
-          const item = { id: itemId, object: 'realtime.item', type: 'message', role: 'user', content: [{ type: 'input_audio' }] };
+          const item = {
+            id: itemId,
+            object: 'realtime.item',
+            type: 'message',
+            role: 'user',
+            content: [{ type: 'input_audio' }],
+          };
           const previous = items.at(-1)?.id ?? null;
           items.push(item);
           return itemCreated(item, previous);

@@ -56,7 +56,6 @@ export function realtimeRoute(app: FastifyInstance, deps: PipelineDeps, maxPaylo
         void session.close().finally(() => live.delete(session));
       });
       session.run().catch((error: unknown) => {
-        console.error('DEBUG run failed', error);
         request.log.error({ err: error }, 'realtime session failed');
         void session.close(1011, 'internal error');
       });

@@ -103,6 +103,8 @@ export class RealtimeSession {
     this.#closing = true;
     for (const socket of [this.#client, this.#upstream]) {
       if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
+        // The closing handshake needs the peer's close frame read.
+        if (socket.isPaused) socket.resume();
         socket.close(sendableCloseCode(code), reason);
       }
     }
@@ -178,7 +180,13 @@ export class RealtimeSession {
   async #charge(usage: Usage): Promise<void> {
     const { deps, plan } = { deps: this.#deps, plan: this.#plan };
     const { user } = plan.caller.identity;
-    const { quota } = settleQuota({ price: plan.price, usage, options: deps.options, semantics: 'openai', model: plan.model });
+    const { quota } = settleQuota({
+      price: plan.price,
+      usage,
+      options: deps.options,
+      semantics: 'openai',
+      model: plan.model,
+    });
     const held = this.#reservation;
     this.#reservation = undefined;
     if (held) await deps.ledger.settle(held, quota);
@@ -290,7 +298,9 @@ function dial(target: { url: string; headers: Record<string, string> }, channel:
       perMessageDeflate: false,
       handshakeTimeout: CONNECT_TIMEOUT_MS,
     });
-    socket.on('error', (error) => reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)));
+    socket.on('error', (error) =>
+      reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),
+    );
     // Paused until the session listens: `session.created` may arrive with the handshake's answer.
     socket.once('open', () => {
       socket.pause();

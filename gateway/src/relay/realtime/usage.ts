@@ -14,7 +14,8 @@ interface RealtimeUsage {
   output_token_details?: { text_tokens?: number; audio_tokens?: number };
 }
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+const count = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 
 /**
  * The usage of one Realtime response, in the relay's canonical form. Billing splits the prompt into
