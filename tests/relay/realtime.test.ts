@@ -4,6 +4,7 @@ import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Gateway } from '../../gateway/src/gateway.ts';
+import { openStore } from '../../gateway/src/store/index.ts';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -25,6 +26,7 @@ let root: DashboardClient;
 let upstream: MockRealtime;
 let rootKey: string;
 let wsBase: string;
+let databaseUrl: string | undefined;
 
 /** The quota of one response: (textIn + cached × cache + audioIn × audio + textOut × completion + audioOut × audio × audioCompletion) × model × group. */
 function quotaOf(usage: RealtimeUsage): number {
@@ -47,6 +49,7 @@ beforeAll(async () => {
   upstream = await startMockRealtime([UPSTREAM_KEY, AZURE_KEY]);
   const database = await createTestDatabase();
   drop = database.drop;
+  databaseUrl = database.url;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
   wsBase = gateway.url.replace(/^http/, 'ws');
   root = await setupRoot(gateway.url);
@@ -371,6 +374,48 @@ describe('the Realtime relay', () => {
       }),
     ]);
     expect(seen.events[0].error.message).toContain('Incorrect API key');
+
+    // Nothing was billed for it, and root's books balance: used quota = the sum of its consume logs.
+    const booked = async () => (await consumeLogs('root')).reduce((sum, log) => sum + log.quota, 0);
+    const balanced = await eventually(
+      async () => [await booked(), await usedQuota('root')],
+      ([logs, used]) => logs === used,
+      5000,
+    );
+    expect(balanced[0]).toBe(balanced[1]);
+    expect(balanced[0]).toBeGreaterThan(0);
+  });
+
+  // Last: it stops the gateway.
+  it('closes open sessions when the gateway stops, and bills and logs them first', async () => {
+    const usage = realtimeUsage({ textIn: 10, audioIn: 20, textOut: 5, audioOut: 10 });
+    upstream.usages.push(usage);
+    const ofModel = (rows: Array<{ model_name: string }>) => rows.filter((r) => r.model_name === 'gpt-realtime');
+    const logsBefore = ofModel(await consumeLogs('root')).length;
+    const rt = officialClient(rootKey, 'gpt-realtime');
+    const seen = recorder(rt);
+    await seen.next('session.created');
+    rt.send({ type: 'response.create' });
+    await seen.next('response.done');
+    await gateway.stop();
+    expect((await seen.closed).code).toBe(1001);
+    // The gateway's pool is closed: the log is read through a pool of the test's own (Postgres only).
+    if (!databaseUrl) return;
+    const store = await openStore({ databaseUrl, poolMax: 1 });
+    try {
+      const logs = await store.db
+        .selectFrom('logs')
+        .select('quota')
+        .where('type', '=', 2)
+        .where('username', '=', 'root')
+        .where('model_name', '=', 'gpt-realtime')
+        .orderBy('id', 'asc')
+        .execute();
+      expect(logs).toHaveLength(logsBefore + 1);
+      expect(logs.at(-1)!.quota).toBe(quotaOf(usage));
+    } finally {
+      await store.close();
+    }
   });
 });
 
