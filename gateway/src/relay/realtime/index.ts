@@ -10,7 +10,7 @@ import { type PipelineDeps, pinnedChannel } from '../pipeline.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { holdNext, RealtimeSession, type SessionPlan } from './session.ts';
 import { takeUpgrade } from './upgrade.ts';
-import { REALTIME_CHANNEL_TYPES, wantsBeta } from './upstream.ts';
+import { servesRealtime, wantsBeta } from './upstream.ts';
 
 export { routeUpgrades } from './upgrade.ts';
 
@@ -81,13 +81,13 @@ async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise
   const exclude = new Set<number>();
   if (caller.pinnedChannelId !== undefined) {
     pinned = pinnedChannel(deps.routing, caller);
-    if (!REALTIME_CHANNEL_TYPES.has(pinned.type)) throw unsupported(pinned);
+    if (!servesRealtime(pinned.type)) throw unsupported(pinned);
   } else {
     let servable: ChannelSnapshot | undefined;
     let other: ChannelSnapshot | undefined;
     for (const tier of candidates) {
       for (const channel of tier.channels) {
-        if (REALTIME_CHANNEL_TYPES.has(channel.type)) servable = channel;
+        if (servesRealtime(channel.type)) servable = channel;
         else {
           other = channel;
           exclude.add(channel.id);

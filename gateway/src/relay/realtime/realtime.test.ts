@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { realtimeSubprotocolKey } from '../auth/key-auth.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { closeReason, errorEvent, sendableCloseCode } from './frames.ts';
-import { realtimeTarget, wantsBeta } from './upstream.ts';
+import { realtimeTarget, servesRealtime, wantsBeta } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
 const channel = (over: Partial<ChannelSnapshot>): ChannelSnapshot =>
@@ -92,6 +92,10 @@ describe('realtime upstream', () => {
     expect(realtimeTarget(channel({ type: 3, baseUrl: 'https://r' }), 'az', 'm', false).url).toContain(
       'api-version=2025-04-01-preview',
     );
+  });
+
+  it('is served by the types whose registry entry offers it: OpenAI and Azure', () => {
+    expect([1, 3, 8, 14, 24].map(servesRealtime)).toEqual([true, true, false, false, false]);
   });
 
   it('knows a beta client by its header or its subprotocol', () => {

@@ -83,6 +83,7 @@ export class RealtimeSession {
     const upstream = await this.#connect();
     if (!upstream) return;
     if (this.#closing) {
+      upstream.resume();
       upstream.close(1000);
       return;
     }
@@ -113,7 +114,8 @@ export class RealtimeSession {
 
   /** Opens the upstream socket on a channel that serves the model, retrying others as the relay does. */
   async #connect(): Promise<WebSocket | undefined> {
-    const { deps, plan } = { deps: this.#deps, plan: this.#plan };
+    const deps = this.#deps;
+    const plan = this.#plan;
     const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
     let lastError = 'no channel serves the Realtime API for this model';
     for (let index = 0; index <= retries && !this.#closing; index++) {
@@ -178,7 +180,8 @@ export class RealtimeSession {
 
   /** Charges one response, then holds for the next: a refusal ends the session. */
   async #charge(usage: Usage): Promise<void> {
-    const { deps, plan } = { deps: this.#deps, plan: this.#plan };
+    const deps = this.#deps;
+    const plan = this.#plan;
     const { user } = plan.caller.identity;
     const { quota } = settleQuota({
       price: plan.price,
@@ -231,7 +234,8 @@ export class RealtimeSession {
     this.#closing = true;
     this.#ended ??= (async () => {
       await this.#billing;
-      const { deps, plan } = { deps: this.#deps, plan: this.#plan };
+      const deps = this.#deps;
+      const plan = this.#plan;
       if (this.#reservation) await deps.ledger.refund(this.#reservation);
       this.#reservation = undefined;
       const channel = this.#channel;

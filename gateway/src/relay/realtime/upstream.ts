@@ -2,11 +2,10 @@ import { channelType } from '../../domain/channels/registry.ts';
 import { AZURE_DEFAULT_API_VERSION, azureDeployment } from '../protocols/openai/request.ts';
 import type { ChannelSnapshot } from '../types.ts';
 
-const OPENAI = 1;
-const AZURE = 3;
-
-/** The channel types that serve the Realtime API: OpenAI and Azure OpenAI. */
-export const REALTIME_CHANNEL_TYPES: ReadonlySet<number> = new Set([OPENAI, AZURE]);
+/** Whether a channel type serves the Realtime API: the registry says so (OpenAI and Azure OpenAI). */
+export function servesRealtime(type: number): boolean {
+  return channelType(type)?.endpoints.includes('realtime') ?? false;
+}
 
 export interface RealtimeTarget {
   url: string;
@@ -24,12 +23,11 @@ export function realtimeTarget(
   upstreamModel: string,
   beta: boolean,
 ): RealtimeTarget {
-  const base = (channel.baseUrl || channelType(channel.type)?.baseUrl || '')
-    .replace(/\/+$/, '')
-    .replace(/^http/i, 'ws');
+  const type = channelType(channel.type);
+  const base = (channel.baseUrl || type?.baseUrl || '').replace(/\/+$/, '').replace(/^http/i, 'ws');
   const headers: Record<string, string> = {};
   if (beta) headers['openai-beta'] = 'realtime=v1';
-  if (channel.type === AZURE) {
+  if (type?.openaiUrl === 'azure') {
     const query = new URLSearchParams({
       'api-version': channel.other || AZURE_DEFAULT_API_VERSION,
       deployment: azureDeployment(upstreamModel),
