@@ -151,6 +151,38 @@ async function walletUser(name: string, quota: number): Promise<string> {
   return token.body.data.key;
 }
 
+describe('the mock Realtime service', () => {
+  it('speaks what the official client expects, and refuses a wrong key in HTTP', async () => {
+    const port = Number(new URL(upstream.url).port);
+    const open = (apiKey: string) =>
+      new OpenAIRealtimeWS(
+        { model: 'gpt-realtime', options: { createConnection: () => connect({ port, host: '127.0.0.1' }) } as never },
+        new OpenAI({ apiKey, baseURL: `${upstream.url}/v1` }),
+      );
+    const usage = realtimeUsage({ textIn: 5, audioIn: 0, textOut: 3, audioOut: 0 });
+    upstream.usages.push(usage);
+    const rt = open(UPSTREAM_KEY);
+    const seen = recorder(rt);
+    await seen.next('session.created');
+    rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [] } });
+    rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+    rt.send({ type: 'no.such.event' } as never);
+    await seen.next('response.done');
+    await seen.next('error');
+    expect(seen.events.find((e) => e.type === 'response.done').response.usage).toEqual(usage);
+    expect(seen.events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['conversation.item.added', 'response.created', 'response.output_text.delta']),
+    );
+    rt.close();
+    await seen.closed;
+
+    const refused = open('sk-wrong');
+    const failed = recorder(refused);
+    await failed.closed;
+    expect(String(failed.errors[0]?.message ?? failed.errors[0])).toContain('401');
+  });
+});
+
 describe('the Realtime relay', () => {
   it('relays a session of the official client and bills both responses to the unit', async () => {
     const first = realtimeUsage({ textIn: 120, cachedText: 40, audioIn: 300, textOut: 30, audioOut: 200 });
@@ -282,6 +314,11 @@ describe('the Realtime relay', () => {
       ),
     ).toBe(expected);
 
+    const quotaClosed = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_requests_total').find(
+      (s) => s.labels.format === 'openai-realtime' && s.labels.error_type === 'quota' && s.labels.status === '1xx',
+    );
+    expect(quotaClosed?.value).toBe(1);
+
     // A new session of the drained wallet is refused before the handshake.
     const refused = await refusal(`${wsBase}/v1/realtime?model=gpt-realtime`, { authorization: `Bearer ${key}` });
     expect(refused.status).toBe(403);
@@ -343,6 +380,10 @@ describe('the Realtime relay', () => {
     expect(JSON.parse(badKey.body)).toMatchObject({ error: { type: 'new_api_error' } });
     const badSubprotocol = await refusal(url, {}, ['realtime', 'openai-insecure-api-key.sk-nope']);
     expect(badSubprotocol.status).toBe(401);
+    const refusedKeys = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_requests_total').find(
+      (s) => s.labels.format === 'openai-realtime' && s.labels.error_type === 'auth',
+    );
+    expect(refusedKeys?.value).toBe(2);
 
     const noChannel = await refusal(`${wsBase}/v1/realtime?model=no-such-model`, {
       authorization: `Bearer ${rootKey}`,

@@ -1,7 +1,9 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
 import { realtimeSubprotocolKey } from '../auth/key-auth.ts';
 import type { ChannelSnapshot } from '../types.ts';
-import { closeReason, errorEvent, sendableCloseCode } from './frames.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
 import { realtimeTarget, servesRealtime, wantsBeta } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
@@ -125,5 +127,64 @@ describe('realtime frames', () => {
       event_id: expect.stringMatching(/^event_\w{22}$/),
       error: { type: 'insufficient_quota', code: 'insufficient_quota', message: 'out', param: null, event_id: null },
     });
+  });
+});
+
+/** A socket as relayFrames uses it: frames sent are held until `flush` calls their callbacks. */
+class FakeSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  isPaused = false;
+  sent: Array<{ data: Buffer; binary: boolean; done: () => void }> = [];
+  pause() {
+    this.isPaused = true;
+  }
+  resume() {
+    this.isPaused = false;
+  }
+  send(data: Buffer, options: { binary: boolean }, done: () => void) {
+    this.sent.push({ data, binary: options.binary, done });
+  }
+  flush() {
+    for (const frame of this.sent.splice(0)) frame.done();
+  }
+}
+
+describe('relayFrames', () => {
+  it('passes each frame on at once, text as text and binary as binary, then lets it be inspected', () => {
+    const from = new FakeSocket();
+    const to = new FakeSocket();
+    const inspected: string[] = [];
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket, (data) => inspected.push(String(data)));
+    from.emit('message', Buffer.from('{"type":"a"}'), false);
+    from.emit('message', [Buffer.from([1, 2]), Buffer.from([3])], true);
+    expect(to.sent.map((f) => [f.data, f.binary])).toEqual([
+      [Buffer.from('{"type":"a"}'), false],
+      [Buffer.from([1, 2, 3]), true],
+    ]);
+    expect(inspected).toHaveLength(2);
+  });
+
+  it('stops reading the sender while the receiver has a megabyte queued, and reads again once it drains', () => {
+    const from = new FakeSocket();
+    const to = new FakeSocket();
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket);
+    const chunk = Buffer.alloc(300_000);
+    for (let i = 0; i < 3; i++) from.emit('message', chunk, true);
+    expect(from.isPaused).toBe(false);
+    from.emit('message', chunk, true);
+    expect(from.isPaused).toBe(true);
+    expect(to.sent).toHaveLength(4);
+    to.flush();
+    expect(from.isPaused).toBe(false);
+  });
+
+  it('drops frames for a receiver that is no longer open', () => {
+    const from = new FakeSocket();
+    const to = new FakeSocket();
+    to.readyState = 2;
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket);
+    from.emit('message', Buffer.from('x'), false);
+    expect(to.sent).toEqual([]);
   });
 });

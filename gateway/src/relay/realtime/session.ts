@@ -6,6 +6,7 @@ import { buildConsumeOther } from '../../domain/usage/index.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
+import { recordRelayFailure } from '../error-log.ts';
 import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
 import type { PipelineDeps } from '../pipeline.ts';
@@ -118,6 +119,7 @@ export class RealtimeSession {
     const plan = this.#plan;
     const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
     let lastError = 'no channel serves the Realtime API for this model';
+    let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
     for (let index = 0; index <= retries && !this.#closing; index++) {
       const channel = plan.pinned ?? pickChannel({ candidates: plan.candidates, exclude: plan.exclude });
       if (!channel) break;
@@ -140,6 +142,7 @@ export class RealtimeSession {
       } catch (error) {
         const failure = error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
         lastError = failure.message;
+        lastFailure = { channel, error: failure };
         deps.metrics.upstreamError(channel, failure.code);
         void deps.health.failed(channel, keyIndex, {
           status: failure.status,
@@ -150,6 +153,22 @@ export class RealtimeSession {
       }
     }
     noteRelay(this.#request, { channel: String(this.#tried.at(-1) ?? 'none') });
+    if (lastFailure) {
+      recordRelayFailure(
+        deps.recorder,
+        plan.caller,
+        this.#request,
+        { model: plan.model, stream: true, startedMs: plan.started },
+        {
+          channel: lastFailure.channel,
+          tried: this.#tried,
+          status: lastFailure.error.status,
+          code: lastFailure.error.code,
+          message: lastFailure.error.message,
+          fromUpstream: true,
+        },
+      );
+    }
     this.#fail(this.#tried.length > 0 ? 'upstream' : 'no_channel');
     this.#send(errorEvent('server_error', 'upstream_unreachable', this.#withRequestId(lastError)));
     void this.close(1011, 'upstream unavailable');
