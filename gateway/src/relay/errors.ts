@@ -54,6 +54,13 @@ export const RELAY_ERRORS = defineErrors({
       en: 'This gateway serves the Responses API over HTTP only: use POST /v1/responses',
     },
   },
+  websocket_required: {
+    status: 426,
+    message: {
+      zh: '该接口需要 WebSocket 连接',
+      en: 'This endpoint takes a WebSocket connection (Upgrade: websocket)',
+    },
+  },
   api_not_implemented: { status: 501, message: { zh: '该接口尚未实现', en: 'This API is not implemented' } },
   upstream_error: { status: 502, message: { zh: '上游错误：{detail}', en: 'Upstream error: {detail}' } },
   upstream_unreachable: {

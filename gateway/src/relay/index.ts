@@ -14,6 +14,7 @@ import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
+import { realtimeRoute, routeUpgrades } from './realtime/index.ts';
 import type { WireFormat } from './types.ts';
 
 export interface RelayPluginDeps extends PipelineDeps {
@@ -118,6 +119,10 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     if (String(request.headers.upgrade ?? '').toLowerCase() !== 'websocket') return reply.callNotFound();
     throw new AppError(RELAY_ERRORS.websocket_unsupported);
   });
+
+  // WebSocket handshakes go through the routes too: the Realtime API accepts them, others refuse in HTTP.
+  routeUpgrades(app);
+  realtimeRoute(app, deps, deps.bodyLimitBytes);
 
   // Token counting answers, but is not a billed relay request: no relay format, no consume log.
   app.post('/v1/messages/count_tokens', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {

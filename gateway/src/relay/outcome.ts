@@ -17,6 +17,8 @@ interface Outcome {
   /** The channel that answered, or the last one that failed; `none` when no channel was reached. */
   channel: string;
   errorType: RelayErrorType | undefined;
+  /** A WebSocket session: the request answered 101 and its socket was handed over (never an HTTP answer). */
+  upgraded?: boolean;
 }
 
 const outcomes = new WeakMap<FastifyRequest, Outcome>();
@@ -36,7 +38,9 @@ export function trackRelayOutcome(
   const raw = reply.raw;
   raw.once('close', () => {
     metrics.inFlight.dec();
-    const { status, errorType } = ending(raw.writableFinished, raw.headersSent, raw.statusCode, outcome.errorType);
+    const { status, errorType } = outcome.upgraded
+      ? { status: 101, errorType: outcome.errorType ?? 'none' }
+      : ending(raw.writableFinished, raw.headersSent, raw.statusCode, outcome.errorType);
     metrics.finished({
       model: outcome.model,
       channel: outcome.channel,
@@ -69,6 +73,15 @@ export function ending(
 export function noteRelay(request: FastifyRequest, facts: Partial<Omit<Outcome, 'errorType'>>): void {
   const outcome = outcomes.get(request);
   if (outcome) Object.assign(outcome, facts);
+}
+
+/**
+ * Records why a WebSocket session ended badly. Its HTTP response never ends (the socket was handed
+ * over), so the first reason noted stands until the socket closes.
+ */
+export function noteSessionFailure(request: FastifyRequest, errorType: RelayErrorType): void {
+  const outcome = outcomes.get(request);
+  if (outcome && !outcome.errorType) outcome.errorType = errorType;
 }
 
 /**

@@ -19,6 +19,8 @@ export type WireFormat =
   | 'openai-audio-translations'
   | 'openai-moderations'
   | 'rerank'
+  /** `GET /v1/realtime`: an OpenAI Realtime WebSocket session, relayed frame by frame. */
+  | 'openai-realtime'
   | 'claude-messages'
   | 'gemini-generate'
   | 'gemini-embed'

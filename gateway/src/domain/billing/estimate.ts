@@ -228,6 +228,9 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
       return 0;
+    case 'openai-realtime':
+      // Billed from each response's reported usage as the session runs.
+      return 0;
     case 'tencent-chat':
     case 'xunfei-chat':
     case 'bedrock-converse':

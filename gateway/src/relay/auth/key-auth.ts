@@ -36,6 +36,9 @@ export function extractKey(request: FastifyRequest): string | undefined {
   ) {
     return anthropic;
   }
+  // Browsers cannot set headers on a WebSocket, so OpenAI's clients put the key in the subprotocol list.
+  const subprotocolKey = realtimeSubprotocolKey(headers['sec-websocket-protocol']);
+  if (subprotocolKey) return subprotocolKey;
   const authorization = headers.authorization;
   if (typeof authorization === 'string') {
     const match = /^bearer\s+(.+)$/i.exec(authorization.trim());
@@ -43,6 +46,21 @@ export function extractKey(request: FastifyRequest): string | undefined {
   }
   const mj = headers['mj-api-secret'];
   return typeof mj === 'string' && mj ? mj : undefined;
+}
+
+const SUBPROTOCOL_KEY_PREFIX = 'openai-insecure-api-key.';
+
+/** The key in `Sec-WebSocket-Protocol: realtime, openai-insecure-api-key.<key>, …`, if one is there. */
+export function realtimeSubprotocolKey(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!value) return undefined;
+  for (const part of value.split(',')) {
+    const protocol = part.trim();
+    if (protocol.startsWith(SUBPROTOCOL_KEY_PREFIX) && protocol.length > SUBPROTOCOL_KEY_PREFIX.length) {
+      return protocol.slice(SUBPROTOCOL_KEY_PREFIX.length);
+    }
+  }
+  return undefined;
 }
 
 /** Checks a relay request's key, its token and owner (reference §3.2); throws the relay's errors. */

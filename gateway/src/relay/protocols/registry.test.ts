@@ -22,6 +22,7 @@ const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   rerank: 'rerank',
   messages: 'claude-messages',
   gemini: 'gemini-generate',
+  realtime: 'openai-realtime',
 };
 
 /** The chat-like formats clients send; a type that chats must serve all of them (converted through the hub). */

@@ -18,6 +18,8 @@ const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
   'openai-audio-translations',
   'openai-moderations',
   'rerank',
+  // Spoken over a WebSocket by relay/realtime (never through buildRequest), on the types whose registry entry offers it.
+  'openai-realtime',
 ]);
 
 /** Client formats OpenAI-compatible upstreams serve by conversion. */

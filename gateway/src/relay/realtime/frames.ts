@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { RawData, WebSocket } from 'ws';
+
+/** Bytes a direction may have queued on its way out before its source stops being read. */
+const HIGH_WATER_BYTES = 1 << 20;
+const LOW_WATER_BYTES = 1 << 18;
+
+/**
+ * Relays every frame from one socket to the other as it arrives, text as text and binary as binary,
+ * without holding any back. When the receiving side cannot keep up, the sending side stops being
+ * read (TCP pushes back on its peer) until the queue drains. `inspect` sees each frame after it was
+ * handed on.
+ */
+export function relayFrames(from: WebSocket, to: WebSocket, inspect?: (data: Buffer, isBinary: boolean) => void): void {
+  let queued = 0;
+  from.on('message', (raw: RawData, isBinary: boolean) => {
+    const data = toBuffer(raw);
+    if (to.readyState !== to.OPEN) return;
+    queued += data.length;
+    if (queued > HIGH_WATER_BYTES && !from.isPaused) from.pause();
+    to.send(data, { binary: isBinary }, () => {
+      queued -= data.length;
+      if (queued <= LOW_WATER_BYTES && from.isPaused && from.readyState === from.OPEN) from.resume();
+    });
+    inspect?.(data, isBinary);
+  });
+}
+
+function toBuffer(raw: RawData): Buffer {
+  if (Buffer.isBuffer(raw)) return raw;
+  if (Array.isArray(raw)) return Buffer.concat(raw);
+  return Buffer.from(raw);
+}
+
+/** A Realtime `error` server event, in OpenAI's shape. */
+export function errorEvent(type: string, code: string, message: string) {
+  return {
+    type: 'error',
+    event_id: `event_${randomUUID().replaceAll('-', '').slice(0, 22)}`,
+    error: { type, code, message, param: null, event_id: null },
+  };
+}
+
+/** A close code one may send (1005, 1006 and 1015 are only ever reported), else 1000. */
+export function sendableCloseCode(code: number): number {
+  const reserved = code === 1004 || code === 1005 || code === 1006 || code === 1015;
+  return (code >= 1000 && code <= 1014 && !reserved) || (code >= 3000 && code <= 4999) ? code : 1000;
+}
+
+/** A close reason within the 123 bytes a close frame carries. */
+export function closeReason(reason: Buffer | string): string {
+  const text = Buffer.isBuffer(reason) ? reason.toString('utf8') : reason;
+  let cut = text;
+  while (Buffer.byteLength(cut) > 123) cut = cut.slice(0, -1);
+  return cut;
+}

@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { WebSocketServer } from 'ws';
+import { resolvePrice } from '../../domain/billing/index.ts';
+import type { Reservation } from '../../domain/ledger/ledger.ts';
+import { AppError } from '../../errors.ts';
+import { assertModelAllowed } from '../auth/key-auth.ts';
+import { RELAY_ERRORS } from '../errors.ts';
+import { noteRelay } from '../outcome.ts';
+import { type PipelineDeps, pinnedChannel } from '../pipeline.ts';
+import type { ChannelSnapshot } from '../types.ts';
+import { holdNext, RealtimeSession, type SessionPlan } from './session.ts';
+import { takeUpgrade } from './upgrade.ts';
+import { servesRealtime, wantsBeta } from './upstream.ts';
+
+export { routeUpgrades } from './upgrade.ts';
+
+const REALTIME_SUBPROTOCOL = 'realtime';
+
+/**
+ * `GET /v1/realtime?model=` (OpenAI's Realtime API over a WebSocket). Everything that can refuse the
+ * session is checked before the handshake is accepted, and refused in HTTP in OpenAI's error shape
+ * (the key 401, the model 403, no channel 503, no quota 403); the rest is the session's.
+ */
+export function realtimeRoute(app: FastifyInstance, deps: PipelineDeps, maxPayload: number): void {
+  const server = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload,
+    // OpenAI's browser clients offer `realtime` (with the key as another subprotocol) and expect it back.
+    handleProtocols: (offered) => (offered.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : false),
+  });
+  const live = new Set<RealtimeSession>();
+  // Open sessions would hold the server open: they are closed (and billed) before HTTP drains.
+  app.addHook('preClose', async () => {
+    await Promise.all([...live].map((session) => session.close(1001, 'server shutting down')));
+  });
+
+  app.get('/v1/realtime', { config: { relayFormat: 'openai-realtime' } }, async (request, reply) => {
+    const upgrade = takeUpgrade(request);
+    if (!upgrade || String(request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      throw new AppError(RELAY_ERRORS.websocket_required);
+    }
+    const plan = await planSession(deps, request);
+    reply.hijack();
+    let accepted = false;
+    // A handshake ws refused (a malformed key, a wrong version) leaves the first hold to give back.
+    upgrade.socket.once('close', () => {
+      if (!accepted) void release(deps, plan.reservation);
+    });
+    server.handleUpgrade(request.raw, upgrade.socket, upgrade.head, (client) => {
+      accepted = true;
+      noteRelay(request, { upgraded: true });
+      const session = new RealtimeSession(deps, request, plan, client);
+      live.add(session);
+      client.once('close', () => {
+        void session.close().finally(() => live.delete(session));
+      });
+      session.run().catch((error: unknown) => {
+        request.log.error({ err: error }, 'realtime session failed');
+        void session.close(1011, 'internal error');
+      });
+    });
+    return reply;
+  });
+}
+
+/** The session's caller, model, price, channels and first hold, or the HTTP refusal. */
+async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise<SessionPlan> {
+  const caller = request.relayCaller;
+  if (!caller) throw new AppError(RELAY_ERRORS.invalid_token);
+  const model = (request.query as { model?: unknown }).model;
+  if (typeof model !== 'string' || !model) throw new AppError(RELAY_ERRORS.model_required);
+  const { user } = caller.identity;
+  const candidates = deps.routing.candidates(caller.group, model);
+  const served = caller.pinnedChannelId !== undefined || candidates.length > 0;
+  noteRelay(request, { format: 'openai-realtime', group: caller.group, model: served ? model : 'unknown' });
+  assertModelAllowed(caller, model);
+  await deps.limits.admit(user.id, caller.group);
+
+  let pinned: ChannelSnapshot | undefined;
+  const exclude = new Set<number>();
+  if (caller.pinnedChannelId !== undefined) {
+    pinned = pinnedChannel(deps.routing, caller);
+    if (!servesRealtime(pinned.type)) throw unsupported(pinned);
+  } else {
+    let servable: ChannelSnapshot | undefined;
+    let other: ChannelSnapshot | undefined;
+    for (const tier of candidates) {
+      for (const channel of tier.channels) {
+        if (servesRealtime(channel.type)) servable = channel;
+        else {
+          other = channel;
+          exclude.add(channel.id);
+        }
+      }
+    }
+    if (!servable) {
+      throw other ? unsupported(other) : new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model });
+    }
+  }
+
+  const maps = deps.pricing.maps();
+  const price = resolvePrice({
+    model,
+    usingGroup: caller.group,
+    userGroup: user.group,
+    maps,
+    options: deps.options,
+    acceptUnset: user.acceptUnsetModels,
+  });
+  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const holds =
+    !(free || price.groupRatio === 0) || deps.options.getBoolean('quota_setting.enable_free_model_pre_consume');
+  const reservation = holds ? await holdNext(deps, caller) : undefined;
+  return {
+    caller,
+    model,
+    price,
+    holds,
+    reservation,
+    candidates,
+    exclude,
+    ...(pinned ? { pinned } : {}),
+    beta: wantsBeta(request.headers),
+    started: Date.now(),
+  };
+}
+
+const unsupported = (channel: ChannelSnapshot) =>
+  new AppError(RELAY_ERRORS.format_unsupported, { format: 'openai-realtime', channel: channel.name });
+
+async function release(deps: PipelineDeps, reservation: Reservation | undefined): Promise<void> {
+  if (reservation) await deps.ledger.refund(reservation);
+}

@@ -1,0 +1,343 @@
+import type { FastifyRequest } from 'fastify';
+import { WebSocket } from 'ws';
+import { settleQuota } from '../../domain/billing/index.ts';
+import type { Reservation } from '../../domain/ledger/ledger.ts';
+import { buildConsumeOther } from '../../domain/usage/index.ts';
+import { requestLanguage, toAppError } from '../../http/errors.ts';
+import type { RelayCaller } from '../auth/key-auth.ts';
+import { clientType } from '../client-type.ts';
+import { recordRelayFailure } from '../error-log.ts';
+import type { RelayErrorType } from '../metrics.ts';
+import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
+import type { PipelineDeps } from '../pipeline.ts';
+import { providerFor } from '../protocols/index.ts';
+import { resolveModelMapping } from '../routing/model-mapping.ts';
+import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
+import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
+import { realtimeTarget } from './upstream.ts';
+import { addUsage, realtimeUsage } from './usage.ts';
+
+/** How long the upstream handshake may take. */
+const CONNECT_TIMEOUT_MS = 15_000;
+const RESPONSE_DONE = Buffer.from('"response.done"');
+
+/** What the route settled before accepting the handshake. */
+export interface SessionPlan {
+  caller: RelayCaller;
+  model: string;
+  price: ModelPrice;
+  /** Whether responses are held for on the ledger (not for a free model, unless pre-consume is on). */
+  holds: boolean;
+  /** The balance check of the first response, made before the handshake was accepted. */
+  reservation: Reservation | undefined;
+  /** Routing candidates, and those that cannot serve Realtime (never picked). */
+  candidates: readonly Tier[];
+  exclude: Set<number>;
+  /** The administrator's pinned channel, already checked. */
+  pinned?: ChannelSnapshot;
+  beta: boolean;
+  started: number;
+}
+
+/**
+ * One Realtime session (`GET /v1/realtime`): the client's socket relayed to a channel's, frames
+ * passed on as they come. Each `response.done` is charged on the ledger as it arrives, and the next
+ * response is held for at once, so a session that has run out of quota is told with an `error`
+ * event and closed; what was used is billed. One consume log, with the session's totals, is
+ * written when it ends (new-api's `other.ws`).
+ */
+export class RealtimeSession {
+  readonly #deps: PipelineDeps;
+  readonly #request: FastifyRequest;
+  readonly #plan: SessionPlan;
+  readonly #client: WebSocket;
+  #upstream: WebSocket | undefined;
+  #reservation: Reservation | undefined;
+  #billing: Promise<void> = Promise.resolve();
+  #total: Usage = { promptTokens: 0, completionTokens: 0 };
+  #quota = 0;
+  #responses = 0;
+  #channel: ChannelSnapshot | undefined;
+  #upstreamModel = '';
+  #tried: number[] = [];
+  #firstFrameMs: number | undefined;
+  #closing = false;
+  #failed = false;
+  #ended: Promise<void> | undefined;
+
+  constructor(deps: PipelineDeps, request: FastifyRequest, plan: SessionPlan, client: WebSocket) {
+    this.#deps = deps;
+    this.#request = request;
+    this.#plan = plan;
+    this.#client = client;
+    this.#reservation = plan.reservation;
+  }
+
+  /** Dials the upstream and starts relaying; the session then lives until either side closes. */
+  async run(): Promise<void> {
+    const client = this.#client;
+    // What the client sends before the upstream answers waits in TCP, not in memory.
+    client.pause();
+    client.on('error', (error) => this.#request.log.warn({ err: error }, 'realtime client socket failed'));
+    client.on('close', (code, reason) => void this.close(code, closeReason(reason)));
+    const upstream = await this.#connect();
+    if (!upstream) return;
+    if (this.#closing) {
+      upstream.resume();
+      upstream.close(1000);
+      return;
+    }
+    this.#upstream = upstream;
+    relayFrames(client, upstream);
+    relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
+    upstream.on('error', (error) => {
+      this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
+      this.#fail('upstream');
+    });
+    upstream.on('close', (code, reason) => this.close(code, closeReason(reason)));
+    upstream.resume();
+    client.resume();
+  }
+
+  /** Closes both sockets (the code is passed on) and settles the session. */
+  close(code = 1000, reason = ''): Promise<void> {
+    this.#closing = true;
+    for (const socket of [this.#client, this.#upstream]) {
+      if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
+        // The closing handshake needs the peer's close frame read.
+        if (socket.isPaused) socket.resume();
+        socket.close(sendableCloseCode(code), reason);
+      }
+    }
+    return this.#finish();
+  }
+
+  /** Opens the upstream socket on a channel that serves the model, retrying others as the relay does. */
+  async #connect(): Promise<WebSocket | undefined> {
+    const deps = this.#deps;
+    const plan = this.#plan;
+    const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
+    let lastError = 'no channel serves the Realtime API for this model';
+    let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
+    for (let index = 0; index <= retries && !this.#closing; index++) {
+      const channel = plan.pinned ?? pickChannel({ candidates: plan.candidates, exclude: plan.exclude });
+      if (!channel) break;
+      plan.exclude.add(channel.id);
+      this.#tried.push(channel.id);
+      const mapping = resolveModelMapping(plan.model, channel.modelMapping);
+      const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
+      const key = channel.keys[keyIndex];
+      if (!mapping.ok || key === undefined) {
+        lastError = mapping.ok ? 'the channel has no enabled key' : mapping.error.message;
+        continue;
+      }
+      const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
+      try {
+        const socket = await dial(target, channel);
+        noteRelay(this.#request, { channel: String(channel.id) });
+        this.#channel = channel;
+        this.#upstreamModel = mapping.upstreamModel;
+        return socket;
+      } catch (error) {
+        const failure = error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
+        lastError = failure.message;
+        lastFailure = { channel, error: failure };
+        deps.metrics.upstreamError(channel, failure.code);
+        void deps.health.failed(channel, keyIndex, {
+          status: failure.status,
+          code: failure.code,
+          message: failure.message,
+          skipRetry: false,
+        });
+      }
+    }
+    noteRelay(this.#request, { channel: String(this.#tried.at(-1) ?? 'none') });
+    if (lastFailure) {
+      recordRelayFailure(
+        deps.recorder,
+        plan.caller,
+        this.#request,
+        { model: plan.model, stream: true, startedMs: plan.started },
+        {
+          channel: lastFailure.channel,
+          tried: this.#tried,
+          status: lastFailure.error.status,
+          code: lastFailure.error.code,
+          message: lastFailure.error.message,
+          fromUpstream: true,
+        },
+      );
+    }
+    this.#fail(this.#tried.length > 0 ? 'upstream' : 'no_channel');
+    this.#send(errorEvent('server_error', 'upstream_unreachable', this.#withRequestId(lastError)));
+    void this.close(1011, 'upstream unavailable');
+    return undefined;
+  }
+
+  /** Server events pass through untouched; `response.done` is also read for its usage. */
+  #inspect(data: Buffer, isBinary: boolean): void {
+    this.#firstFrameMs ??= Date.now() - this.#plan.started;
+    if (isBinary || this.#closing || !data.includes(RESPONSE_DONE)) return;
+    let event: { type?: unknown; response?: { usage?: unknown } };
+    try {
+      event = JSON.parse(data.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (event.type !== 'response.done') return;
+    const usage = realtimeUsage(event.response?.usage);
+    if (!usage) return;
+    this.#billing = this.#billing
+      .then(() => this.#charge(usage))
+      .catch((error: unknown) => {
+        this.#request.log.error({ err: error }, 'realtime charge failed');
+        this.#fail('internal');
+        void this.close(1011, 'billing failed');
+      });
+  }
+
+  /** Charges one response, then holds for the next: a refusal ends the session. */
+  async #charge(usage: Usage): Promise<void> {
+    const deps = this.#deps;
+    const plan = this.#plan;
+    const { user } = plan.caller.identity;
+    const { quota } = settleQuota({
+      price: plan.price,
+      usage,
+      options: deps.options,
+      semantics: 'openai',
+      model: plan.model,
+    });
+    const held = this.#reservation;
+    this.#reservation = undefined;
+    if (held) await deps.ledger.settle(held, quota);
+    this.#quota += quota;
+    this.#total = addUsage(this.#total, usage);
+    this.#responses += 1;
+    deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
+    deps.metrics.billed({ model: plan.model, group: plan.caller.group, firstTokenMs: undefined, usage, quota });
+    if (!plan.holds || this.#closing) return;
+    try {
+      this.#reservation = await holdNext(deps, plan.caller);
+    } catch (error) {
+      const appError = toAppError(error);
+      this.#fail(errorTypeOf(error));
+      const quotaShort = errorTypeOf(error) === 'quota';
+      this.#send(
+        errorEvent(
+          quotaShort ? 'insufficient_quota' : 'server_error',
+          quotaShort ? 'insufficient_quota' : appError.code,
+          this.#withRequestId(appError.localized(requestLanguage(this.#request))),
+        ),
+      );
+      void this.close(1008, quotaShort ? 'insufficient quota' : 'quota unavailable');
+    }
+  }
+
+  #send(event: object): void {
+    if (this.#client.readyState === this.#client.OPEN) this.#client.send(JSON.stringify(event));
+  }
+
+  #withRequestId(message: string): string {
+    return `${message} (request id: ${this.#request.id})`;
+  }
+
+  #fail(type: RelayErrorType): void {
+    this.#failed = true;
+    noteSessionFailure(this.#request, type);
+  }
+
+  /** Once: waits for the last charge, releases the open hold, writes the session's consume log. */
+  #finish(): Promise<void> {
+    this.#closing = true;
+    this.#ended ??= (async () => {
+      await this.#billing;
+      const deps = this.#deps;
+      const plan = this.#plan;
+      if (this.#reservation) await deps.ledger.refund(this.#reservation);
+      this.#reservation = undefined;
+      const channel = this.#channel;
+      if (!channel) return;
+      if (!this.#failed) await deps.limits.succeeded(plan.caller.identity.user.id, plan.caller.group);
+      if (this.#responses === 0) return;
+      const { user, token } = plan.caller.identity;
+      deps.recorder.recordConsume({
+        userId: user.id,
+        username: user.username,
+        tokenId: token.id,
+        tokenName: token.name,
+        channelId: channel.id,
+        channelName: channel.name,
+        modelName: plan.model,
+        group: plan.caller.group,
+        useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
+        isStream: true,
+        ip: '',
+        requestId: this.#request.id,
+        content: '',
+        quota: this.#quota,
+        promptTokens: this.#total.promptTokens,
+        completionTokens: this.#total.completionTokens,
+        clientType: clientType(this.#request.headers['user-agent']),
+        other: buildConsumeOther({
+          price: plan.price,
+          usage: this.#total,
+          firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
+          requestedModel: plan.model,
+          upstreamModel: this.#upstreamModel,
+          usedChannels: this.#tried,
+          requestPath: '/v1/realtime',
+          mode: 'realtime',
+        }),
+      });
+    })();
+    return this.#ended;
+  }
+}
+
+/** Holds for the next response: nothing is set aside, but the wallet and a limited token must still have quota. */
+export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {
+  const { user, token } = caller.identity;
+  return deps.ledger.reserve({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited, amount: 0 });
+}
+
+/** The upstream refused or could not be reached. */
+class DialError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Opens the upstream WebSocket; a refused handshake becomes the upstream's own error. */
+function dial(target: { url: string; headers: Record<string, string> }, channel: ChannelSnapshot): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(target.url, {
+      headers: target.headers,
+      perMessageDeflate: false,
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
+    });
+    socket.on('error', (error) =>
+      reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),
+    );
+    // Paused until the session listens: `session.created` may arrive with the handshake's answer.
+    socket.once('open', () => {
+      socket.pause();
+      resolve(socket);
+    });
+    socket.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const status = response.statusCode ?? 502;
+        const parsed = providerFor(channel.type).parseError(status, Buffer.concat(chunks).toString('utf8'));
+        reject(new DialError(status, parsed.code ?? `upstream_${status}`, parsed.message));
+        socket.terminate();
+      });
+    });
+  });
+}
