@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonAnswer } from '../list-test-support.ts';
+import { jsonAnswer } from '../answer.ts';
 import { fakeTransport } from '../test-support.ts';
 import { listBedrockModels } from './listing.ts';
 
@@ -48,15 +48,13 @@ describe('listBedrockModels', () => {
   });
 
   it('gives Bedrock’s refusal, the key left out should it be echoed', async () => {
-    const { transport } = fakeTransport(() =>
-      jsonAnswer(
-        403,
-        { message: 'The security token included in the request is invalid: AKIDEXAMPLE|secret|us-west-2' },
-        {
-          'x-amzn-errortype': 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/',
-        },
-      ),
-    );
+    const { transport } = fakeTransport(() => {
+      const answer = jsonAnswer(403, {
+        message: 'The security token included in the request is invalid: AKIDEXAMPLE|secret|us-west-2',
+      });
+      const errorType = 'UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/';
+      return { ...answer, headers: { ...answer.headers, 'x-amzn-errortype': errorType } };
+    });
     const failure = listBedrockModels({ channel, key: 'AKIDEXAMPLE|secret|us-west-2', transport, timeoutMs: 1000 });
     await expect(failure).rejects.toMatchObject({ code: 'UPSTREAM_REFUSED', params: { status: 403 } });
     await expect(failure).rejects.toSatisfy(

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { jsonAnswer } from '../list-test-support.ts';
+import { jsonAnswer } from '../answer.ts';
 import { fakeTransport } from '../test-support.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { listVertexModels } from './listing.ts';
