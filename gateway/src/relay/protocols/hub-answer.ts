@@ -66,10 +66,10 @@ export function errorType(status: number): string {
  * a usage chunk with no choices, as OpenAI streams usage.
  */
 export class HubChunks {
-  /** Upstreams that name the answer only in a later event rename it. */
+  /** Upstreams that name the answer, or say when they began it, only in a later event set these. */
   id: string;
+  created = nowSeconds();
   readonly #model: string;
-  readonly #created = nowSeconds();
   #extra: Json = {};
   #started = false;
   #finished = false;
@@ -82,6 +82,10 @@ export class HubChunks {
   /** Fields every later chunk carries (a conversation id, once the upstream names it). */
   carry(extra: Json): void {
     this.#extra = { ...this.#extra, ...extra };
+  }
+
+  get started(): boolean {
+    return this.#started;
   }
 
   get finished(): boolean {
@@ -101,7 +105,12 @@ export class HubChunks {
 
   /** One delta as it is. */
   chunk(delta: Json, finishReason: string | null = null): SseEvent {
-    return this.#event([{ index: 0, delta, finish_reason: finishReason }]);
+    return this.choices([{ index: 0, delta, finish_reason: finishReason }]);
+  }
+
+  /** A chunk of whole choices, as an upstream that streams several of them says them. */
+  choices(choices: Json[]): SseEvent {
+    return this.#event(choices);
   }
 
   /** One delta; the first of the answer carries the assistant role. */
@@ -146,7 +155,7 @@ export class HubChunks {
       data: JSON.stringify({
         id: this.id,
         object: 'chat.completion.chunk',
-        created: this.#created,
+        created: this.created,
         model: this.#model,
         choices,
         ...this.#extra,
