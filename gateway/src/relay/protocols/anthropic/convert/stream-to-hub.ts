@@ -1,6 +1,7 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
 import { HubChunks, hubError } from '../../hub-answer.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { finishReasonFromClaude, hubCompletionId, hubUsageFromClaude, isObject } from './shared.ts';
 
 /** What a Claude content block became in the hub stream. */
@@ -24,14 +25,8 @@ export class ClaudeToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      const parsed: unknown = JSON.parse(event.data);
-      if (!isObject(parsed)) return [];
-      data = parsed;
-    } catch {
-      return [];
-    }
+    const data = eventJson(event);
+    if (!data) return [];
     switch (data.type ?? event.event) {
       case 'message_start':
         return this.#messageStart(isObject(data.message) ? data.message : {});

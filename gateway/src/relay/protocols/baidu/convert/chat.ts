@@ -2,7 +2,7 @@ import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../
 import type { SseEvent } from '../../../sse.ts';
 import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
 import { maxTokens, messageText, stopList, systemText } from '../../hub-request.ts';
-import { isObject } from '../../upstream-json.ts';
+import { eventJson, isObject } from '../../upstream-json.ts';
 
 /**
  * ERNIE v1 chat (`/wenxinworkshop/chat/{endpoint}`) ↔ the hub. Its body takes the system prompt
@@ -116,13 +116,8 @@ class BaiduToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (!isObject(data)) return [];
+    const data = eventJson(event);
+    if (!data) return [];
     if (typeof data.error_msg === 'string') {
       return [hubError(data.error_msg, String(data.error_code ?? ''), 'baidu_error')];
     }

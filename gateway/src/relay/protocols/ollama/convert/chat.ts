@@ -2,7 +2,7 @@ import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../
 import type { SseEvent } from '../../../sse.ts';
 import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
 import { maxTokens, messageText, stopList } from '../../hub-request.ts';
-import { isObject } from '../../upstream-json.ts';
+import { eventJson, isObject } from '../../upstream-json.ts';
 
 /**
  * Ollama `/api/chat` ↔ the hub. Sampling goes in `options` (`num_predict` is the token budget),
@@ -138,13 +138,8 @@ class OllamaToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let line: Json;
-    try {
-      line = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (!isObject(line)) return [];
+    const line = eventJson(event);
+    if (!line) return [];
     if (typeof line.error === 'string') {
       return [hubError(line.error, null, 'ollama_error')];
     }

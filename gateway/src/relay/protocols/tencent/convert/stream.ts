@@ -1,6 +1,7 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
 import { HubChunks, hubError } from '../../hub-answer.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { finishToHub, toolCallsToHub, usageToHub } from './response.ts';
 
 /**
@@ -30,13 +31,8 @@ export class TencentToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (typeof data !== 'object' || data === null) return [];
+    const data = eventJson(event);
+    if (!data) return [];
     const error = streamError(data);
     if (error) return [error];
     if (data.Id) this.#chunks.id = `chatcmpl-${data.Id}`;
