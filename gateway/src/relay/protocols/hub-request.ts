@@ -15,14 +15,14 @@ export const CHAT_FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
   'gemini-generate',
 ]);
 
-/** A hub message's text: a string, or the text parts of a content array joined. */
-export function messageText(content: unknown): string {
+/** A hub message's text: a string, or the text parts of a content array joined (by a line break unless told). */
+export function messageText(content: unknown, separator = '\n'): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
     .filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string')
     .map((part) => part.text as string)
-    .join('\n');
+    .join(separator);
 }
 
 /** The system messages of a hub request, joined (upstreams that take the system prompt apart). */

@@ -1,4 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { messageText } from '../../hub-request.ts';
 import {
   claudeMessageId,
   claudeUsageFromHub,
@@ -65,7 +66,7 @@ export function claudeResponseFromHub(body: Json, ctx: ConvertContext): Json {
   for (const data of Array.isArray(message.redacted_reasoning) ? message.redacted_reasoning : []) {
     if (typeof data === 'string' && data !== '') content.push({ type: 'redacted_thinking', data });
   }
-  const text = contentText(message.content) || (typeof message.refusal === 'string' ? message.refusal : '');
+  const text = messageText(message.content, '') || (typeof message.refusal === 'string' ? message.refusal : '');
   if (text !== '') content.push({ type: 'text', text });
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isObject(call) || !isObject(call.function)) continue;
@@ -87,14 +88,4 @@ export function claudeResponseFromHub(body: Json, ctx: ConvertContext): Json {
     stop_sequence: null,
     usage: claudeUsageFromHub(isObject(body.usage) ? body.usage : {}),
   };
-}
-
-/** A hub message content (string or parts) as text. */
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string')
-    .map((part) => part.text)
-    .join('');
 }

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
-import { hubUsage } from '../usage.ts';
+import { hubUsageFromCohere } from '../usage.ts';
 import { asArray, asString, isObject, nowSeconds } from './fields.ts';
 
 /** Cohere's finish reasons → the hub's. */
@@ -45,7 +45,7 @@ export function cohereChatToHub(body: Json, ctx: ConvertContext): Json {
     model: ctx.model,
     choices: [{ index: 0, message, finish_reason: finishToHub(body.finish_reason) }],
   };
-  const usage = hubUsage(body.usage);
+  const usage = hubUsageFromCohere(body.usage);
   if (usage) answer.usage = usage;
   return answer;
 }

@@ -2,7 +2,7 @@ import type { ConvertContext, Json, StreamConverter } from '../../../convert/typ
 import type { SseEvent } from '../../../sse.ts';
 import { HubChunks } from '../../hub-answer.ts';
 import { eventJson } from '../../upstream-json.ts';
-import { hubUsage } from '../usage.ts';
+import { hubUsageFromCohere } from '../usage.ts';
 import { finishToHub } from './chat-response.ts';
 import { asString, isObject } from './fields.ts';
 
@@ -84,7 +84,7 @@ export class CohereToHubStream implements StreamConverter {
   #end(delta: Json): SseEvent[] {
     this.#finished = true;
     const out = this.#chunk({}, finishToHub(delta.finish_reason));
-    const usage = hubUsage(delta.usage);
+    const usage = hubUsageFromCohere(delta.usage);
     if (usage) out.push(this.#chunks.usage(usage));
     return out;
   }
