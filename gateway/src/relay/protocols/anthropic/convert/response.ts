@@ -1,4 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { hubAnswer } from '../../hub-answer.ts';
 import { messageText } from '../../hub-request.ts';
 import {
   claudeMessageId,
@@ -7,7 +8,6 @@ import {
   hubCompletionId,
   hubUsageFromClaude,
   isObject,
-  nowSeconds,
   stopReasonFromHub,
   toolInput,
 } from './shared.ts';
@@ -34,20 +34,18 @@ export function claudeResponseToHub(body: Json, ctx: ConvertContext): Json {
       });
     }
   }
-  const message: Json = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
+  const message: Json = { content: texts.length > 0 ? texts.join('') : null };
   if (reasoning.length > 0) message.reasoning_content = reasoning.join('');
   if (signature !== undefined) message.reasoning_signature = signature;
   if (redacted.length > 0) message.redacted_reasoning = redacted;
   if (calls.length > 0) message.tool_calls = calls;
-  const hub: Json = {
+  return hubAnswer({
     id: hubCompletionId(body.id),
-    object: 'chat.completion',
-    created: nowSeconds(),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: finishReasonFromClaude(body.stop_reason) ?? 'stop' }],
-  };
-  if (isObject(body.usage)) hub.usage = hubUsageFromClaude(body.usage);
-  return hub;
+    message,
+    finishReason: finishReasonFromClaude(body.stop_reason) ?? 'stop',
+    usage: isObject(body.usage) ? hubUsageFromClaude(body.usage) : undefined,
+  });
 }
 
 /** A whole hub chat completion → a Claude message (its first choice: Claude answers one). */
