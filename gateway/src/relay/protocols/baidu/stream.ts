@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
-import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { baiduUsage } from './usage.ts';
 
 /** Follows a Baidu stream: text from `result`, usage from the last event that reports it. */

@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamObserver } from '../types.ts';
-import { cohereEvent } from './convert/chat-stream.ts';
+import { eventJson } from '../upstream-json.ts';
 import { usageFromCohere } from './usage.ts';
 
 /** Reads Cohere v2 chat stream events: text and tool calls as they go by, usage from message-end. */
@@ -11,7 +11,7 @@ export class CohereStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    const data = cohereEvent(event);
+    const data = eventJson(event);
     const message = data?.delta?.message;
     switch (data?.type) {
       case 'content-delta': {

@@ -1,5 +1,6 @@
 import type { Json } from '../../convert/types.ts';
 import type { Usage, WireFormat } from '../../types.ts';
+import { hubUsage } from '../hub-answer.ts';
 
 /**
  * Cohere's usage report `{billed_units: {input_tokens, output_tokens, search_units}, tokens:
@@ -28,14 +29,10 @@ export function cohereUsage(format: WireFormat, body: unknown): Usage | undefine
 }
 
 /** The hub's (OpenAI's) usage object for a Cohere report. */
-export function hubUsage(report: unknown): Json | undefined {
+export function hubUsageFromCohere(report: unknown): Json | undefined {
   const usage = usageFromCohere(report);
   if (!usage) return undefined;
-  const hub: Json = {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-  };
+  const hub: Json = hubUsage(usage.promptTokens, usage.completionTokens);
   if (usage.cachedTokens) hub.prompt_tokens_details = { cached_tokens: usage.cachedTokens };
   return hub;
 }

@@ -1,4 +1,4 @@
-import { errorType } from '../text-hub.ts';
+import { errorType } from '../hub-answer.ts';
 import type { UpstreamError } from '../types.ts';
 
 /** The HTTP status of a Coze business code (Coze often answers HTTP 200 with an error code). */

@@ -1,5 +1,5 @@
 import type { WireFormat } from '../../types.ts';
-import { CHAT_FORMATS } from '../text-hub.ts';
+import { CHAT_FORMATS } from '../hub-request.ts';
 import type { Provider } from '../types.ts';
 import { parseCozeError } from './errors.ts';
 import { sendCoze } from './poll.ts';

@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
-import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { cozeChatUsage } from './usage.ts';
 
 /** Whether a message event is the bot's answer (not a tool trace, verbose note or follow-up suggestion). */

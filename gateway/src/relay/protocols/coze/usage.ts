@@ -1,6 +1,6 @@
 import type { Json } from '../../convert/types.ts';
 import type { Usage } from '../../types.ts';
-import { num } from '../text-hub.ts';
+import { num } from '../upstream-json.ts';
 
 /** A chat's `usage {token_count, input_count, output_count}`. */
 export function cozeChatUsage(chat: unknown): Usage | undefined {

@@ -2,8 +2,8 @@ import type { Json } from '../../convert/types.ts';
 import { SseParser } from '../../sse.ts';
 import type { Transport, UpstreamResponse } from '../../transport.ts';
 import { jsonAnswer, providerAnswer } from '../answer.ts';
-import { eventJson } from '../text-hub.ts';
 import type { SendInput, UpstreamRequest } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { workflowFailure } from './outputs.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { errorType } from '../text-hub.ts';
+import { errorType } from '../hub-answer.ts';
 import type { UpstreamError } from '../types.ts';
 
 /** Dify's error body `{code, message, status}`, or whatever text it sent. */

@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
-import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { workflowText } from './outputs.ts';
 import { difyMessageUsage, difyWorkflowUsage } from './usage.ts';
 

@@ -1,6 +1,6 @@
 import type { Json } from '../../convert/types.ts';
 import type { Usage } from '../../types.ts';
-import { num } from '../text-hub.ts';
+import { num } from '../upstream-json.ts';
 
 /** Usage of a chat app's `metadata.usage` (blocking answer or message_end). */
 export function difyMessageUsage(metadata: unknown): Usage | undefined {

@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
-import { eventJson } from '../text-hub.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { ollamaUsage } from './usage.ts';
 
 /** Ollama streams newline-delimited JSON (`application/x-ndjson`): each line becomes one event. */

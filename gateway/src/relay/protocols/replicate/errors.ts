@@ -1,4 +1,4 @@
-import { errorType } from '../text-hub.ts';
+import { errorType } from '../hub-answer.ts';
 import type { UpstreamError } from '../types.ts';
 
 /** Replicate's problem body `{title, detail, status}`, or whatever text it sent. */

@@ -1,6 +1,6 @@
 import type { Json } from '../../convert/types.ts';
 import type { Usage } from '../../types.ts';
-import { num } from '../text-hub.ts';
+import { num } from '../upstream-json.ts';
 
 /** A language model's token counts from a prediction's `metrics`; undefined when it reports none. */
 export function replicateUsage(prediction: unknown): Usage | undefined {

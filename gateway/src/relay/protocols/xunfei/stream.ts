@@ -1,7 +1,7 @@
 import type { SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
-import { eventJson } from '../text-hub.ts';
 import type { StreamObserver } from '../types.ts';
+import { eventJson } from '../upstream-json.ts';
 import { sparkUsage } from './usage.ts';
 
 /** Follows Spark answer frames: their text, function calls, and the usage the last frame reports. */

@@ -1,5 +1,5 @@
 import type { Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
-import { isObject } from '../../hub-chunks.ts';
+import { isObject } from '../../upstream-json.ts';
 
 /**
  * DashScope text-to-image (wanx) ↔ OpenAI images: the prompt under `input`, size as `W*H` and n

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
-import { isObject } from '../../hub-chunks.ts';
+import { isObject } from '../../upstream-json.ts';
 
 /**
  * DashScope text-rerank (gte-rerank) ↔ the relay's rerank format (Jina/Cohere style): the query and

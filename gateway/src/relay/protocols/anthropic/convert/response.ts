@@ -1,4 +1,6 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { hubAnswer } from '../../hub-answer.ts';
+import { messageText } from '../../hub-request.ts';
 import {
   claudeMessageId,
   claudeUsageFromHub,
@@ -6,7 +8,6 @@ import {
   hubCompletionId,
   hubUsageFromClaude,
   isObject,
-  nowSeconds,
   stopReasonFromHub,
   toolInput,
 } from './shared.ts';
@@ -33,20 +34,18 @@ export function claudeResponseToHub(body: Json, ctx: ConvertContext): Json {
       });
     }
   }
-  const message: Json = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
+  const message: Json = { content: texts.length > 0 ? texts.join('') : null };
   if (reasoning.length > 0) message.reasoning_content = reasoning.join('');
   if (signature !== undefined) message.reasoning_signature = signature;
   if (redacted.length > 0) message.redacted_reasoning = redacted;
   if (calls.length > 0) message.tool_calls = calls;
-  const hub: Json = {
+  return hubAnswer({
     id: hubCompletionId(body.id),
-    object: 'chat.completion',
-    created: nowSeconds(),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: finishReasonFromClaude(body.stop_reason) ?? 'stop' }],
-  };
-  if (isObject(body.usage)) hub.usage = hubUsageFromClaude(body.usage);
-  return hub;
+    message,
+    finishReason: finishReasonFromClaude(body.stop_reason) ?? 'stop',
+    usage: isObject(body.usage) ? hubUsageFromClaude(body.usage) : undefined,
+  });
 }
 
 /** A whole hub chat completion → a Claude message (its first choice: Claude answers one). */
@@ -65,7 +64,7 @@ export function claudeResponseFromHub(body: Json, ctx: ConvertContext): Json {
   for (const data of Array.isArray(message.redacted_reasoning) ? message.redacted_reasoning : []) {
     if (typeof data === 'string' && data !== '') content.push({ type: 'redacted_thinking', data });
   }
-  const text = contentText(message.content) || (typeof message.refusal === 'string' ? message.refusal : '');
+  const text = messageText(message.content, '') || (typeof message.refusal === 'string' ? message.refusal : '');
   if (text !== '') content.push({ type: 'text', text });
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isObject(call) || !isObject(call.function)) continue;
@@ -87,14 +86,4 @@ export function claudeResponseFromHub(body: Json, ctx: ConvertContext): Json {
     stop_sequence: null,
     usage: claudeUsageFromHub(isObject(body.usage) ? body.usage : {}),
   };
-}
-
-/** A hub message content (string or parts) as text. */
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .filter((part) => isObject(part) && part.type === 'text' && typeof part.text === 'string')
-    .map((part) => part.text)
-    .join('');
 }

@@ -12,8 +12,6 @@ export const count = (value: unknown): number =>
 export const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 /** Claude's stop_reason → the hub's finish_reason. */
 export function finishReasonFromClaude(reason: unknown): string | null {
   switch (reason) {

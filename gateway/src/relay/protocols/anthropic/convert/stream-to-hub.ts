@@ -1,6 +1,8 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { finishReasonFromClaude, hubCompletionId, hubUsageFromClaude, isObject, nowSeconds } from './shared.ts';
+import { HubChunks, hubError } from '../../hub-answer.ts';
+import { eventJson } from '../../upstream-json.ts';
+import { finishReasonFromClaude, hubCompletionId, hubUsageFromClaude, isObject } from './shared.ts';
 
 /** What a Claude content block became in the hub stream. */
 type Block = { kind: 'text' | 'thinking' | 'other' } | { kind: 'tool'; tool: number; args: boolean };
@@ -12,28 +14,19 @@ type Block = { kind: 'text' | 'thinking' | 'other' } | { kind: 'tool'; tool: num
  * usage. An `error` event becomes an OpenAI-style `{"error": …}` chunk.
  */
 export class ClaudeToHubStream implements StreamConverter {
-  readonly #ctx: ConvertContext;
-  #id = hubCompletionId(undefined);
-  readonly #created = nowSeconds();
+  readonly #chunks: HubChunks;
   /** Claude usage so far: message_start's, overwritten field by field by message_delta's totals. */
   #usage: Json = {};
   readonly #blocks = new Map<number, Block>();
   #tools = 0;
-  #started = false;
 
   constructor(ctx: ConvertContext) {
-    this.#ctx = ctx;
+    this.#chunks = new HubChunks(hubCompletionId(undefined), ctx.model);
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      const parsed: unknown = JSON.parse(event.data);
-      if (!isObject(parsed)) return [];
-      data = parsed;
-    } catch {
-      return [];
-    }
+    const data = eventJson(event);
+    if (!data) return [];
     switch (data.type ?? event.event) {
       case 'message_start':
         return this.#messageStart(isObject(data.message) ? data.message : {});
@@ -48,15 +41,7 @@ export class ClaudeToHubStream implements StreamConverter {
       case 'error': {
         const error = isObject(data.error) ? data.error : {};
         const type = typeof error.type === 'string' ? error.type : 'api_error';
-        return [
-          this.#raw({
-            error: {
-              message: typeof error.message === 'string' ? error.message : 'upstream stream error',
-              type,
-              code: type,
-            },
-          }),
-        ];
+        return [hubError(typeof error.message === 'string' ? error.message : 'upstream stream error', type, type)];
       }
       default:
         // ping, message_stop and anything newer.
@@ -69,36 +54,35 @@ export class ClaudeToHubStream implements StreamConverter {
   }
 
   #messageStart(message: Json): SseEvent[] {
-    if (typeof message.id === 'string' && message.id !== '') this.#id = hubCompletionId(message.id);
+    if (typeof message.id === 'string' && message.id !== '') this.#chunks.id = hubCompletionId(message.id);
     if (isObject(message.usage)) this.#usage = { ...message.usage };
-    this.#started = true;
-    return [this.#chunk({ role: 'assistant', content: '' })];
+    return [this.#chunks.role()];
   }
 
   #blockStart(index: number, block: Json): SseEvent[] {
-    const out = this.#ensureStarted();
+    const out = this.#chunks.start();
     switch (block.type) {
       case 'text':
         this.#blocks.set(index, { kind: 'text' });
-        if (typeof block.text === 'string' && block.text !== '') out.push(this.#chunk({ content: block.text }));
+        if (typeof block.text === 'string' && block.text !== '') out.push(this.#chunks.chunk({ content: block.text }));
         break;
       case 'thinking':
         this.#blocks.set(index, { kind: 'thinking' });
         if (typeof block.thinking === 'string' && block.thinking !== '')
-          out.push(this.#chunk({ reasoning_content: block.thinking }));
+          out.push(this.#chunks.chunk({ reasoning_content: block.thinking }));
         if (typeof block.signature === 'string' && block.signature !== '')
-          out.push(this.#chunk({ reasoning_signature: block.signature }));
+          out.push(this.#chunks.chunk({ reasoning_signature: block.signature }));
         break;
       case 'redacted_thinking':
         this.#blocks.set(index, { kind: 'other' });
-        if (typeof block.data === 'string') out.push(this.#chunk({ redacted_reasoning: [block.data] }));
+        if (typeof block.data === 'string') out.push(this.#chunks.chunk({ redacted_reasoning: [block.data] }));
         break;
       case 'tool_use': {
         const tool = this.#tools++;
         const input = isObject(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
         this.#blocks.set(index, { kind: 'tool', tool, args: input !== '' });
         out.push(
-          this.#chunk({
+          this.#chunks.chunk({
             tool_calls: [
               {
                 index: tool,
@@ -122,19 +106,21 @@ export class ClaudeToHubStream implements StreamConverter {
     const block = this.#blocks.get(index);
     switch (delta.type) {
       case 'text_delta':
-        return typeof delta.text === 'string' && delta.text !== '' ? [this.#chunk({ content: delta.text })] : [];
+        return typeof delta.text === 'string' && delta.text !== '' ? [this.#chunks.chunk({ content: delta.text })] : [];
       case 'thinking_delta':
         return typeof delta.thinking === 'string' && delta.thinking !== ''
-          ? [this.#chunk({ reasoning_content: delta.thinking })]
+          ? [this.#chunks.chunk({ reasoning_content: delta.thinking })]
           : [];
       case 'signature_delta':
         return typeof delta.signature === 'string' && delta.signature !== ''
-          ? [this.#chunk({ reasoning_signature: delta.signature })]
+          ? [this.#chunks.chunk({ reasoning_signature: delta.signature })]
           : [];
       case 'input_json_delta': {
         if (block?.kind !== 'tool' || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
         block.args = true;
-        return [this.#chunk({ tool_calls: [{ index: block.tool, function: { arguments: delta.partial_json } }] })];
+        return [
+          this.#chunks.chunk({ tool_calls: [{ index: block.tool, function: { arguments: delta.partial_json } }] }),
+        ];
       }
       default:
         return [];
@@ -146,39 +132,19 @@ export class ClaudeToHubStream implements StreamConverter {
     this.#blocks.delete(index);
     // A tool called without arguments streams none; the hub's arguments are still a JSON object.
     if (block?.kind === 'tool' && !block.args)
-      return [this.#chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] })];
+      return [this.#chunks.chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] })];
     return [];
   }
 
   #messageDelta(data: Json): SseEvent[] {
-    const out = this.#ensureStarted();
+    const out = this.#chunks.start();
     if (isObject(data.usage)) {
       for (const [key, value] of Object.entries(data.usage)) if (value !== null) this.#usage[key] = value;
     }
     const finish = finishReasonFromClaude(data.delta?.stop_reason);
-    if (finish) out.push(this.#chunk({}, finish));
+    if (finish) out.push(this.#chunks.chunk({}, finish));
     // No usage at all (a nonconforming upstream): say nothing, so that the relay estimates it.
-    if (Object.keys(this.#usage).length > 0)
-      out.push(this.#raw({ ...this.#base(), choices: [], usage: hubUsageFromClaude(this.#usage) }));
+    if (Object.keys(this.#usage).length > 0) out.push(this.#chunks.usage(hubUsageFromClaude(this.#usage)));
     return out;
-  }
-
-  /** A stream that skipped message_start still gets its role chunk first. */
-  #ensureStarted(): SseEvent[] {
-    if (this.#started) return [];
-    this.#started = true;
-    return [this.#chunk({ role: 'assistant', content: '' })];
-  }
-
-  #base(): Json {
-    return { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#ctx.model };
-  }
-
-  #chunk(delta: Json, finish: string | null = null): SseEvent {
-    return this.#raw({ ...this.#base(), choices: [{ index: 0, delta, finish_reason: finish }] });
-  }
-
-  #raw(body: Json): SseEvent {
-    return { data: JSON.stringify(body) };
   }
 }

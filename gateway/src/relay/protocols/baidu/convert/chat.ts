@@ -1,15 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import {
-  HubChunks,
-  hubAnswer,
-  hubUsage,
-  isObject,
-  maxTokens,
-  messageText,
-  stopList,
-  systemText,
-} from '../../hub-chunks.ts';
+import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
+import { maxTokens, messageText, stopList, systemText } from '../../hub-request.ts';
+import { eventJson, isObject } from '../../upstream-json.ts';
 
 /**
  * ERNIE v1 chat (`/wenxinworkshop/chat/{endpoint}`) ↔ the hub. Its body takes the system prompt
@@ -84,7 +77,13 @@ function responseToHub(body: Json, ctx: ConvertContext): Json {
   const call = isObject(body.function_call) ? body.function_call : undefined;
   const message: Json = { content: typeof body.result === 'string' ? body.result : '' };
   if (call) message.tool_calls = [toolCall(call, body.id)];
-  return hubAnswer(ctx, String(body.id ?? 'as-tollgate'), message, finishReason(body), usageToHub(body.usage));
+  return hubAnswer({
+    id: String(body.id ?? 'as-tollgate'),
+    model: ctx.model,
+    message,
+    finishReason: finishReason(body),
+    usage: usageToHub(body.usage),
+  });
 }
 
 function toolCall(call: Json, id: unknown): Json {
@@ -102,7 +101,7 @@ function finishReason(body: Json): string {
   return 'stop';
 }
 
-export function usageToHub(usage: unknown): Json | undefined {
+export function usageToHub(usage: unknown): HubUsage | undefined {
   if (!isObject(usage)) return undefined;
   return hubUsage(Number(usage.prompt_tokens) || 0, Number(usage.completion_tokens) || 0);
 }
@@ -117,18 +116,12 @@ class BaiduToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (!isObject(data)) return [];
+    const data = eventJson(event);
+    if (!data) return [];
     if (typeof data.error_msg === 'string') {
-      const error = { message: data.error_msg, type: 'baidu_error', code: String(data.error_code ?? '') };
-      return [{ data: JSON.stringify({ error }) }];
+      return [hubError(data.error_msg, String(data.error_code ?? ''), 'baidu_error')];
     }
-    this.#chunks ??= new HubChunks(this.#ctx, String(data.id ?? 'as-tollgate'));
+    this.#chunks ??= new HubChunks(String(data.id ?? 'as-tollgate'), this.#ctx.model);
     const events: SseEvent[] = [];
     if (typeof data.result === 'string' && data.result !== '')
       events.push(this.#chunks.delta({ content: data.result }));

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
-import { isObject } from '../../hub-chunks.ts';
+import { isObject } from '../../upstream-json.ts';
 
 /**
  * ERNIE v1 embeddings (`/wenxinworkshop/embeddings/{endpoint}`): `{input: [text…]}` answered with

@@ -1,7 +1,7 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { hubAnswer } from '../../hub-answer.ts';
+import { isObject } from '../../upstream-json.ts';
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
 /** Converse's stopReason → the hub's finish_reason. */
@@ -57,16 +57,14 @@ export function converseResponseToHub(body: Json, ctx: ConvertContext): Json {
       });
     }
   }
-  const message: Json = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null };
+  const message: Json = { content: texts.length > 0 ? texts.join('') : null };
   if (reasoning.length > 0) message.reasoning_content = reasoning.join('');
   if (calls.length > 0) message.tool_calls = calls;
-  const hub: Json = {
+  return hubAnswer({
     id: hubCompletionId(),
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: finishFromConverse(body.stopReason) }],
-  };
-  if (isObject(body.usage)) hub.usage = hubUsageFromConverse(body.usage);
-  return hub;
+    message,
+    finishReason: finishFromConverse(body.stopReason),
+    usage: isObject(body.usage) ? hubUsageFromConverse(body.usage) : undefined,
+  });
 }

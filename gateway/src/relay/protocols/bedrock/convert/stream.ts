@@ -1,5 +1,6 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
+import { HubChunks } from '../../hub-answer.ts';
 import { finishFromConverse, hubCompletionId, hubUsageFromConverse } from './response.ts';
 
 /**
@@ -9,15 +10,12 @@ import { finishFromConverse, hubCompletionId, hubUsageFromConverse } from './res
  * with no choices, as OpenAI streams usage.
  */
 export class ConverseToHubStream implements StreamConverter {
-  readonly #ctx: ConvertContext;
-  readonly #id = hubCompletionId();
-  readonly #created = Math.floor(Date.now() / 1000);
+  readonly #chunks: HubChunks;
   /** Converse block index → hub tool call index, and whether arguments came. */
   readonly #tools = new Map<number, { tool: number; args: boolean }>();
-  #started = false;
 
   constructor(ctx: ConvertContext) {
-    this.#ctx = ctx;
+    this.#chunks = new HubChunks(hubCompletionId(), ctx.model);
   }
 
   push(event: SseEvent): SseEvent[] {
@@ -29,10 +27,10 @@ export class ConverseToHubStream implements StreamConverter {
     }
     switch (event.event) {
       case 'messageStart':
-        return this.#ensureStarted();
+        return this.#chunks.start();
       case 'contentBlockStart': {
         const use = data.start?.toolUse;
-        if (!use) return this.#ensureStarted();
+        if (!use) return this.#chunks.start();
         const tool = this.#tools.size;
         this.#tools.set(Number(data.contentBlockIndex), { tool, args: false });
         const call = {
@@ -41,21 +39,21 @@ export class ConverseToHubStream implements StreamConverter {
           type: 'function',
           function: { name: String(use.name ?? ''), arguments: '' },
         };
-        return [...this.#ensureStarted(), this.#chunk({ tool_calls: [call] })];
+        return [...this.#chunks.start(), this.#chunks.chunk({ tool_calls: [call] })];
       }
       case 'contentBlockDelta':
-        return [...this.#ensureStarted(), ...this.#delta(Number(data.contentBlockIndex), data.delta ?? {})];
+        return [...this.#chunks.start(), ...this.#delta(Number(data.contentBlockIndex), data.delta ?? {})];
       case 'contentBlockStop': {
         const block = this.#tools.get(Number(data.contentBlockIndex));
         // A tool called without arguments streams none; the hub's arguments are still a JSON object.
         if (!block || block.args) return [];
         block.args = true;
-        return [this.#chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] })];
+        return [this.#chunks.chunk({ tool_calls: [{ index: block.tool, function: { arguments: '{}' } }] })];
       }
       case 'messageStop':
-        return [...this.#ensureStarted(), this.#chunk({}, finishFromConverse(data.stopReason))];
+        return [...this.#chunks.start(), this.#chunks.chunk({}, finishFromConverse(data.stopReason))];
       case 'metadata':
-        return data.usage ? [this.#raw({ ...this.#base(), choices: [], usage: hubUsageFromConverse(data.usage) })] : [];
+        return data.usage ? [this.#chunks.usage(hubUsageFromConverse(data.usage))] : [];
       default:
         return [];
     }
@@ -66,31 +64,13 @@ export class ConverseToHubStream implements StreamConverter {
   }
 
   #delta(index: number, delta: Json): SseEvent[] {
-    if (typeof delta.text === 'string' && delta.text !== '') return [this.#chunk({ content: delta.text })];
+    if (typeof delta.text === 'string' && delta.text !== '') return [this.#chunks.chunk({ content: delta.text })];
     const thought = delta.reasoningContent?.text;
-    if (typeof thought === 'string' && thought !== '') return [this.#chunk({ reasoning_content: thought })];
+    if (typeof thought === 'string' && thought !== '') return [this.#chunks.chunk({ reasoning_content: thought })];
     const input = delta.toolUse?.input;
     const block = this.#tools.get(index);
     if (!block || typeof input !== 'string' || input === '') return [];
     block.args = true;
-    return [this.#chunk({ tool_calls: [{ index: block.tool, function: { arguments: input } }] })];
-  }
-
-  #ensureStarted(): SseEvent[] {
-    if (this.#started) return [];
-    this.#started = true;
-    return [this.#chunk({ role: 'assistant', content: '' })];
-  }
-
-  #base(): Json {
-    return { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#ctx.model };
-  }
-
-  #chunk(delta: Json, finish: string | null = null): SseEvent {
-    return this.#raw({ ...this.#base(), choices: [{ index: 0, delta, finish_reason: finish }] });
-  }
-
-  #raw(body: Json): SseEvent {
-    return { data: JSON.stringify(body) };
+    return [this.#chunks.chunk({ tool_calls: [{ index: block.tool, function: { arguments: input } }] })];
   }
 }

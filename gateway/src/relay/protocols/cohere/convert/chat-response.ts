@@ -1,6 +1,7 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
-import { hubUsage } from '../usage.ts';
-import { asArray, asString, isObject, nowSeconds } from './fields.ts';
+import { hubAnswer } from '../../hub-answer.ts';
+import { hubUsageFromCohere } from '../usage.ts';
+import { asArray, asString, isObject } from './fields.ts';
 
 /** Cohere's finish reasons → the hub's. */
 export function finishToHub(reason: unknown): string {
@@ -33,19 +34,16 @@ export function cohereChatToHub(body: Json, ctx: ConvertContext): Json {
       type: 'function',
       function: { name: asString(call.function?.name) ?? '', arguments: asString(call.function?.arguments) ?? '{}' },
     }));
-  const message: Json = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  const message: Json = { content: text === '' && calls.length > 0 ? null : text };
   // Thinking, and the plan Cohere writes before calling tools, are the hub's reasoning text.
   const reasoning = thinking || asString(reply.tool_plan);
   if (reasoning) message.reasoning_content = reasoning;
   if (calls.length > 0) message.tool_calls = calls;
-  const answer: Json = {
+  return hubAnswer({
     id: asString(body.id) ?? 'chatcmpl-cohere',
-    object: 'chat.completion',
-    created: nowSeconds(),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: finishToHub(body.finish_reason) }],
-  };
-  const usage = hubUsage(body.usage);
-  if (usage) answer.usage = usage;
-  return answer;
+    message,
+    finishReason: finishToHub(body.finish_reason),
+    usage: hubUsageFromCohere(body.usage),
+  });
 }

@@ -1,18 +1,10 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { hubUsage } from '../usage.ts';
+import { HubChunks } from '../../hub-answer.ts';
+import { eventJson } from '../../upstream-json.ts';
+import { hubUsageFromCohere } from '../usage.ts';
 import { finishToHub } from './chat-response.ts';
-import { asString, isObject, nowSeconds } from './fields.ts';
-
-/** Parses one Cohere stream event's data; its `type` says what it is (the SSE `event:` line repeats it). */
-export function cohereEvent(event: SseEvent): Json | undefined {
-  try {
-    const parsed: unknown = JSON.parse(event.data);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { asString, isObject } from './fields.ts';
 
 /**
  * Cohere v2 chat stream events → hub chunks. message-start opens the answer, content-delta carries
@@ -20,25 +12,24 @@ export function cohereEvent(event: SseEvent): Json | undefined {
  * name, tool-call-delta its argument text, and message-end the finish reason and usage.
  */
 export class CohereToHubStream implements StreamConverter {
-  readonly #ctx: ConvertContext;
-  readonly #created = nowSeconds();
-  #id = 'chatcmpl-cohere';
+  readonly #chunks: HubChunks;
   /** Hub index of the tool call being streamed, counting from 0 within the answer. */
   #call = -1;
   #finished = false;
 
   constructor(ctx: ConvertContext) {
-    this.#ctx = ctx;
+    this.#chunks = new HubChunks('chatcmpl-cohere', ctx.model);
   }
 
   push(event: SseEvent): SseEvent[] {
-    const data = cohereEvent(event);
+    // Its `type` says what an event is (the SSE `event:` line repeats it).
+    const data = eventJson(event);
     if (!data) return [];
     const message = isObject(data.delta) && isObject(data.delta.message) ? data.delta.message : {};
     switch (data.type) {
       case 'message-start':
-        this.#id = asString(data.id) ?? this.#id;
-        return this.#chunk({ role: 'assistant', content: '' });
+        this.#chunks.id = asString(data.id) ?? this.#chunks.id;
+        return [this.#chunks.role()];
       case 'content-start':
       case 'content-delta':
         return this.#content(isObject(message.content) ? message.content : {});
@@ -93,24 +84,12 @@ export class CohereToHubStream implements StreamConverter {
   #end(delta: Json): SseEvent[] {
     this.#finished = true;
     const out = this.#chunk({}, finishToHub(delta.finish_reason));
-    const usage = hubUsage(delta.usage);
-    if (usage) out.push(this.#event({ choices: [], usage }));
+    const usage = hubUsageFromCohere(delta.usage);
+    if (usage) out.push(this.#chunks.usage(usage));
     return out;
   }
 
   #chunk(delta: Json, finish: string | null = null): SseEvent[] {
-    return [this.#event({ choices: [{ index: 0, delta, finish_reason: finish }] })];
-  }
-
-  #event(fields: Json): SseEvent {
-    return {
-      data: JSON.stringify({
-        id: this.#id,
-        object: 'chat.completion.chunk',
-        created: this.#created,
-        model: this.#ctx.model,
-        ...fields,
-      }),
-    };
+    return [this.#chunks.chunk(delta, finish)];
   }
 }

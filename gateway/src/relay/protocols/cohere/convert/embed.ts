@@ -1,5 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
-import { hubUsage } from '../usage.ts';
+import { hubUsageFromCohere } from '../usage.ts';
 import { asArray, asNumber, isObject, put } from './fields.ts';
 
 /** Whether the OpenAI client asked for base64 vectors (the openai SDK's default), noted per call. */
@@ -35,7 +35,7 @@ export function cohereEmbedToHub(body: Json, ctx: ConvertContext): Json {
     return { object: 'embedding', index, embedding: base64 ? floatsToBase64(values) : values };
   });
   const answer: Json = { object: 'list', data, model: ctx.model };
-  const usage = hubUsage(body.meta);
+  const usage = hubUsageFromCohere(body.meta);
   if (usage) answer.usage = { prompt_tokens: usage.prompt_tokens, total_tokens: usage.prompt_tokens };
   return answer;
 }

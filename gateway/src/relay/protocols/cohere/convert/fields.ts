@@ -15,5 +15,3 @@ export const asNumber = (value: unknown): number | undefined =>
 export function put(target: Json, key: string, value: unknown): void {
   if (value !== undefined && value !== null) target[key] = value;
 }
-
-export const nowSeconds = () => Math.floor(Date.now() / 1000);

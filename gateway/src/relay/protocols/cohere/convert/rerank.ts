@@ -1,5 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
-import { hubUsage } from '../usage.ts';
+import { hubUsageFromCohere } from '../usage.ts';
 import { asArray, asNumber, asString, isObject, put } from './fields.ts';
 
 /** The documents' texts, kept for the answer when the client asked for them back (Cohere v2 never returns them). */
@@ -36,7 +36,7 @@ export function cohereRerankToRelay(body: Json, ctx: ConvertContext): Json {
     });
   const answer: Json = { id: body.id, model: ctx.model, results };
   if (isObject(body.meta)) answer.meta = body.meta;
-  const usage = hubUsage(body.meta);
+  const usage = hubUsageFromCohere(body.meta);
   if (usage) answer.usage = { prompt_tokens: usage.prompt_tokens, total_tokens: usage.prompt_tokens };
   return answer;
 }

@@ -1,6 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { contentText, eventJson, HubChunks, hubAnswer, hubUsage, imageUrls, refuseTools } from '../../text-hub.ts';
+import { HubChunks, hubAnswer, hubUsage } from '../../hub-answer.ts';
+import { imageUrls, messageText, refuseTools } from '../../hub-request.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { isAnswer } from '../stream.ts';
 import { cozeChatUsage } from '../usage.ts';
 
@@ -42,7 +44,7 @@ function requestFromHub(body: Json, ctx: ConvertContext): Json {
  * image parts, images by URL — Coze fetches them itself).
  */
 function cozeMessage(message: Json): Json {
-  const text = contentText(message.content);
+  const text = messageText(message.content);
   const images = imageUrls(message.content);
   const turn = { role: message.role, ...(message.role === 'assistant' ? { type: 'answer' } : {}) };
   if (images.length === 0) return { ...turn, content: text, content_type: 'text' };
@@ -65,10 +67,12 @@ function responseToHub(body: Json, ctx: ConvertContext): Json {
   return hubAnswer({
     id: `chatcmpl-${chat.id ?? crypto.randomUUID().replaceAll('-', '')}`,
     model: ctx.model,
-    text: messages
-      .filter(isAnswer)
-      .map((m) => (typeof m.content === 'string' ? m.content : ''))
-      .join(''),
+    message: {
+      content: messages
+        .filter(isAnswer)
+        .map((m) => (typeof m.content === 'string' ? m.content : ''))
+        .join(''),
+    },
     usage: usage ? hubUsage(usage.promptTokens, usage.completionTokens) : undefined,
     extra: typeof chat.conversation_id === 'string' ? { conversation_id: chat.conversation_id } : {},
   });

@@ -1,16 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import {
-  contentText,
-  eventJson,
-  HubChunks,
-  type HubUsage,
-  hubAnswer,
-  hubUsage,
-  imageUrls,
-  lastUserMessage,
-  refuseTools,
-} from '../../text-hub.ts';
+import { HubChunks, type HubUsage, hubAnswer, hubUsage } from '../../hub-answer.ts';
+import { imageUrls, lastUserMessage, messageText, refuseTools } from '../../hub-request.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { workflowFailure, workflowText } from '../outputs.ts';
 import { difyMessageUsage, difyWorkflowUsage } from '../usage.ts';
 
@@ -40,7 +32,7 @@ function requestFromHub(body: Json, ctx: ConvertContext): Json {
   const conversation = body.conversation_id ?? body.metadata?.conversation_id;
   return {
     inputs: body.inputs && typeof body.inputs === 'object' ? body.inputs : {},
-    query: contentText(message.content),
+    query: messageText(message.content),
     response_mode: ctx.stream ? 'streaming' : 'blocking',
     ...(typeof body.user === 'string' ? { user: body.user } : {}),
     ...(typeof conversation === 'string' && conversation !== '' ? { conversation_id: conversation } : {}),
@@ -60,14 +52,14 @@ function responseToHub(body: Json, ctx: ConvertContext): Json {
     return hubAnswer({
       id: completionId(body.workflow_run_id),
       model: ctx.model,
-      text: workflowText(body.data.outputs),
+      message: { content: workflowText(body.data.outputs) },
       usage: toHubUsage(difyWorkflowUsage(body.data)),
     });
   }
   return hubAnswer({
     id: completionId(body.message_id ?? body.id),
     model: ctx.model,
-    text: typeof body.answer === 'string' ? body.answer : '',
+    message: { content: typeof body.answer === 'string' ? body.answer : '' },
     usage: toHubUsage(difyMessageUsage(body.metadata)),
     extra: typeof body.conversation_id === 'string' ? { conversation_id: body.conversation_id } : {},
   });

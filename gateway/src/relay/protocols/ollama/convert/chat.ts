@@ -1,6 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { HubChunks, hubAnswer, hubUsage, isObject, maxTokens, messageText, stopList } from '../../hub-chunks.ts';
+import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
+import { maxTokens, messageText, stopList } from '../../hub-request.ts';
+import { eventJson, isObject } from '../../upstream-json.ts';
 
 /**
  * Ollama `/api/chat` ↔ the hub. Sampling goes in `options` (`num_predict` is the token budget),
@@ -86,7 +88,13 @@ function responseToHub(body: Json, ctx: ConvertContext): Json {
   if (typeof message.thinking === 'string' && message.thinking) out.reasoning_content = message.thinking;
   const calls = toolCalls(message.tool_calls, 0);
   if (calls.length) out.tool_calls = calls;
-  return hubAnswer(ctx, chatId(body), out, finishReason(body, calls.length > 0), usageToHub(body));
+  return hubAnswer({
+    id: chatId(body),
+    model: ctx.model,
+    message: out,
+    finishReason: finishReason(body, calls.length > 0),
+    usage: usageToHub(body),
+  });
 }
 
 /** Ollama's calls with the ids and string arguments OpenAI clients expect. */
@@ -114,7 +122,7 @@ function finishReason(body: Json, calledTools: boolean): string {
 
 const chatId = (body: Json) => `chatcmpl-ollama-${Date.parse(String(body.created_at)) || Date.now()}`;
 
-function usageToHub(body: Json): Json | undefined {
+function usageToHub(body: Json): HubUsage | undefined {
   if (body.prompt_eval_count === undefined && body.eval_count === undefined) return undefined;
   return hubUsage(Number(body.prompt_eval_count) || 0, Number(body.eval_count) || 0);
 }
@@ -130,17 +138,12 @@ class OllamaToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let line: Json;
-    try {
-      line = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (!isObject(line)) return [];
+    const line = eventJson(event);
+    if (!line) return [];
     if (typeof line.error === 'string') {
-      return [{ data: JSON.stringify({ error: { message: line.error, type: 'ollama_error', code: null } }) }];
+      return [hubError(line.error, null, 'ollama_error')];
     }
-    this.#chunks ??= new HubChunks(this.#ctx, chatId(line));
+    this.#chunks ??= new HubChunks(chatId(line), this.#ctx.model);
     const message = isObject(line.message) ? line.message : {};
     const events: SseEvent[] = [];
     if (typeof message.thinking === 'string' && message.thinking) {

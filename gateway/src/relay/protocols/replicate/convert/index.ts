@@ -1,6 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { contentText, eventJson, HubChunks, hubAnswer, hubUsage, nowSeconds } from '../../text-hub.ts';
+import { HubChunks, hubAnswer, hubUsage, nowSeconds } from '../../hub-answer.ts';
+import { messageText } from '../../hub-request.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { parseModelRef } from '../request.ts';
 import { PREDICTION_EVENT } from '../stream.ts';
 import { replicateUsage } from '../usage.ts';
@@ -26,7 +28,7 @@ export const replicateChatAdapter: UpstreamAdapter = {
     const messages: Json[] = Array.isArray(body.messages) ? body.messages : [];
     const system = messages
       .filter((m) => m?.role === 'system' || m?.role === 'developer')
-      .map((m) => contentText(m.content))
+      .map((m) => messageText(m.content))
       .join('\n');
     const turns = messages.filter((m) => m?.role === 'user' || m?.role === 'assistant');
     if (turns.some((m) => Array.isArray(m.content) && m.content.some((part: Json) => part?.type !== 'text'))) {
@@ -35,8 +37,8 @@ export const replicateChatAdapter: UpstreamAdapter = {
     if (!turns.some((m) => m.role === 'user')) throw new Error('the request has no user message to send');
     const prompt =
       turns.length === 1
-        ? contentText(turns[0]!.content)
-        : `${turns.map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${contentText(m.content)}`).join('\n')}\nAssistant:`;
+        ? messageText(turns[0]!.content)
+        : `${turns.map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${messageText(m.content)}`).join('\n')}\nAssistant:`;
     const maxTokens = body.max_completion_tokens ?? body.max_tokens;
     const stop = typeof body.stop === 'string' ? body.stop : Array.isArray(body.stop) ? body.stop.join(',') : undefined;
     return {
@@ -57,7 +59,7 @@ export const replicateChatAdapter: UpstreamAdapter = {
     return hubAnswer({
       id: `chatcmpl-${prediction.id ?? crypto.randomUUID().replaceAll('-', '')}`,
       model: ctx.model,
-      text: outputText(prediction.output),
+      message: { content: outputText(prediction.output) },
       usage: usage ? hubUsage(usage.promptTokens, usage.completionTokens) : undefined,
     });
   },

@@ -1,18 +1,11 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { messageText } from '../../hub-request.ts';
 
 const list = (value: unknown): any[] => (Array.isArray(value) ? value : []);
 
-/** OpenAI content (a string or parts) as the plain text Hunyuan's `Content` takes. */
-export function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  return list(content)
-    .map((part) => (part?.type === 'text' && typeof part.text === 'string' ? part.text : ''))
-    .join('');
-}
-
 function messageToTencent(message: Json): Json {
   const role = message.role === 'developer' ? 'system' : String(message.role ?? 'user');
-  const out: Json = { Role: role, Content: textOf(message.content) };
+  const out: Json = { Role: role, Content: messageText(message.content, '') };
   if (role === 'tool') out.ToolCallId = String(message.tool_call_id ?? '');
   const calls = list(message.tool_calls).filter((call) => call?.function);
   if (calls.length > 0) {

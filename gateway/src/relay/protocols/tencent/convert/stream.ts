@@ -1,17 +1,19 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
+import { HubChunks, hubError } from '../../hub-answer.ts';
+import { eventJson } from '../../upstream-json.ts';
 import { finishToHub, toolCallsToHub, usageToHub } from './response.ts';
 
 /**
  * An error Hunyuan reports inside its stream (`Response.Error`, or `ErrorMsg` when moderation stops it
  * midway), as the hub's in-stream error.
  */
-function streamError(data: Json): Json | undefined {
+function streamError(data: Json): SseEvent | undefined {
   const error =
     data.Response?.Error ?? (data.ErrorMsg ? { Code: data.ErrorMsg.Code, Message: data.ErrorMsg.Msg } : undefined);
   if (!error) return undefined;
   const code = error.Code === undefined ? null : String(error.Code);
-  return { message: String(error.Message ?? code ?? 'upstream error'), type: 'upstream_error', code };
+  return hubError(String(error.Message ?? code ?? 'upstream error'), code);
 }
 
 /**
@@ -19,29 +21,22 @@ function streamError(data: Json): Json | undefined {
  * sent once, as the hub's usage-only chunk, when the stream ends.
  */
 export class TencentToHubStream implements StreamConverter {
-  readonly #ctx: ConvertContext;
-  #id = '';
-  #created = Math.floor(Date.now() / 1000);
+  readonly #chunks: HubChunks;
   #usage: Json | undefined;
   /** Tool calls already opened, by index: later pieces of one carry only its arguments. */
   readonly #openCalls = new Set<number>();
 
   constructor(ctx: ConvertContext) {
-    this.#ctx = ctx;
+    this.#chunks = new HubChunks('', ctx.model);
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
-    if (typeof data !== 'object' || data === null) return [];
+    const data = eventJson(event);
+    if (!data) return [];
     const error = streamError(data);
-    if (error) return [{ data: JSON.stringify({ error }) }];
-    if (data.Id) this.#id = `chatcmpl-${data.Id}`;
-    if (typeof data.Created === 'number') this.#created = data.Created;
+    if (error) return [error];
+    if (data.Id) this.#chunks.id = `chatcmpl-${data.Id}`;
+    if (typeof data.Created === 'number') this.#chunks.created = data.Created;
     this.#usage = usageToHub(data.Usage) ?? this.#usage;
     const choices = (Array.isArray(data.Choices) ? data.Choices : []).map((choice: Json, index: number) => {
       const delta: Json = {};
@@ -62,21 +57,10 @@ export class TencentToHubStream implements StreamConverter {
       return { index, delta, finish_reason: finishToHub(choice?.FinishReason) };
     });
     if (choices.length === 0) return [];
-    return [this.#event({ choices })];
+    return [this.#chunks.choices(choices)];
   }
 
   end(): SseEvent[] {
-    return this.#usage ? [this.#event({ choices: [], usage: this.#usage })] : [];
-  }
-
-  #event(fields: Json): SseEvent {
-    const chunk = {
-      id: this.#id,
-      object: 'chat.completion.chunk',
-      created: this.#created,
-      model: this.#ctx.model,
-      ...fields,
-    };
-    return { data: JSON.stringify(chunk) };
+    return this.#usage ? [this.#chunks.usage(this.#usage)] : [];
   }
 }

@@ -1,20 +1,14 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { messageText } from '../../hub-request.ts';
 
 const list = (value: unknown): any[] => (Array.isArray(value) ? value : []);
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  return list(content)
-    .map((part) => (part?.type === 'text' && typeof part.text === 'string' ? part.text : ''))
-    .join('');
-}
 
 /**
  * A hub message as Spark's `{role, content}`: Spark knows system, user and assistant only, so a tool
  * result is given back as a user turn naming the call, and an assistant's call as its text.
  */
 function messageToSpark(message: Json): Json {
-  const content = textOf(message.content);
+  const content = messageText(message.content, '');
   if (message.role === 'tool')
     return { role: 'user', content: `Result of tool call ${String(message.tool_call_id ?? '')}: ${content}` };
   if (message.role === 'assistant') {

@@ -1,4 +1,5 @@
 import type { ConvertContext, Json } from '../../../convert/types.ts';
+import { hubAnswer } from '../../hub-answer.ts';
 
 const list = (value: unknown): any[] => (Array.isArray(value) ? value : []);
 
@@ -29,16 +30,13 @@ export function sparkResponseToHub(body: Json, ctx: ConvertContext): Json {
   const items = list(body.payload?.choices?.text);
   const content = items.map((item) => (typeof item?.content === 'string' ? item.content : '')).join('');
   const calls = items.filter((item) => item?.function_call).map((item, n) => callToHub(item.function_call, sid, n));
-  const message: Json = { role: 'assistant', content };
+  const message: Json = { content };
   if (calls.length > 0) message.tool_calls = calls;
-  const out: Json = {
+  return hubAnswer({
     id: `chatcmpl-${sid}`,
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }],
-  };
-  const usage = usageToHub(body);
-  if (usage) out.usage = usage;
-  return out;
+    message,
+    finishReason: calls.length > 0 ? 'tool_calls' : 'stop',
+    usage: usageToHub(body),
+  });
 }

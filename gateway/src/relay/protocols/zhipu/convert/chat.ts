@@ -1,6 +1,8 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
 import type { SseEvent } from '../../../sse.ts';
-import { HubChunks, hubAnswer, hubUsage, isObject, messageText, systemText } from '../../hub-chunks.ts';
+import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
+import { messageText, systemText } from '../../hub-request.ts';
+import { isObject } from '../../upstream-json.ts';
 
 /**
  * Zhipu v3 model-api ↔ the hub. Its `prompt` holds user and assistant turns only (the system prompt
@@ -36,13 +38,12 @@ function responseToHub(body: Json, ctx: ConvertContext): Json {
   const data = isObject(body.data) ? body.data : {};
   const choice = Array.isArray(data.choices) ? data.choices.find(isObject) : undefined;
   const content = typeof choice?.content === 'string' ? unquote(choice.content) : '';
-  return hubAnswer(
-    ctx,
-    String(data.task_id ?? data.request_id ?? 'zhipu'),
-    { content },
-    'stop',
-    usageToHub(data.usage),
-  );
+  return hubAnswer({
+    id: String(data.task_id ?? data.request_id ?? 'zhipu'),
+    model: ctx.model,
+    message: { content },
+    usage: usageToHub(data.usage),
+  });
 }
 
 /** v3 sends a whole answer's content as a JSON string literal (quoted, escaped); its text is inside. */
@@ -56,7 +57,7 @@ function unquote(content: string): string {
   }
 }
 
-function usageToHub(usage: unknown): Json | undefined {
+function usageToHub(usage: unknown): HubUsage | undefined {
   if (!isObject(usage)) return undefined;
   return hubUsage(Number(usage.prompt_tokens) || 0, Number(usage.completion_tokens) || 0);
 }
@@ -66,7 +67,7 @@ class ZhipuToHubStream implements StreamConverter {
   readonly #chunks: HubChunks;
 
   constructor(ctx: ConvertContext) {
-    this.#chunks = new HubChunks(ctx, `zhipu-${Date.now()}`);
+    this.#chunks = new HubChunks(`zhipu-${Date.now()}`, ctx.model);
   }
 
   push(event: SseEvent): SseEvent[] {
@@ -87,8 +88,7 @@ class ZhipuToHubStream implements StreamConverter {
       }
       case 'error':
       case 'interrupted': {
-        const error = { message: event.data || `Zhipu stream ${event.event}`, type: 'zhipu_error', code: event.event };
-        return [{ data: JSON.stringify({ error }) }];
+        return [hubError(event.data || `Zhipu stream ${event.event}`, event.event, 'zhipu_error')];
       }
       default:
         return [];
