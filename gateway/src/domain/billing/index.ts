@@ -38,6 +38,7 @@ export {
   type SettleInput,
   type Settlement,
   settleQuota,
+  taskCallQuota,
   type ToolSurcharges,
   type UsageSemantics,
 } from './quota.ts';
