@@ -38,8 +38,8 @@ export {
   type SettleInput,
   type Settlement,
   settleQuota,
-  taskCallQuota,
   type ToolSurcharges,
+  taskCallQuota,
   type UsageSemantics,
 } from './quota.ts';
 export { countTextTokens, type EncodingName, encodingFor, warmUpTokenizers } from './tokenizer.ts';

@@ -119,8 +119,7 @@ describe('channel-type registry', () => {
 
   it('offers Midjourney (2, 5) on the /mj routes, and not the task types whose routes do not exist yet', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
-    for (const id of [36, 50, 51, 52, 54, 55])
-      expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    for (const id of [36, 50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 

@@ -58,7 +58,8 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
       });
       const response = await deps.transport.send(request, AbortSignal.any([signal, AbortSignal.timeout(60_000)]));
       const body = await response.body.text();
-      if (response.status !== 200) throw new Error(`list-by-condition answered ${response.status}: ${body.slice(0, 200)}`);
+      if (response.status !== 200)
+        throw new Error(`list-by-condition answered ${response.status}: ${body.slice(0, 200)}`);
       const list = JSON.parse(body) as unknown;
       const states = new Map<string, TaskUpdate & { raw: unknown }>();
       if (!Array.isArray(list)) return states;

@@ -56,7 +56,8 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
       return reply.code(400).send({ code: MJ_FAILURE, description: error.description, type: 'upstream_error' });
     }
     const appError = toAppError(error);
-    if (appError.status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'midjourney request failed');
+    if (appError.status >= 500 && !(error instanceof AppError))
+      request.log.error({ err: error }, 'midjourney request failed');
     return reply.code(appError.status).send({
       code: MJ_FAILURE,
       description: `${appError.localized(requestLanguage(request))} (request id: ${request.id})`,
@@ -130,7 +131,7 @@ async function channelFor(deps: RelayPluginDeps, who: RelayCaller, submission: M
       throw new MjFailure('task_status_not_success');
     }
     const channel = deps.routing.channel(original.channel_id);
-    if (!channel || channel.status !== 1) throw new MjFailure('channel_not_available');
+    if (channel?.status !== 1) throw new MjFailure('channel_not_available');
     return channel;
   }
   if (who.pinnedChannelId !== undefined) return pinnedChannel(deps.routing, who);
@@ -200,7 +201,11 @@ async function submit(
       status = response.status;
       text = await response.body.text();
     } catch (error) {
-      throw new MjFailure(`do_request_failed: ${error instanceof Error ? error.message : String(error)}`, MJ_FAILURE, 502);
+      throw new MjFailure(
+        `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
+        MJ_FAILURE,
+        502,
+      );
     }
     let answer: Record<string, unknown>;
     try {
@@ -227,8 +232,7 @@ async function submit(
       submit_time: started,
       channel_id: channel.id,
       properties: isRecord(answer.properties) ? JSON.stringify(answer.properties) : '',
-      notify_hook:
-        options.getBoolean('MjNotifyEnabled') && typeof body.notifyHook === 'string' ? body.notifyHook : '',
+      notify_hook: options.getBoolean('MjNotifyEnabled') && typeof body.notifyHook === 'string' ? body.notifyHook : '',
     };
     if (!accepted) {
       // Refused upstream (queue full 23, banned prompt 24, …): nothing charged, the refusal kept on record.
