@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
+import { channelType } from '../../../domain/channels/registry.ts';
 import type { Reservation } from '../../../domain/ledger/ledger.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
@@ -35,6 +36,17 @@ class MjFailure extends Error {
     super(description);
     this.code = code;
     this.status = code === 30 ? 429 : status;
+  }
+}
+
+/** A callback URL worth keeping: http(s) only. */
+function webHook(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.toString() : '';
+  } catch {
+    return '';
   }
 }
 
@@ -134,11 +146,22 @@ async function channelFor(deps: RelayPluginDeps, who: RelayCaller, submission: M
     if (channel?.status !== 1) throw new MjFailure('channel_not_available');
     return channel;
   }
-  if (who.pinnedChannelId !== undefined) return pinnedChannel(deps.routing, who);
-  const channel = pickChannel({ candidates: deps.routing.candidates(who.group, submission.model) });
+  if (who.pinnedChannelId !== undefined) {
+    const pinned = pinnedChannel(deps.routing, who);
+    if (!speaksMidjourney(pinned)) throw new MjFailure('channel_not_midjourney');
+    return pinned;
+  }
+  const candidates = deps.routing.candidates(who.group, submission.model);
+  // A chat channel that lists an mj_ model by mistake must never get a drawing request.
+  const others = new Set(
+    candidates.flatMap((tier) => tier.channels.filter((ch) => !speaksMidjourney(ch)).map((ch) => ch.id)),
+  );
+  const channel = pickChannel({ candidates, exclude: others });
   if (!channel) throw new MjFailure(`no channel serves ${submission.model} in group ${who.group}`);
   return channel;
 }
+
+const speaksMidjourney = (channel: ChannelSnapshot) => channelType(channel.type)?.protocol === 'midjourney';
 
 /** The body the upstream gets: callbacks and account filters stripped unless enabled, speed flags cleared. */
 function upstreamBody(deps: RelayPluginDeps, body: Record<string, unknown>): Record<string, unknown> {
@@ -232,7 +255,7 @@ async function submit(
       submit_time: started,
       channel_id: channel.id,
       properties: isRecord(answer.properties) ? JSON.stringify(answer.properties) : '',
-      notify_hook: options.getBoolean('MjNotifyEnabled') && typeof body.notifyHook === 'string' ? body.notifyHook : '',
+      notify_hook: options.getBoolean('MjNotifyEnabled') ? webHook(body.notifyHook) : '',
     };
     if (!accepted) {
       // Refused upstream (queue full 23, banned prompt 24, …): nothing charged, the refusal kept on record.
