@@ -203,8 +203,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     expect(c.mocks[1 - origin]!.requests.filter((r) => r.path.startsWith('/mj/submit/'))).toHaveLength(0);
     expect((await settledTask(upscaleId, 'SUCCESS')).action).toBe('UPSCALE');
 
-    const listed = await mj(a.url, c.key, '/mj/task/list-by-condition', { ids: [id, upscaleId, 'nope'] });
-    expect(listed.body.map((t: { id: string }) => t.id).sort()).toEqual([id, upscaleId].sort());
+    // midjourney-proxy clients that send the key as a Bearer token are served alike.
+    const listed = await fetch(`${a.url}/mj/task/list-by-condition`, {
+      method: 'POST',
+      headers: { authorization: `Bearer sk-${c.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [id, upscaleId, 'nope'] }),
+    });
+    expect(((await listed.json()) as Array<{ id: string }>).map((t) => t.id).sort()).toEqual([id, upscaleId].sort());
     expect((await mj(a.url, c.key, `/mj/task/${id}/image-seed`)).body).toMatchObject({ code: 1, result: '3141592' });
 
     // Consume logs are written in batches: wait for the upscale's, which came last.

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { warmUpTokenizers } from '../domain/billing/index.ts';
 import { QuotaLedger } from '../domain/ledger/ledger.ts';
-import { startTaskEngine } from '../domain/tasks/engine.ts';
+import { startTaskEngine } from '../domain/tasks/index.ts';
 import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usage/index.ts';
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { TaskPlatform, TaskRecord, TaskUpdate } from '../../../domain/tasks/engine.ts';
+import type { TaskPlatform, TaskRecord, TaskUpdate } from '../../../domain/tasks/index.ts';
 import type { Database } from '../../../store/database.ts';
 import {
   failMidjourneyAndRefund,
