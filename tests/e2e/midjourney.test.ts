@@ -19,6 +19,7 @@ const QUOTA_PER_UNIT = 500_000;
 /** Default per-call prices (USD): mj_imagine 0.1, mj_upscale 0.05; × QuotaPerUnit × group ratio. */
 const IMAGINE = 0.1 * QUOTA_PER_UNIT * GROUP_RATIO;
 const UPSCALE = 0.05 * QUOTA_PER_UNIT * GROUP_RATIO;
+const UPLOAD = 0.05 * QUOTA_PER_UNIT * GROUP_RATIO;
 const TOKEN_QUOTA = 5_000_000;
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -84,7 +85,7 @@ async function startCluster(): Promise<Cluster> {
       type: 2,
       key: mock.secret,
       base_url: mock.url,
-      models: 'mj_imagine,mj_upscale,mj_variation,mj_reroll',
+      models: 'mj_imagine,mj_upscale,mj_variation,mj_reroll,mj_upload',
     });
     expect(created.body.success, JSON.stringify(created.body)).toBe(true);
   }
@@ -242,6 +243,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     for (const mock of c.mocks) mock.behaviour.codes = [];
     await settledTask(String(queued.body.result), 'SUCCESS');
 
+    const upload = await mj(a.url, c.key, '/mj-relax/mj/submit/upload-discord-images', {
+      base64Array: ['data:image/png;base64,iVBORw0KGgo='],
+    });
+    expect(upload.body).toMatchObject({ code: 1, result: [expect.stringMatching(/\/attachments\/upload-0\.png$/)] });
+
     const poor = await mj(a.url, c.poorKey, '/mj/submit/imagine', { prompt: 'no money' });
     expect(poor).toMatchObject({ status: 400, body: { code: 4, description: 'quota_not_enough' } });
     const { rows } = await c.db.query(
@@ -294,11 +300,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     const perTask = await c.db.query(
       `select other::json->>'task_id' as task, count(*)::int as n from logs where type = 2 group by 1`,
     );
-    expect(perTask.rows.length).toBe(5);
+    expect(perTask.rows.length).toBe(6);
     for (const row of perTask.rows) expect(row.n).toBe(1);
     const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
     const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
-    expect(charged).toBe(4 * IMAGINE + UPSCALE);
+    expect(charged).toBe(4 * IMAGINE + UPSCALE + UPLOAD);
     expect(refunded).toBe(2 * IMAGINE);
     const token = await q(`select remain_quota, used_quota from tokens where name = 'mj'`);
     const user = await q(

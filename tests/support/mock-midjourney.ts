@@ -9,7 +9,8 @@ import { serveMock } from './mock-server.ts';
  * exists, 22 queued, 23 queue full, 24 banned prompt). A task advances one state each time it is
  * listed: NOT_START → SUBMITTED → IN_PROGRESS (50%) → SUCCESS (100%, imageUrl and U1..U4/V1..V4/reroll
  * buttons), or FAILURE with failReason when created while `failNext` is set; a `stuck` one stays
- * IN_PROGRESS. `POST /mj/submit/action` needs a customId of one of its task's buttons.
+ * IN_PROGRESS. `POST /mj/submit/action` needs a customId of one of its task's buttons; an upload answers the
+ * uploaded images' URLs as its result.
  * list-by-condition calls are counted, with the most ever in flight at once (they take 30 ms).
  */
 export interface RecordedMjRequest {
@@ -187,6 +188,11 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
       return json(res, 400, { code: 4, description: 'prompt不能为空', result: null });
     }
     const code = mock.behaviour.codes.shift() ?? 1;
+    if (submit[1] === 'submit/upload-discord-images') {
+      if (!Array.isArray(body?.base64Array)) return json(res, 400, { code: 4, description: 'base64Array不能为空' });
+      const urls = body.base64Array.map((_: unknown, i: number) => `${server.url}/attachments/upload-${i}.png`);
+      return json(res, 200, { code, description: '上传成功', result: urls });
+    }
     if (code === 23) return json(res, 200, { code, description: '队列已满，请稍后尝试', result: null, properties: {} });
     if (code === 24) {
       return json(res, 200, {

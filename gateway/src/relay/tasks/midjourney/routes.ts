@@ -241,7 +241,9 @@ async function submit(
     const code = typeof answer.code === 'number' ? answer.code : 0;
     const taskId = typeof answer.result === 'string' ? answer.result : '';
     const description = typeof answer.description === 'string' ? answer.description : '';
-    const accepted = status === 200 && ACCEPTED.has(code) && taskId !== '';
+    // An upload answers the uploaded image URLs: done at once, nothing to poll.
+    const uploaded = Array.isArray(answer.result);
+    const accepted = status === 200 && ACCEPTED.has(code) && (taskId !== '' || uploaded);
     const row = {
       code,
       user_id: user.id,
@@ -269,7 +271,12 @@ async function submit(
 
     await ledger.settle(reservation, quota);
     settled = true;
-    await insertMidjourney(deps.db, { ...row, status: 'SUBMITTED', progress: '0%', quota });
+    await insertMidjourney(
+      deps.db,
+      uploaded
+        ? { ...row, status: 'SUCCESS', progress: '100%', finish_time: Date.now(), quota }
+        : { ...row, status: 'SUBMITTED', progress: '0%', quota },
+    );
     deps.recorder.recordConsume({
       userId: user.id,
       username: user.username,
