@@ -263,6 +263,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     for (const mock of c.mocks) mock.behaviour.failNext = false;
     const failed = await settledTask(id, 'FAILURE');
     expect(failed.failReason).toBe('Banned prompt detected');
+    // With MjActionCheckSuccessEnabled (the default) a failed drawing takes no follow-up.
+    const upscale = await mj(c.gateways[1].url, c.key, '/mj/submit/change', {
+      action: 'UPSCALE',
+      index: 1,
+      taskId: id,
+    });
+    expect(upscale).toMatchObject({ status: 400, body: { code: 4, description: 'task_status_not_success' } });
     const refunds = await eventually(
       () => logsOfTask(6, id),
       (rows) => rows.length > 0,
