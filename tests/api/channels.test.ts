@@ -432,7 +432,9 @@ describe('channel types', () => {
       protocol: 'dify',
       other: { choices: ['chat', 'agent', 'workflow'] },
     });
-    for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
+    for (const mj of [2, 5])
+      expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
+    for (const task of [36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 

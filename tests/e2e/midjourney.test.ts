@@ -69,7 +69,7 @@ async function startCluster(): Promise<Cluster> {
   cleanups.push(() => db.end());
   const env = gatewayEnv(database.options, testNamespace(), {
     TASK_POLL_INTERVAL_MS: '150',
-    MJ_TASK_TIMEOUT_SECONDS: '3',
+    MJ_TASK_TIMEOUT_SECONDS: '4',
   });
   const gateways = (await Promise.all([spawnGateway(env), spawnGateway(env)])) as [GatewayProcess, GatewayProcess];
   for (const gateway of gateways) {
