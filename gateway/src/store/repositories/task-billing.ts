@@ -1,8 +1,9 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
 import type { Database, MidjourneysTable } from '../database.ts';
 import { LOG_TYPE } from './logs.ts';
+import type { MidjourneyRow } from './tasks.ts';
 
-export type MidjourneyRow = Selectable<MidjourneysTable>;
+export type { MidjourneyRow } from './tasks.ts';
 
 /** Statuses after which a task never changes again. */
 export const FINAL_TASK_STATUSES = ['SUCCESS', 'FAILURE'] as const;

@@ -269,14 +269,16 @@ async function submit(
       return reply.code(status).send(answer);
     }
 
-    await ledger.settle(reservation, quota);
-    settled = true;
+    // The task row first: if the database refuses it, the reservation goes back and nothing is charged
+    // for a task the client could never fetch (and the books hold no charge without its log).
     await insertMidjourney(
       deps.db,
       uploaded
         ? { ...row, status: 'SUCCESS', progress: '100%', finish_time: Date.now(), quota }
         : { ...row, status: 'SUBMITTED', progress: '0%', quota },
     );
+    await ledger.settle(reservation, quota);
+    settled = true;
     deps.recorder.recordConsume({
       userId: user.id,
       username: user.username,
