@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actionOfCustomId, clearMode, describeSubmission, MjRequestError } from './actions.ts';
+import { actionOfCustomId, clearMode, describeSubmission, MjRequestError, upstreamBody } from './actions.ts';
 
 describe('Midjourney submissions', () => {
   it('names the action and the model of every submit path', () => {
@@ -47,5 +47,29 @@ describe('Midjourney submissions', () => {
   it('clears the speed flags from a prompt, and nothing else', () => {
     expect(clearMode('a cat --fast --ar 16:9 --relax --turbo')).toBe('a cat --ar 16:9');
     expect(clearMode('fast cars --v 6')).toBe('fast cars --v 6');
+  });
+});
+
+describe('the body a Midjourney upstream gets', () => {
+  const body = {
+    prompt: 'a fox --relax',
+    notifyHook: 'https://client/hook',
+    accountFilter: { instanceId: '7' },
+    base64Array: [],
+  };
+
+  it('never carries the notifyHook, and keeps the rest as sent with both options off', () => {
+    expect(upstreamBody(body, { keepAccountFilter: false, clearMode: false })).toEqual({
+      prompt: 'a fox --relax',
+      base64Array: [],
+    });
+  });
+
+  it('keeps the accountFilter with MjAccountFilterEnabled and clears speed flags with MjModeClearEnabled', () => {
+    expect(upstreamBody(body, { keepAccountFilter: true, clearMode: true })).toEqual({
+      prompt: 'a fox',
+      accountFilter: { instanceId: '7' },
+      base64Array: [],
+    });
   });
 });

@@ -105,3 +105,17 @@ export function clearMode(prompt: string): string {
     .replace(/\s{2,}/g, ' ')
     .trim();
 }
+
+/**
+ * The body the upstream gets: the client's `notifyHook` never (the gateway polls and calls the hook itself),
+ * its `accountFilter` only with MjAccountFilterEnabled, and the prompt's speed flags cleared with MjModeClearEnabled.
+ */
+export function upstreamBody(
+  body: Record<string, unknown>,
+  flags: { keepAccountFilter: boolean; clearMode: boolean },
+): Record<string, unknown> {
+  const { notifyHook: _hook, ...rest } = body;
+  if (!flags.keepAccountFilter) delete rest.accountFilter;
+  if (flags.clearMode && typeof rest.prompt === 'string') rest.prompt = clearMode(rest.prompt);
+  return rest;
+}

@@ -17,7 +17,7 @@ import { pinnedChannel } from '../../pipeline.ts';
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
-import { clearMode, describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS } from './actions.ts';
+import { describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS, upstreamBody } from './actions.ts';
 import { mjTaskView } from './view.ts';
 
 /** midjourney-proxy's submit result codes that mean the task was taken (and is billed). */
@@ -163,16 +163,6 @@ async function channelFor(deps: RelayPluginDeps, who: RelayCaller, submission: M
 
 const speaksMidjourney = (channel: ChannelSnapshot) => channelType(channel.type)?.protocol === 'midjourney';
 
-/** The body the upstream gets: callbacks and account filters stripped unless enabled, speed flags cleared. */
-function upstreamBody(deps: RelayPluginDeps, body: Record<string, unknown>): Record<string, unknown> {
-  const { options } = deps;
-  // The gateway calls the client's hook itself (it polls the upstream), so the upstream never gets it.
-  const { notifyHook: _hook, ...rest } = body;
-  if (!options.getBoolean('MjAccountFilterEnabled')) delete rest.accountFilter;
-  if (options.getBoolean('MjModeClearEnabled') && typeof rest.prompt === 'string') rest.prompt = clearMode(rest.prompt);
-  return rest;
-}
-
 async function submit(
   deps: RelayPluginDeps,
   who: RelayCaller,
@@ -216,7 +206,15 @@ async function submit(
   let settled = false;
   try {
     const upstreamPath = (request.url.split('?')[0] ?? '').replace(/\/+$/, '');
-    const upstream = midjourneyRequest(channel, key, upstreamPath, upstreamBody(deps, body));
+    const upstream = midjourneyRequest(
+      channel,
+      key,
+      upstreamPath,
+      upstreamBody(body, {
+        keepAccountFilter: options.getBoolean('MjAccountFilterEnabled'),
+        clearMode: options.getBoolean('MjModeClearEnabled'),
+      }),
+    );
     let status: number;
     let text: string;
     try {
