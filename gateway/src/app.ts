@@ -18,6 +18,7 @@ import type { Metrics } from './metrics.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
 import { playgroundPlugin } from './relay/playground.ts';
+import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
 import { restPlugin } from './rest/index.ts';
 import type { Services } from './services.ts';
 
@@ -115,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     channelTester: deps.relay.tester,
   });
   await app.register(relayPlugin, deps.relay);
+  await app.register(midjourneyPlugin, deps.relay);
   await app.register(playgroundPlugin, {
     relay: deps.relay,
     guards: authGuards({

@@ -52,6 +52,12 @@ export interface Config {
     /** Write error logs (type 5) for failed relay requests, as new-api's ERROR_LOG_ENABLED. */
     errorLogEnabled: boolean;
   };
+  tasks: {
+    /** How often one pod polls unfinished tasks (new-api: 15 s). */
+    pollIntervalMs: number;
+    /** A Midjourney task not finished this long after submission fails and is refunded (new-api: 1 h). */
+    midjourneyTimeoutMs: number;
+  };
   /** How often one pod refreshes every enabled channel's upstream balance (CHANNEL_UPDATE_FREQUENCY); undefined: never. */
   channelBalanceIntervalMs: number | undefined;
   channelHealth: {
@@ -208,6 +214,10 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
       idleTimeoutMs: integer(env, 'STREAMING_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
       connectionsPerOrigin: integer(env, 'RELAY_MAX_CONNECTIONS_PER_HOST', 256, 1, 10_000),
       errorLogEnabled: boolean(env, 'ERROR_LOG_ENABLED', false),
+    },
+    tasks: {
+      pollIntervalMs: integer(env, 'TASK_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
+      midjourneyTimeoutMs: integer(env, 'MJ_TASK_TIMEOUT_SECONDS', 3600, 1, 86_400) * 1000,
     },
     channelBalanceIntervalMs: env.CHANNEL_UPDATE_FREQUENCY
       ? integer(env, 'CHANNEL_UPDATE_FREQUENCY', 0, 1, 525_600) * 60_000

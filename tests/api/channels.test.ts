@@ -432,7 +432,9 @@ describe('channel types', () => {
       protocol: 'dify',
       other: { choices: ['chat', 'agent', 'workflow'] },
     });
-    for (const task of [2, 5, 36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
+    for (const mj of [2, 5])
+      expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
+    for (const task of [36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 
@@ -691,8 +693,8 @@ describe('models', () => {
     expect(models).toContainEqual(expect.objectContaining({ id: 'gemini-2.5-pro', owned_by: 'Gemini' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'deepseek-chat', owned_by: 'DeepSeek' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'SparkDesk-v3.5', owned_by: 'Xunfei' }));
-    // Types Tollgate does not speak (Midjourney 2, Suno 36) lend the picker no models.
-    expect(models.map((m) => m.id)).not.toContain('mj_imagine');
+    expect(models).toContainEqual(expect.objectContaining({ id: 'mj_imagine', owned_by: 'Midjourney' }));
+    // Types Tollgate does not speak (Suno 36) lend the picker no models.
     expect(models.map((m) => m.id)).not.toContain('suno_music');
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length);
   });

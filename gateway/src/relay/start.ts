@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { warmUpTokenizers } from '../domain/billing/index.ts';
 import { QuotaLedger } from '../domain/ledger/ledger.ts';
+import { startTaskEngine } from '../domain/tasks/index.ts';
 import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usage/index.ts';
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';
@@ -18,6 +19,7 @@ import { createRelayMetrics, registerStateGauges } from './metrics.ts';
 import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { Transport } from './transport.ts';
 
 /**
@@ -97,6 +99,23 @@ export async function startRelay(
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
   // alerts only then. The ledger waits for open reservations, so those close after the last record.
   opened.push({ name: 'quota ledger', run: () => ledger.close() });
+  // Unfinished drawing tasks, polled by one pod at a time; stopped before the pools it uses close.
+  const tasks = startTaskEngine({
+    cluster,
+    intervalMs: config.tasks.pollIntervalMs,
+    logger,
+    platforms: [
+      midjourneyPlatform({
+        db,
+        routing,
+        transport,
+        timeoutMs: config.tasks.midjourneyTimeoutMs,
+        notifyEnabled: () => options.getBoolean('MjNotifyEnabled'),
+        logger,
+      }),
+    ],
+  });
+  opened.push({ name: 'task polling', run: () => tasks.stop() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,

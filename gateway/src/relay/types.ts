@@ -45,7 +45,9 @@ export type WireFormat =
   | 'dashscope-rerank'
   | 'dashscope-images'
   | 'ollama-chat'
-  | 'ollama-embed';
+  | 'ollama-embed'
+  /** A midjourney-proxy submission (the /mj routes): passed through, never converted. */
+  | 'midjourney';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -264,6 +264,13 @@ export interface MidjourneysTable {
   quota: Defaulted<number>;
   buttons: Defaulted<string>;
   properties: Defaulted<string>;
+  /** The token billed (0: none); migration 0004. */
+  token_id: Defaulted<number>;
+  group: Defaulted<string>;
+  /** The name the task was priced as (mj_imagine, …). */
+  model_name: Defaulted<string>;
+  /** The client's callback URL, kept only when MjNotifyEnabled. */
+  notify_hook: Defaulted<string>;
 }
 
 export interface TasksTable {

@@ -250,6 +250,9 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'ollama-embed':
       // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
+    case 'midjourney':
+      // Billed per call (reference §9.1): no tokens.
+      return 0;
   }
 }
 

@@ -39,6 +39,7 @@ export {
   type Settlement,
   settleQuota,
   type ToolSurcharges,
+  taskCallQuota,
   type UsageSemantics,
 } from './quota.ts';
 export { countTextTokens, type EncodingName, encodingFor, warmUpTokenizers } from './tokenizer.ts';

@@ -4,7 +4,7 @@ import { buildConsumeOther, type ConsumeOtherInput } from '../usage/other.ts';
 import { fakeOptions } from './fake-options.ts';
 import { imagePriceMultiplier } from './image-price.ts';
 import { resolvePrice } from './price.ts';
-import { preConsumeQuota, quotaToUsd, settleQuota } from './quota.ts';
+import { preConsumeQuota, quotaToUsd, settleQuota, taskCallQuota } from './quota.ts';
 import { toolPriceUsd } from './tool-price.ts';
 
 // Every expected quota below is worked out from the formula of reference §5.4 in the test itself,
@@ -406,5 +406,18 @@ describe('quotaToUsd', () => {
     expect(quotaToUsd(500000, options)).toBe(1);
     expect(quotaToUsd(1000, options)).toBe(0.002);
     expect(quotaToUsd(1000, fakeOptions({ QuotaPerUnit: 1000 }))).toBe(1);
+  });
+});
+
+describe('taskCallQuota (reference §9.1)', () => {
+  it('charges a task its per-call price × QuotaPerUnit × group ratio', () => {
+    // mj_imagine at 0.1 USD in a group of ratio 1.5: 0.1 × 500000 × 1.5
+    expect(taskCallQuota(ratioPrice({ perCallUsd: 0.1, modelRatio: 0, groupRatio: 1.5 }), options)).toBe(75_000);
+  });
+
+  it('with only a ratio, charges ratio / 2 × QuotaPerUnit × group ratio', () => {
+    // ratio 0.3 in a group of ratio 2: 0.15 × 500000 × 2
+    expect(taskCallQuota(ratioPrice({ modelRatio: 0.3, groupRatio: 2 }), options)).toBe(150_000);
+    expect(taskCallQuota(ratioPrice({ perCallUsd: 0, groupRatio: 2 }), options)).toBe(0);
   });
 });

@@ -159,6 +159,15 @@ function splitUsage(usage: Usage): TokenSplit {
   };
 }
 
+/**
+ * What one task submission costs (reference §9.1, per-call pricing): its price × QuotaPerUnit × group
+ * ratio, or, when only a ratio is configured for the task's model, ratio / 2 × QuotaPerUnit × group ratio.
+ */
+export function taskCallQuota(price: ModelPrice, options: BillingOptions): number {
+  if (price.perCallUsd !== undefined) return roundExact(perCallQuota(price, options));
+  return roundExact((price.modelRatio / 2) * options.getNumber('QuotaPerUnit') * price.groupRatio);
+}
+
 function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {
   const count = Math.max(1, Math.floor(n));
   return (price.perCallUsd ?? 0) * options.getNumber('QuotaPerUnit') * price.groupRatio * count * multiplier;

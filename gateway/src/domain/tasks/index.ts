@@ -1,4 +1,13 @@
 export {
+  pollPlatform,
+  startTaskEngine,
+  TASK_FAILURE,
+  type TaskEngineConfig,
+  type TaskPlatform,
+  type TaskRecord,
+  type TaskUpdate,
+} from './engine.ts';
+export {
   type MidjourneyFilters,
   scopeMidjourneyQuery,
   scopeTaskQuery,

@@ -23,6 +23,7 @@ const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   messages: 'claude-messages',
   gemini: 'gemini-generate',
   realtime: 'openai-realtime',
+  midjourney: 'midjourney',
 };
 
 /** The chat-like formats clients send; a type that chats must serve all of them (converted through the hub). */
@@ -48,7 +49,8 @@ describe('channel-type registry', () => {
       for (const endpoint of type.endpoints) {
         expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
-      expect(type.testable).toBe(true);
+      // Task types have no chat to test with (new-api does not test them either).
+      expect(type.testable).toBe(!type.endpoints.includes('midjourney'));
       // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
       expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
     },
@@ -90,6 +92,7 @@ describe('channel-type registry', () => {
     // Without a default, only types whose base URL is the deployment's own, or whose host comes from a region (AWS, Vertex), are offered.
     expect(offered.filter((t) => t.baseUrl === '').map((t) => t.name)).toEqual([
       'Azure',
+      'MidjourneyPlus',
       'Custom',
       'AWS',
       'VertexAI',
@@ -115,9 +118,9 @@ describe('channel-type registry', () => {
     }
   });
 
-  it('does not offer task types, whose routes do not exist yet', () => {
-    for (const id of [2, 5, 36, 50, 51, 52, 54, 55])
-      expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+  it('offers Midjourney (2, 5) on the /mj routes, and not the task types whose routes do not exist yet', () => {
+    for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
+    for (const id of [36, 50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 

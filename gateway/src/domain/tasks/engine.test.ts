@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { pollPlatform, type TaskPlatform, type TaskRecord, type TaskUpdate } from './engine.ts';
+
+const silent = { warn() {} };
+
+function platform(records: TaskRecord[], upstream: Record<number, Record<string, TaskUpdate> | Error>) {
+  const log: string[] = [];
+  const fetched: Array<[number, string[]]> = [];
+  const p: TaskPlatform = {
+    name: 'fake',
+    timeoutMs: 1000,
+    unfinished: async () => records,
+    async fetch(channelId, tasks) {
+      fetched.push([channelId, tasks.map((t) => t.upstreamId)]);
+      const answer = upstream[channelId];
+      if (answer instanceof Error) throw answer;
+      return new Map(Object.entries(answer ?? {}).map(([id, u]) => [id, { ...u, raw: u }]));
+    },
+    async advance(task, update) {
+      log.push(`advance ${task.upstreamId} ${task.status}→${update.status} ${update.progress}`);
+      return true;
+    },
+    async fail(task, reason) {
+      log.push(`fail ${task.upstreamId} ${reason}`);
+      return true;
+    },
+    transitioned(task) {
+      log.push(`told ${task.upstreamId}`);
+    },
+  };
+  return { p, log, fetched };
+}
+
+const task = (id: string, channelId: number, over: Partial<TaskRecord> = {}): TaskRecord => ({
+  id: Number(id.replace(/\D/g, '')) || 1,
+  upstreamId: id,
+  channelId,
+  status: 'SUBMITTED',
+  progress: '0%',
+  submitTimeMs: 10_000,
+  ...over,
+});
+
+describe('task engine', () => {
+  it('asks each channel once for its tasks, writes changes, fails failures, and leaves the rest', async () => {
+    const { p, log, fetched } = platform([task('a1', 1), task('a2', 1), task('b3', 2), task('c4', 3)], {
+      1: {
+        a1: { status: 'IN_PROGRESS', progress: '40%', failReason: '' },
+        a2: { status: 'FAILURE', progress: '', failReason: 'banned' },
+      },
+      2: new Error('down'),
+      3: { c4: { status: 'SUBMITTED', progress: '0%', failReason: '' } },
+    });
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    expect(fetched).toEqual([
+      [1, ['a1', 'a2']],
+      [2, ['b3']],
+      [3, ['c4']],
+    ]);
+    expect(log).toEqual([
+      'advance a1 SUBMITTED→IN_PROGRESS 40%',
+      'told a1',
+      'fail a2 banned',
+      'told a2',
+      // Unchanged: written (the platform decides it is a no-op) but nobody is told.
+      'advance c4 SUBMITTED→SUBMITTED 0%',
+    ]);
+  });
+
+  it('fails a task past its timeout without asking upstream, unless it is already at 100%', async () => {
+    const { p, log, fetched } = platform(
+      [task('old5', 1, { submitTimeMs: 0 }), task('done6', 1, { submitTimeMs: 0, progress: '100%' })],
+      { 1: {} },
+    );
+    await pollPlatform(p, 100, () => 5_000, new AbortController().signal, silent);
+    expect(log).toEqual(['fail old5 upstream timeout', 'told old5']);
+    expect(fetched).toEqual([[1, ['done6']]]);
+  });
+
+  it('stops when the lease is lost', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { p, fetched } = platform([task('a1', 1)], { 1: {} });
+    await pollPlatform(p, 100, () => 10_000, controller.signal, silent);
+    expect(fetched).toEqual([]);
+  });
+});

@@ -1,0 +1,122 @@
+import type { ClusterState } from '../../cluster/index.ts';
+import { type OnePodJob, runOnOnePod } from '../../cluster/run-on-one-pod.ts';
+
+/** A task still running upstream, as the engine sees it whatever its platform. */
+export interface TaskRecord {
+  /** The row id. */
+  id: number;
+  /** The upstream's task id. */
+  upstreamId: string;
+  channelId: number;
+  status: string;
+  progress: string;
+  /** Milliseconds. */
+  submitTimeMs: number;
+}
+
+/** What the upstream says of a task now, in the platform's own statuses (spec doc 3 §4). */
+export interface TaskUpdate {
+  status: string;
+  progress: string;
+  failReason: string;
+}
+
+/**
+ * One task platform (Midjourney today; Suno and video next): where its tasks are stored, how to ask
+ * its upstream about them, and what counts as failed. The engine does the rest: one pod at a time,
+ * batches per channel, timeouts, compare-and-set transitions and the refund of failures.
+ */
+export interface TaskPlatform<R extends TaskRecord = TaskRecord> {
+  readonly name: string;
+  /** A task not finished this long after submission fails ("upstream timeout") and is refunded. */
+  readonly timeoutMs: number;
+  unfinished(limit: number): Promise<R[]>;
+  /** The upstream's view of these tasks of one channel, by upstream id (tasks it does not know are left out). */
+  fetch(channelId: number, tasks: R[], signal: AbortSignal): Promise<Map<string, TaskUpdate & { raw: unknown }>>;
+  /** Writes a non-failing change if the status is still the record's; answers whether it did. */
+  advance(task: R, update: TaskUpdate & { raw: unknown }): Promise<boolean>;
+  /** Moves the task to FAILURE and refunds it in one step, once across pods; answers whether this call did. */
+  fail(task: R, reason: string): Promise<boolean>;
+  /** Told after every transition this pod wrote (callbacks to the client). */
+  transitioned?(task: R): void;
+}
+
+export interface TaskEngineConfig {
+  cluster: ClusterState;
+  platforms: TaskPlatform<any>[];
+  /** How often unfinished tasks are polled (new-api: 15 s). */
+  intervalMs: number;
+  /** Unfinished tasks looked at per poll and platform. */
+  batchLimit?: number;
+  now?: () => number;
+  logger: { warn(obj: object, msg: string): void };
+}
+
+export const TASK_FAILURE = 'FAILURE';
+
+/**
+ * Polls every platform's unfinished tasks from one pod at a time (runOnOnePod). Every state change is
+ * written with a compare-and-set on the previous status, so a pod that lost its lease mid-poll and the
+ * one that took over never both write (or refund) the same transition.
+ */
+export function startTaskEngine(config: TaskEngineConfig): OnePodJob {
+  const now = config.now ?? Date.now;
+  const limit = config.batchLimit ?? 500;
+  return runOnOnePod(
+    config.cluster,
+    {
+      name: 'task-polling',
+      intervalMs: config.intervalMs,
+      ttlMs: Math.max(config.intervalMs * 3, 3000),
+      onError: (err) => config.logger.warn({ err }, 'task polling failed'),
+    },
+    async (signal) => {
+      for (const platform of config.platforms) {
+        if (signal.aborted) return;
+        await pollPlatform(platform, limit, now, signal, config.logger);
+      }
+    },
+  );
+}
+
+export async function pollPlatform<R extends TaskRecord>(
+  platform: TaskPlatform<R>,
+  limit: number,
+  now: () => number,
+  signal: AbortSignal,
+  logger: TaskEngineConfig['logger'],
+): Promise<void> {
+  const tasks = await platform.unfinished(limit);
+  const byChannel = new Map<number, R[]>();
+  for (const task of tasks) {
+    if (now() - task.submitTimeMs > platform.timeoutMs && task.progress !== '100%') {
+      if (await platform.fail(task, 'upstream timeout')) platform.transitioned?.(task);
+      continue;
+    }
+    const list = byChannel.get(task.channelId) ?? [];
+    list.push(task);
+    byChannel.set(task.channelId, list);
+  }
+  for (const [channelId, batch] of byChannel) {
+    if (signal.aborted) return;
+    let states: Awaited<ReturnType<TaskPlatform<R>['fetch']>>;
+    try {
+      states = await platform.fetch(channelId, batch, signal);
+    } catch (err) {
+      // One channel's outage must not hold up the others; its tasks time out if it never answers.
+      logger.warn({ err, platform: platform.name, channelId }, 'task status fetch failed');
+      continue;
+    }
+    for (const task of batch) {
+      const update = states.get(task.upstreamId);
+      if (!update || signal.aborted) continue;
+      const wrote =
+        update.status === TASK_FAILURE
+          ? await platform.fail(task, update.failReason || 'task failed upstream')
+          : await platform.advance(task, update);
+      if (wrote && (update.status !== task.status || update.progress !== task.progress)) {
+        platform.transitioned?.(task);
+      }
+    }
+  }
+}
