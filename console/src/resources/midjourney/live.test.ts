@@ -19,12 +19,6 @@ describe('live task lists', () => {
   });
 
   it('count only SUCCESS and FAILURE as finished', () => {
-    expect(['SUCCESS', 'FAILURE', 'MODAL', 'UNKNOWN', ''].map((status) => isFinished({ status }))).toEqual([
-      true,
-      true,
-      false,
-      false,
-      false,
-    ]);
+    expect(['SUCCESS', 'FAILURE', 'MODAL', 'UNKNOWN', ''].map(isFinished)).toEqual([true, true, false, false, false]);
   });
 });

@@ -4,8 +4,8 @@ export const LIVE_REFRESH_MS = 3000;
 /** Terminal task statuses (spec doc 3 §4): nothing changes after these. */
 const FINISHED = new Set(['SUCCESS', 'FAILURE']);
 
-export function isFinished(task: { status?: string | null }): boolean {
-  return FINISHED.has(task.status ?? '');
+export function isFinished(status: unknown): boolean {
+  return typeof status === 'string' && FINISHED.has(status);
 }
 
 /**
@@ -13,6 +13,6 @@ export function isFinished(task: { status?: string | null }): boolean {
  * rows is unfinished, and stop once all are finished (react-query re-reads this after every answer).
  */
 export const liveQueryOptions = {
-  refetchInterval: (query: { state: { data?: { data?: Array<{ status?: string | null }> } } }) =>
-    (query.state.data?.data ?? []).some((task) => !isFinished(task)) ? LIVE_REFRESH_MS : false,
+  refetchInterval: (query: { state: { data?: { data?: Array<Record<string, unknown>> } | undefined } }) =>
+    (query.state.data?.data ?? []).some((task) => !isFinished(task.status)) ? LIVE_REFRESH_MS : false,
 };
