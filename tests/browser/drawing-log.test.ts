@@ -139,4 +139,59 @@ describe('drawing log', () => {
     expect(listCalls.length).toBe(settled);
     expect(errors).toEqual([]);
   });
+
+  it('shows a creative task live on the task log: progress, then its results from the data; a failure reason', async () => {
+    const { context, page, errors } = await openPage(browser, server.url);
+    contexts.push(context);
+    await signInByApi(page, server.url, ALICE);
+    const db = server.gateway.store.db;
+    const user = await db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', ALICE.username)
+      .executeTakeFirstOrThrow();
+    const now = Math.floor(Date.now() / 1000);
+    const task = (task_id: string) => ({
+      created_at: now,
+      updated_at: now,
+      task_id,
+      platform: 'suno',
+      user_id: user.id,
+      channel_id: 1,
+      action: 'MUSIC',
+      status: 'IN_PROGRESS',
+      progress: '40%',
+      submit_time: now,
+    });
+    await db
+      .insertInto('tasks')
+      .values([task('suno-live'), task('suno-bad')])
+      .execute();
+    await page.goto('/task');
+    const live = row(page, 'suno-live');
+    await expect.poll(() => live.locator('[data-testid="task-progress"]').textContent()).toBe('40%');
+
+    // The engine (here: the test) finishes one with a clip and fails the other; the open page follows.
+    const clip = { id: 'c1', audio_url: `${mock.url}/attachments/c1.mp3`, image_url: `${mock.url}/attachments/c1.png` };
+    await db
+      .updateTable('tasks')
+      .set({ status: 'SUCCESS', progress: '100%', finish_time: now + 5, data: JSON.stringify([clip]) })
+      .where('task_id', '=', 'suno-live')
+      .execute();
+    await db
+      .updateTable('tasks')
+      .set({ status: 'FAILURE', progress: '100%', finish_time: now + 5, fail_reason: 'upstream refused the lyrics' })
+      .where('task_id', '=', 'suno-bad')
+      .execute();
+    await expect.poll(() => live.locator('[data-testid="task-status"]').textContent()).toBe('成功');
+    const results = live.locator('[data-testid="task-results"]');
+    expect(await results.locator('a[href]').getAttribute('href')).toBe(clip.audio_url);
+    expect(await results.locator('img').getAttribute('src')).toBe(clip.image_url);
+    const failed = row(page, 'suno-bad');
+    await expect
+      .poll(() => failed.locator('[data-testid="task-fail-reason"]').textContent())
+      .toBe('upstream refused the lyrics');
+    await screenshot(page, 'task-log-live');
+    expect(errors).toEqual([]);
+  });
 });

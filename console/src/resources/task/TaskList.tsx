@@ -241,12 +241,12 @@ function Results({ task, onImage }: { task: CreativeTask; onImage: (url: string)
 /** Progress as a circle: a percent string fills it; other text is shown as is. */
 function Progress({ task }: { task: CreativeTask }) {
   const percent = /^\d+(\.\d+)?%$/.test(task.progress ?? '') ? Number.parseFloat(task.progress) : undefined;
-  if (percent === undefined) return <span>{task.progress}</span>;
+  if (percent === undefined) return <span data-testid="task-progress">{task.progress}</span>;
   return (
     <Box sx={{ position: 'relative', display: 'inline-flex' }}>
       <CircularProgress variant="determinate" value={Math.min(100, percent)} size={36} />
       <Box sx={{ position: 'absolute', inset: 0, display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
-        <Typography variant="caption" sx={{ fontSize: 10 }}>
+        <Typography variant="caption" sx={{ fontSize: 10 }} data-testid="task-progress">
           {task.progress}
         </Typography>
       </Box>
