@@ -103,6 +103,10 @@ export function createServices(
     topUps: new TopUpService({ db, options }),
     logs,
     logMaintenance: new LogMaintenance({ db, logs, options, vacuum: store.kind === 'pglite' }),
-    tasks: new TaskService({ db }),
+    tasks: new TaskService({
+      db,
+      imageBase: () =>
+        options.getBoolean('MjForwardUrlEnabled') ? options.get('ServerAddress').replace(/\/+$/, '') : undefined,
+    }),
   };
 }

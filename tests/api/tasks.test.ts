@@ -141,7 +141,8 @@ describe('GET /api/mj/ and /api/mj/self/ (drawing log, milliseconds)', () => {
       status: 'FAILURE',
       progress: '100%',
       prompt: 'a cat 4',
-      image_url: 'https://img.example/4.png',
+      // MjForwardUrlEnabled (on by default): the image through this gateway, as relay clients see it.
+      image_url: 'http://localhost:3000/mj/image/mj-4',
       submit_time: M0 + 2 * 60_000,
       channel_id: 4,
       username: 'bob',
@@ -149,6 +150,22 @@ describe('GET /api/mj/ and /api/mj/self/ (drawing log, milliseconds)', () => {
     const own = (await bob.get(`/api/mj/self/?mj_id=mj-4`)).body.data.items[0];
     expect(own).toMatchObject({ mj_id: 'mj-4', user_id: bob.userId });
     expect(own).not.toHaveProperty('username');
+  });
+
+  it("answers the upstream's image URL when forwarding is off, the gateway's ServerAddress when on", async () => {
+    const image = async () => (await root.get(`/api/mj/?mj_id=mj-4`)).body.data.items[0].image_url;
+    try {
+      expect((await root.put('/api/option/', { key: 'MjForwardUrlEnabled', value: 'false' })).body.success).toBe(true);
+      expect(await image()).toBe('https://img.example/4.png');
+      expect((await root.put('/api/option/', { key: 'MjForwardUrlEnabled', value: 'true' })).body.success).toBe(true);
+      expect(
+        (await root.put('/api/option/', { key: 'ServerAddress', value: 'https://gw.example/' })).body.success,
+      ).toBe(true);
+      expect(await image()).toBe('https://gw.example/mj/image/mj-4');
+    } finally {
+      await root.put('/api/option/', { key: 'MjForwardUrlEnabled', value: 'true' });
+      await root.put('/api/option/', { key: 'ServerAddress', value: 'http://localhost:3000' });
+    }
   });
 
   it('pages', async () => {

@@ -510,6 +510,7 @@ export const en = {
     title: 'Drawing log',
     notify_disabled:
       'The Midjourney callback is not enabled: some projects may not get drawing results. It can be enabled in the operation settings.',
+    open_image: 'Open the full image',
     view_image: 'View image',
     no_image: 'None',
     unfinished: 'Unfinished',
@@ -527,6 +528,8 @@ export const en = {
       prompt: 'Prompt',
       prompt_en: 'PromptEn',
       fail_reason: 'Failure reason',
+      finish_time: 'Finished',
+      quota: 'Quota',
     },
     action: {
       imagine: 'Imagine',
@@ -567,6 +570,7 @@ export const en = {
 
   task: {
     title: 'Task log',
+    open_result: 'Open result',
     unfinished: 'Unfinished',
     detail: 'Task details',
     fields: {
@@ -581,6 +585,8 @@ export const en = {
       task_id: 'Task ID',
       status: 'Task status',
       fail_reason: 'Failure reason',
+      result: 'Result',
+      quota: 'Quota',
     },
     status: {
       success: 'Success',

@@ -710,6 +710,7 @@ export const zh = {
   midjourney: {
     title: '绘图日志',
     notify_disabled: '当前未开启 Midjourney 回调，部分项目可能无法获得绘图结果，可在运营设置中开启。',
+    open_image: '在新标签页打开原图',
     view_image: '查看图片',
     no_image: '无',
     unfinished: '未完成',
@@ -727,6 +728,8 @@ export const zh = {
       prompt: 'Prompt',
       prompt_en: 'PromptEn',
       fail_reason: '失败原因',
+      finish_time: '完成时间',
+      quota: '花费',
     },
     action: {
       imagine: '绘图',
@@ -767,6 +770,7 @@ export const zh = {
 
   task: {
     title: '任务日志',
+    open_result: '打开结果',
     unfinished: '未完成',
     detail: '任务详情',
     fields: {
@@ -781,6 +785,8 @@ export const zh = {
       task_id: '任务 ID',
       status: '任务状态',
       fail_reason: '失败原因',
+      result: '结果',
+      quota: '花费',
     },
     status: {
       success: '成功',

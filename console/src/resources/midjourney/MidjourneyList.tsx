@@ -13,11 +13,13 @@ import {
 } from '@mui/material';
 import { useState } from 'react';
 import { Datagrid, FunctionField, List, useTranslate } from 'react-admin';
+import { formatQuota } from '../../format/quota.ts';
 import { formatMillis } from '../../format/time.ts';
 import { useClipboard } from '../../pages/user/clipboard.tsx';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { PageBar } from '../log/LogList.tsx';
+import { liveQueryOptions } from './live.ts';
 import { type FilterField, TaskFilterBar } from './TaskFilterBar.tsx';
 
 /** A drawing task (spec doc 3 §3). */
@@ -35,6 +37,7 @@ interface DrawingTask {
   prompt: string;
   prompt_en: string;
   fail_reason: string;
+  quota: number;
   username?: string;
 }
 
@@ -125,6 +128,7 @@ export function MidjourneyList() {
         filterDefaultValues={defaults}
         storeKey={false}
         disableSyncWithLocation
+        queryOptions={liveQueryOptions}
         actions={false}
         pagination={<PageBar />}
         empty={false}
@@ -136,6 +140,10 @@ export function MidjourneyList() {
             <FunctionField
               label="midjourney.fields.submit_time"
               render={(r: DrawingTask) => formatMillis(r.submit_time)}
+            />
+            <FunctionField
+              label="midjourney.fields.finish_time"
+              render={(r: DrawingTask) => (r.finish_time ? formatMillis(r.finish_time) : '')}
             />
             <FunctionField label="midjourney.fields.duration" render={(r: DrawingTask) => <Duration task={r} />} />
             {admin && (
@@ -183,6 +191,7 @@ export function MidjourneyList() {
               render={(r: DrawingTask) => (
                 <Chip
                   size="small"
+                  data-testid="midjourney-status"
                   color={STATUSES[r.status]?.color ?? 'default'}
                   label={translate(STATUSES[r.status]?.label ?? 'midjourney.status.unknown')}
                 />
@@ -200,7 +209,9 @@ export function MidjourneyList() {
                       color={r.status === 'FAILURE' ? 'warning' : 'primary'}
                       sx={{ flex: 1 }}
                     />
-                    <Typography variant="caption">{r.progress || '0%'}</Typography>
+                    <Typography variant="caption" data-testid="midjourney-progress">
+                      {r.progress || '0%'}
+                    </Typography>
                   </Box>
                 );
               }}
@@ -209,9 +220,21 @@ export function MidjourneyList() {
               label="midjourney.fields.image"
               render={(r: DrawingTask) =>
                 r.image_url ? (
-                  <Button size="small" onClick={() => setImage(r.image_url)}>
-                    {translate('midjourney.view_image')}
-                  </Button>
+                  <Link
+                    component="button"
+                    type="button"
+                    onClick={() => setImage(r.image_url)}
+                    title={translate('midjourney.view_image')}
+                    data-testid="midjourney-thumbnail"
+                  >
+                    <Box
+                      component="img"
+                      src={r.image_url}
+                      alt={translate('midjourney.view_image')}
+                      loading="lazy"
+                      sx={{ width: 48, height: 48, objectFit: 'cover', borderRadius: 1, display: 'block' }}
+                    />
+                  </Link>
                 ) : (
                   translate('midjourney.no_image')
                 )
@@ -219,7 +242,14 @@ export function MidjourneyList() {
             />
             <FunctionField label="midjourney.fields.prompt" render={(r: DrawingTask) => long(r.prompt)} />
             <FunctionField label="midjourney.fields.prompt_en" render={(r: DrawingTask) => long(r.prompt_en)} />
-            <FunctionField label="midjourney.fields.fail_reason" render={(r: DrawingTask) => long(r.fail_reason)} />
+            <FunctionField
+              label="midjourney.fields.fail_reason"
+              render={(r: DrawingTask) => <span data-testid="midjourney-fail-reason">{long(r.fail_reason)}</span>}
+            />
+            <FunctionField
+              label="midjourney.fields.quota"
+              render={(r: DrawingTask) => formatQuota(r.quota ?? 0, status, 6)}
+            />
           </Datagrid>
         </Box>
       </List>
@@ -234,9 +264,22 @@ export function MidjourneyList() {
       <Dialog open={image !== undefined} onClose={() => setImage(undefined)} maxWidth="md">
         <DialogTitle>{translate('midjourney.fields.image')}</DialogTitle>
         <DialogContent>
-          {image && <Box component="img" src={image} alt="" sx={{ maxWidth: '100%', display: 'block' }} />}
+          {image && (
+            <Box
+              component="img"
+              src={image}
+              alt=""
+              sx={{ maxWidth: '100%', display: 'block' }}
+              data-testid="midjourney-image"
+            />
+          )}
         </DialogContent>
         <DialogActions>
+          {image && (
+            <Button component="a" href={image} target="_blank" rel="noreferrer">
+              {translate('midjourney.open_image')}
+            </Button>
+          )}
           <Button onClick={() => setImage(undefined)}>{translate('common.close')}</Button>
         </DialogActions>
       </Dialog>

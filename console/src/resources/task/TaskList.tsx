@@ -12,10 +12,14 @@ import {
 } from '@mui/material';
 import { useState } from 'react';
 import { Datagrid, FunctionField, List, useTranslate } from 'react-admin';
+import { formatQuota } from '../../format/quota.ts';
 import { formatSeconds, startOfToday } from '../../format/time.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
+import { useStatus } from '../../status/StatusContext.tsx';
 import { PageBar } from '../log/LogList.tsx';
+import { liveQueryOptions } from '../midjourney/live.ts';
 import { type FilterField, TaskFilterBar } from '../midjourney/TaskFilterBar.tsx';
+import { taskResults } from './result.ts';
 
 /** A creative task (spec doc 3 §3). */
 interface CreativeTask {
@@ -29,6 +33,8 @@ interface CreativeTask {
   task_id: string;
   status: string;
   fail_reason: string;
+  quota: number;
+  data: unknown;
   username?: string;
   [key: string]: unknown;
 }
@@ -54,6 +60,8 @@ export function TaskList() {
   const translate = useTranslate();
   const user = useSessionUser();
   const admin = (user?.role ?? 0) >= ROLE.admin;
+  const { status } = useStatus();
+  const [image, setImage] = useState<string | undefined>();
   const [defaults] = useState(() => ({ start_timestamp: Math.floor(startOfToday().getTime() / 1000) }));
   const [detail, setDetail] = useState<CreativeTask | undefined>();
   const [text, setText] = useState<string | undefined>();
@@ -73,6 +81,7 @@ export function TaskList() {
         filterDefaultValues={defaults}
         storeKey={false}
         disableSyncWithLocation
+        queryOptions={liveQueryOptions}
         actions={false}
         pagination={<PageBar />}
         empty={false}
@@ -128,6 +137,7 @@ export function TaskList() {
                 return (
                   <Chip
                     size="small"
+                    data-testid="task-status"
                     color={known?.color ?? 'default'}
                     label={translate(known?.label ?? 'task.status.unknown')}
                   />
@@ -139,7 +149,7 @@ export function TaskList() {
               render={(r: CreativeTask) =>
                 r.fail_reason ? (
                   <Link component="button" type="button" onClick={() => setText(r.fail_reason)}>
-                    <Typography variant="body2" noWrap sx={{ maxWidth: 220 }}>
+                    <Typography variant="body2" noWrap sx={{ maxWidth: 220 }} data-testid="task-fail-reason">
                       {r.fail_reason}
                     </Typography>
                   </Link>
@@ -147,6 +157,14 @@ export function TaskList() {
                   ''
                 )
               }
+            />
+            <FunctionField
+              label="task.fields.result"
+              render={(r: CreativeTask) => <Results task={r} onImage={setImage} />}
+            />
+            <FunctionField
+              label="task.fields.quota"
+              render={(r: CreativeTask) => formatQuota(r.quota ?? 0, status, 6)}
             />
           </Datagrid>
         </Box>
@@ -166,6 +184,20 @@ export function TaskList() {
           <Button onClick={() => setDetail(undefined)}>{translate('common.close')}</Button>
         </DialogActions>
       </Dialog>
+      <Dialog open={image !== undefined} onClose={() => setImage(undefined)} maxWidth="md">
+        <DialogTitle>{translate('task.fields.result')}</DialogTitle>
+        <DialogContent>
+          {image && <Box component="img" src={image} alt="" sx={{ maxWidth: '100%', display: 'block' }} />}
+        </DialogContent>
+        <DialogActions>
+          {image && (
+            <Button component="a" href={image} target="_blank" rel="noreferrer">
+              {translate('task.open_result')}
+            </Button>
+          )}
+          <Button onClick={() => setImage(undefined)}>{translate('common.close')}</Button>
+        </DialogActions>
+      </Dialog>
       <Dialog open={text !== undefined} onClose={() => setText(undefined)} fullWidth maxWidth="sm">
         <DialogContent>
           <Typography sx={{ whiteSpace: 'pre-wrap' }}>{text}</Typography>
@@ -178,15 +210,43 @@ export function TaskList() {
   );
 }
 
+/** The task's results from its data: images as thumbnails that open a preview, anything else as a link. */
+function Results({ task, onImage }: { task: CreativeTask; onImage: (url: string) => void }) {
+  const translate = useTranslate();
+  const results = taskResults(task.data);
+  if (results.length === 0) return null;
+  return (
+    <Box sx={{ display: 'flex', gap: 1, alignItems: 'center' }} data-testid="task-results">
+      {results.map((result) =>
+        result.image ? (
+          <Link key={result.url} component="button" type="button" onClick={() => onImage(result.url)}>
+            <Box
+              component="img"
+              src={result.url}
+              alt={result.key}
+              loading="lazy"
+              sx={{ width: 40, height: 40, objectFit: 'cover', borderRadius: 1, display: 'block' }}
+            />
+          </Link>
+        ) : (
+          <Link key={result.url} href={result.url} target="_blank" rel="noreferrer" title={result.url}>
+            {translate('task.open_result')}
+          </Link>
+        ),
+      )}
+    </Box>
+  );
+}
+
 /** Progress as a circle: a percent string fills it; other text is shown as is. */
 function Progress({ task }: { task: CreativeTask }) {
   const percent = /^\d+(\.\d+)?%$/.test(task.progress ?? '') ? Number.parseFloat(task.progress) : undefined;
-  if (percent === undefined) return <span>{task.progress}</span>;
+  if (percent === undefined) return <span data-testid="task-progress">{task.progress}</span>;
   return (
     <Box sx={{ position: 'relative', display: 'inline-flex' }}>
       <CircularProgress variant="determinate" value={Math.min(100, percent)} size={36} />
       <Box sx={{ position: 'absolute', inset: 0, display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
-        <Typography variant="caption" sx={{ fontSize: 10 }}>
+        <Typography variant="caption" sx={{ fontSize: 10 }} data-testid="task-progress">
           {task.progress}
         </Typography>
       </Box>

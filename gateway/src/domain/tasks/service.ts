@@ -28,10 +28,13 @@ export interface TaskList<V> extends ListResult<V> {
 export class TaskService {
   readonly #db: Kysely<Database>;
   readonly #exactCountLimit: number;
+  readonly #imageBase: () => string | undefined;
 
-  constructor(config: { db: Kysely<Database>; exactCountLimit?: number }) {
+  /** `imageBase` answers where drawing images are forwarded from (see midjourneyView), or undefined for none. */
+  constructor(config: { db: Kysely<Database>; exactCountLimit?: number; imageBase?: () => string | undefined }) {
     this.#db = config.db;
     this.#exactCountLimit = config.exactCountLimit ?? 100_000;
+    this.#imageBase = config.imageBase ?? (() => undefined);
   }
 
   async listMidjourney(params: ListQuery<MidjourneyFilters>, actor: Actor): Promise<TaskList<MidjourneyView>> {
@@ -41,8 +44,9 @@ export class TaskService {
       countMidjourneys(this.#db, query, this.#exactCountLimit),
     ]);
     const names = await this.#owners(rows, actor);
+    const imageBase = this.#imageBase();
     return {
-      items: rows.map((r) => midjourneyView(r, owner(names, r.user_id))),
+      items: rows.map((r) => midjourneyView(r, owner(names, r.user_id), imageBase)),
       total: counted.total,
       totalEstimated: counted.estimated,
     };

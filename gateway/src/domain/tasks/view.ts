@@ -20,8 +20,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-export function midjourneyView(row: MidjourneyRow, username?: string): MidjourneyView {
-  return username === undefined ? { ...row } : { ...row, username };
+/**
+ * A drawing task for the log. With `imageBase` (MjForwardUrlEnabled: the ServerAddress, possibly empty) the
+ * image URL is this gateway's /mj/image/{id}, which proxies the upstream's image, as relay clients see it.
+ */
+export function midjourneyView(row: MidjourneyRow, username?: string, imageBase?: string): MidjourneyView {
+  const view: MidjourneyView = { ...row };
+  if (imageBase !== undefined && row.image_url) view.image_url = `${imageBase}/mj/image/${row.mj_id}`;
+  if (username !== undefined) view.username = username;
+  return view;
 }
 
 export function taskView(row: TaskRow, username?: string): TaskView {
