@@ -29,6 +29,7 @@ let mock: MockSuno;
 let db: pg.Client;
 let key: string;
 let otherKey: string;
+let poorKey: string;
 let initial: { wallet: number; token: number };
 
 async function suno(path: string, body?: unknown, as = key) {
@@ -93,6 +94,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Suno tasks', () => {
     const token = await root.post('/api/token/', { name: 'suno', remain_quota: TOKEN_QUOTA, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     key = String(token.body.data.key);
+    const poor = await root.post('/api/token/', { name: 'poor', remain_quota: 10, unlimited_quota: false });
+    poorKey = String(poor.body.data.key);
     expect((await root.post('/api/user/', { username: 'other', password: 'password-1' })).body.success).toBe(true);
     const other = new DashboardClient(gateway.url);
     expect((await other.login('other', 'password-1')).body.success).toBe(true);
@@ -210,8 +213,14 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Suno tasks', () => {
       body: { code: 'invalid_request' },
     });
     expect((await suno('/suno/fetch/task_1', undefined, 'sk-wrong')).status).toBe(401);
+    expect(await suno('/suno/submit/lyrics', { prompt: 'no money' }, poorKey)).toMatchObject({
+      status: 403,
+      body: { code: 'quota_not_enough', data: null },
+    });
+    // Nothing reached the books: no task row, and (checked at the end) no charge.
     const { rows } = await db.query(`select count(*)::int as n from tasks where status = 'FAILURE'`);
     expect(rows[0].n).toBe(0);
+    expect(mock.requests.filter((r) => r.body?.prompt === 'no money')).toEqual([]);
   });
 
   it('refunds a task that fails upstream, once, with a refund log naming it', async () => {
@@ -261,6 +270,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Suno tasks', () => {
     expect(charged).toBe(4 * MUSIC + LYRICS);
     expect(refunded).toBe(2 * MUSIC);
     const token = await q(`select remain_quota, used_quota from tokens where name = 'suno'`);
+    expect(Number((await q(`select used_quota from tokens where name = 'poor'`)).used_quota)).toBe(0);
     const user = await q(
       `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'suno'`,
     );

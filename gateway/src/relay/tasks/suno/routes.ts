@@ -219,7 +219,12 @@ async function submit(
       status: 'SUBMITTED',
       progress: '0%',
       submit_time: Math.floor(started / 1000),
-      properties: JSON.stringify({ input: typeof body.prompt === 'string' ? body.prompt : '' }),
+      // What the task log page shows of the request (new-api's task properties).
+      properties: JSON.stringify({
+        input: typeof body.prompt === 'string' ? body.prompt : '',
+        origin_model_name: model,
+        upstream_model_name: mapping.upstreamModel,
+      }),
       private_data: JSON.stringify(billing),
     });
     await ledger.settle(reservation, quota);
