@@ -19,6 +19,7 @@ import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
 import { playgroundPlugin } from './relay/playground.ts';
 import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
+import { sunoPlugin } from './relay/tasks/suno/routes.ts';
 import { restPlugin } from './rest/index.ts';
 import type { Services } from './services.ts';
 
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(relayPlugin, deps.relay);
   await app.register(midjourneyPlugin, deps.relay);
+  await app.register(sunoPlugin, deps.relay);
   await app.register(playgroundPlugin, {
     relay: deps.relay,
     guards: authGuards({

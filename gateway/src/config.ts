@@ -57,6 +57,8 @@ export interface Config {
     pollIntervalMs: number;
     /** A Midjourney task not finished this long after submission fails and is refunded (new-api: 1 h). */
     midjourneyTimeoutMs: number;
+    /** Suno (and later video) tasks: new-api's TASK_TIMEOUT. */
+    taskTimeoutMs: number;
   };
   /** How often one pod refreshes every enabled channel's upstream balance (CHANNEL_UPDATE_FREQUENCY); undefined: never. */
   channelBalanceIntervalMs: number | undefined;
@@ -218,6 +220,8 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
     tasks: {
       pollIntervalMs: integer(env, 'TASK_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),
       midjourneyTimeoutMs: integer(env, 'MJ_TASK_TIMEOUT_SECONDS', 3600, 1, 86_400) * 1000,
+      // new-api's TASK_TIMEOUT_MINUTES (1440), in seconds so that tests can wait it out.
+      taskTimeoutMs: integer(env, 'TASK_TIMEOUT_SECONDS', 86_400, 1, 604_800) * 1000,
     },
     channelBalanceIntervalMs: env.CHANNEL_UPDATE_FREQUENCY
       ? integer(env, 'CHANNEL_UPDATE_FREQUENCY', 0, 1, 525_600) * 60_000

@@ -20,6 +20,7 @@ import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
+import { sunoPlatform } from './tasks/suno/platform.ts';
 import { Transport } from './transport.ts';
 
 /**
@@ -99,7 +100,7 @@ export async function startRelay(
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
   // alerts only then. The ledger waits for open reservations, so those close after the last record.
   opened.push({ name: 'quota ledger', run: () => ledger.close() });
-  // Unfinished drawing tasks, polled by one pod at a time; stopped before the pools it uses close.
+  // Unfinished drawing and music tasks, polled by one pod at a time; stopped before the pools it uses close.
   const tasks = startTaskEngine({
     cluster,
     intervalMs: config.tasks.pollIntervalMs,
@@ -113,6 +114,7 @@ export async function startRelay(
         notifyEnabled: () => options.getBoolean('MjNotifyEnabled'),
         logger,
       }),
+      sunoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
     ],
   });
   opened.push({ name: 'task polling', run: () => tasks.stop() });

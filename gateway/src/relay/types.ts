@@ -47,7 +47,9 @@ export type WireFormat =
   | 'ollama-chat'
   | 'ollama-embed'
   /** A midjourney-proxy submission (the /mj routes): passed through, never converted. */
-  | 'midjourney';
+  | 'midjourney'
+  /** A Suno API proxy submission (the /suno routes): passed through, never converted. */
+  | 'suno';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

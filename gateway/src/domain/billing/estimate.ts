@@ -251,7 +251,8 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
       // Spoken only upstream: no client sends it (requests are estimated in the client's format).
       return 0;
     case 'midjourney':
-      // Billed per call (reference §9.1): no tokens.
+    case 'suno':
+      // Billed per call (reference §9.1, §9.2): no tokens.
       return 0;
   }
 }

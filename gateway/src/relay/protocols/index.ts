@@ -15,6 +15,7 @@ import { minimaxProvider } from './minimax/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import { replicateProvider } from './replicate/index.ts';
+import { sunoProvider } from './suno/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
@@ -40,6 +41,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   coze: cozeProvider,
   replicate: replicateProvider,
   midjourney: midjourneyProvider,
+  suno: sunoProvider,
 };
 
 /**

@@ -24,6 +24,7 @@ const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   gemini: 'gemini-generate',
   realtime: 'openai-realtime',
   midjourney: 'midjourney',
+  suno: 'suno',
 };
 
 /** The chat-like formats clients send; a type that chats must serve all of them (converted through the hub). */
@@ -50,7 +51,7 @@ describe('channel-type registry', () => {
         expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
       // Task types have no chat to test with (new-api does not test them either).
-      expect(type.testable).toBe(!type.endpoints.includes('midjourney'));
+      expect(type.testable).toBe(!type.endpoints.some((e) => e === 'midjourney' || e === 'suno'));
       // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
       expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
     },
@@ -95,6 +96,7 @@ describe('channel-type registry', () => {
       'MidjourneyPlus',
       'Custom',
       'AWS',
+      'SunoAPI',
       'VertexAI',
       'Xinference',
     ]);
@@ -118,9 +120,10 @@ describe('channel-type registry', () => {
     }
   });
 
-  it('offers Midjourney (2, 5) on the /mj routes, and not the task types whose routes do not exist yet', () => {
+  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, and not the task types whose routes do not exist yet', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
-    for (const id of [36, 50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    expect(CHANNEL_TYPES.find((t) => t.id === 36)?.endpoints).toEqual(['suno']);
+    for (const id of [50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 

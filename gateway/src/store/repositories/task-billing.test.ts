@@ -4,9 +4,14 @@ import type { Store } from '../index.ts';
 import { LOG_TYPE } from './logs.ts';
 import {
   failMidjourneyAndRefund,
+  failTaskAndRefund,
+  findUserTasks,
   insertMidjourney,
+  insertTask,
   unfinishedMidjourneys,
+  unfinishedTasks,
   updateMidjourneyIf,
+  updateTaskIf,
 } from './task-billing.ts';
 
 let store: Store;
@@ -151,5 +156,50 @@ describe('task billing', () => {
     });
     expect(failed).toBeUndefined();
     expect((await unfinishedMidjourneys(store.db, 100)).map((r) => r.mj_id)).not.toContain('cas-1');
+  });
+
+  it('fails and refunds a tasks-table task once, logging its public id and priced model', async () => {
+    const id = await insertTask(store.db, {
+      created_at: 1,
+      updated_at: 1,
+      task_id: 'task_public',
+      platform: 'suno',
+      user_id: ids.user,
+      token_id: ids.token,
+      group: 'default',
+      channel_id: ids.channel,
+      quota: 40,
+      action: 'MUSIC',
+      status: 'QUEUED',
+      submit_time: 1,
+      private_data: JSON.stringify({
+        upstream_task_id: 'up-1',
+        model_name: 'suno_music',
+        upstream_model: 'chirp-v4',
+        model_price: 0.1,
+        group_ratio: 1,
+      }),
+    });
+    expect((await unfinishedTasks(store.db, 'suno', 10)).map((r) => r.task_id)).toEqual(['task_public']);
+    expect(await updateTaskIf(store.db, id, 'SUBMITTED', { status: 'IN_PROGRESS' })).toBe(false);
+    const before = await balances();
+    const input = { id, previous: 'QUEUED', reason: 'upstream timeout', atSeconds: 9 };
+    const results = await Promise.all(Array.from({ length: 4 }, () => failTaskAndRefund(store.db, input)));
+    expect(results.filter((r) => r !== undefined).map((r) => r?.refunded)).toEqual([40]);
+    const after = await balances();
+    expect(Number(after.user.quota)).toBe(Number(before.user.quota) + 40);
+    expect(Number(after.channel.used_quota)).toBe(Number(before.channel.used_quota) - 40);
+    const log = await store.db
+      .selectFrom('logs')
+      .selectAll()
+      .where('type', '=', LOG_TYPE.refund)
+      .where('model_name', '=', 'suno_music')
+      .executeTakeFirstOrThrow();
+    expect(log).toMatchObject({ quota: 40, token_id: ids.token, created_at: 9 });
+    expect(JSON.parse(log.other)).toEqual({ task_id: 'task_public', reason: 'upstream timeout', platform: 'suno' });
+    const [row] = await findUserTasks(store.db, 'suno', ids.user, ['task_public']);
+    expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'upstream timeout', finish_time: 9 });
+    expect(await findUserTasks(store.db, 'suno', ids.user + 1, ['task_public'])).toEqual([]);
+    expect(await unfinishedTasks(store.db, 'suno', 10)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
-import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
-import type { Database, MidjourneysTable } from '../database.ts';
+import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely';
+import type { Database, MidjourneysTable, TasksTable } from '../database.ts';
 import { LOG_TYPE } from './logs.ts';
-import type { MidjourneyRow } from './tasks.ts';
+import type { MidjourneyRow, TaskRow } from './tasks.ts';
 
 export type { MidjourneyRow } from './tasks.ts';
 
@@ -81,11 +81,86 @@ export interface FailedTask {
   refunded: number;
 }
 
+/** Who paid for a task and how much: what a refund gives back and what its log names. */
+export interface TaskCharge {
+  userId: number;
+  tokenId: number;
+  channelId: number;
+  group: string;
+  modelName: string;
+  quota: number;
+  /** The task id the client knows. */
+  taskId: string;
+  platform: string;
+}
+
+type Trx = Transaction<Database>;
+
 /**
- * Moves a task from `previous` to FAILURE and, in the same transaction, gives its whole charge back:
- * the wallet and (limited) token balances up, the used quota of user, token and channel down, and a
- * type-6 refund log carrying the task id and reason. The compare-and-set on the status makes this
- * happen once however many pods try; undefined when another got there first.
+ * Gives a failed task's whole charge back inside the caller's transaction: the wallet and (limited)
+ * token balances up, the used quota of user, token and channel down, and a type-6 refund log carrying
+ * the task id and reason. Callers run it only after their compare-and-set to FAILURE succeeded, so
+ * it happens once per task whatever the platform.
+ */
+export async function refundTaskCharge(
+  trx: Trx,
+  charge: TaskCharge,
+  reason: string,
+  atSeconds: number,
+): Promise<number> {
+  const { quota } = charge;
+  if (quota <= 0) return 0;
+  const user = await trx
+    .updateTable('users')
+    .set({ quota: sql`quota + ${quota}`, used_quota: sql`used_quota - ${quota}` })
+    .where('id', '=', charge.userId)
+    .returning('username')
+    .executeTakeFirst();
+  let tokenName = '';
+  if (charge.tokenId > 0) {
+    const token = await trx
+      .updateTable('tokens')
+      .set({
+        // An unlimited token was never debited: only its used quota goes down.
+        remain_quota: sql`case when unlimited_quota then remain_quota else remain_quota + ${quota} end`,
+        used_quota: sql`used_quota - ${quota}`,
+      })
+      .where('id', '=', charge.tokenId)
+      .returning('name')
+      .executeTakeFirst();
+    tokenName = token?.name ?? '';
+  }
+  const channel = await trx
+    .updateTable('channels')
+    .set({ used_quota: sql`used_quota - ${quota}` })
+    .where('id', '=', charge.channelId)
+    .returning('name')
+    .executeTakeFirst();
+  await trx
+    .insertInto('logs')
+    .values({
+      user_id: charge.userId,
+      created_at: atSeconds,
+      type: LOG_TYPE.refund,
+      content: `任务失败退款 (task ${charge.taskId}): ${reason}`,
+      username: user?.username ?? '',
+      token_name: tokenName,
+      token_id: charge.tokenId,
+      model_name: charge.modelName,
+      quota,
+      channel_id: charge.channelId,
+      channel_name: channel?.name ?? '',
+      group: charge.group,
+      other: JSON.stringify({ task_id: charge.taskId, reason, platform: charge.platform }),
+    })
+    .execute();
+  return quota;
+}
+
+/**
+ * Moves a drawing task from `previous` to FAILURE and refunds it in the same transaction. The
+ * compare-and-set on the status makes this happen once however many pods try; undefined when another
+ * got there first.
  */
 export async function failMidjourneyAndRefund(
   db: Kysely<Database>,
@@ -100,52 +175,119 @@ export async function failMidjourneyAndRefund(
       .returningAll()
       .executeTakeFirst();
     if (!row) return undefined;
-    const quota = Number(row.quota);
-    if (quota <= 0) return { row, refunded: 0 };
-    const user = await trx
-      .updateTable('users')
-      .set({ quota: sql`quota + ${quota}`, used_quota: sql`used_quota - ${quota}` })
-      .where('id', '=', row.user_id)
-      .returning('username')
-      .executeTakeFirst();
-    let tokenName = '';
-    if (row.token_id > 0) {
-      const token = await trx
-        .updateTable('tokens')
-        .set({
-          // An unlimited token was never debited: only its used quota goes down.
-          remain_quota: sql`case when unlimited_quota then remain_quota else remain_quota + ${quota} end`,
-          used_quota: sql`used_quota - ${quota}`,
-        })
-        .where('id', '=', row.token_id)
-        .returning('name')
-        .executeTakeFirst();
-      tokenName = token?.name ?? '';
-    }
-    const channel = await trx
-      .updateTable('channels')
-      .set({ used_quota: sql`used_quota - ${quota}` })
-      .where('id', '=', row.channel_id)
-      .returning('name')
-      .executeTakeFirst();
-    await trx
-      .insertInto('logs')
-      .values({
-        user_id: row.user_id,
-        created_at: input.atSeconds,
-        type: LOG_TYPE.refund,
-        content: `任务失败退款 (task ${row.mj_id}): ${input.reason}`,
-        username: user?.username ?? '',
-        token_name: tokenName,
-        token_id: row.token_id,
-        model_name: row.model_name,
-        quota,
-        channel_id: row.channel_id,
-        channel_name: channel?.name ?? '',
-        group: row.group,
-        other: JSON.stringify({ task_id: row.mj_id, reason: input.reason, platform: 'midjourney' }),
+    const charge: TaskCharge = {
+      userId: row.user_id,
+      tokenId: row.token_id,
+      channelId: row.channel_id,
+      group: row.group,
+      modelName: row.model_name,
+      quota: Number(row.quota),
+      taskId: row.mj_id,
+      platform: 'midjourney',
+    };
+    return { row, refunded: await refundTaskCharge(trx, charge, input.reason, input.atSeconds) };
+  });
+}
+
+/** What `tasks.private_data` keeps of a task's billing (never shown to users). */
+export interface TaskBillingContext {
+  /** The id the upstream gave the task (clients only ever see the public `task_id`). */
+  upstream_task_id: string;
+  model_name: string;
+  upstream_model: string;
+  model_price: number;
+  group_ratio: number;
+}
+
+export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBillingContext | undefined {
+  try {
+    const parsed = JSON.parse(row.private_data) as TaskBillingContext;
+    return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function insertTask(db: Kysely<Database>, row: Insertable<TasksTable>): Promise<number> {
+  const inserted = await db.insertInto('tasks').values(row).returning('id').executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+/** The user's tasks of a platform with these public ids (fetches never see another user's). */
+export async function findUserTasks(
+  db: Kysely<Database>,
+  platform: string,
+  userId: number,
+  taskIds: string[],
+): Promise<TaskRow[]> {
+  if (taskIds.length === 0) return [];
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('platform', '=', platform)
+    .where('user_id', '=', userId)
+    .where('task_id', 'in', taskIds)
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** A platform's tasks still running upstream, oldest first. */
+export async function unfinishedTasks(db: Kysely<Database>, platform: string, limit: number): Promise<TaskRow[]> {
+  return db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('platform', '=', platform)
+    .where('status', 'not in', [...FINAL_TASK_STATUSES])
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** Writes a task's new state only if its status is still `previous` (compare-and-set). */
+export async function updateTaskIf(
+  db: Kysely<Database>,
+  id: number,
+  previous: string,
+  changes: Updateable<TasksTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set(changes)
+    .where('id', '=', id)
+    .where('status', '=', previous)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The `tasks` twin of failMidjourneyAndRefund: FAILURE and the refund in one transaction, once. */
+export async function failTaskAndRefund(
+  db: Kysely<Database>,
+  input: { id: number; previous: string; reason: string; atSeconds: number },
+): Promise<{ row: TaskRow; refunded: number } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set({
+        status: 'FAILURE',
+        fail_reason: input.reason,
+        finish_time: input.atSeconds,
+        updated_at: input.atSeconds,
       })
-      .execute();
-    return { row, refunded: quota };
+      .where('id', '=', input.id)
+      .where('status', '=', input.previous)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const charge: TaskCharge = {
+      userId: row.user_id,
+      tokenId: row.token_id,
+      channelId: row.channel_id,
+      group: row.group,
+      modelName: taskBillingContext(row)?.model_name ?? '',
+      quota: Number(row.quota),
+      taskId: row.task_id,
+      platform: row.platform,
+    };
+    return { row, refunded: await refundTaskCharge(trx, charge, input.reason, input.atSeconds) };
   });
 }

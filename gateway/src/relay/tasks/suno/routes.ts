@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
+import { channelType } from '../../../domain/channels/registry.ts';
+import type { Reservation } from '../../../domain/ledger/ledger.ts';
+import { AppError } from '../../../errors.ts';
+import { requestLanguage, toAppError } from '../../../http/errors.ts';
+import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
+import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
+import { clientType } from '../../client-type.ts';
+import type { RelayPluginDeps } from '../../index.ts';
+import { pinnedChannel } from '../../pipeline.ts';
+import { sunoRequest } from '../../protocols/suno/index.ts';
+import { resolveModelMapping } from '../../routing/model-mapping.ts';
+import { pickChannel } from '../../routing/picker.ts';
+import type { ChannelSnapshot } from '../../types.ts';
+import { SUNO_PLATFORM } from './platform.ts';
+import { isSunoAction, SUNO_ACTIONS, type SunoAction, sunoTaskView } from './wire.ts';
+
+const SUBMIT_TIMEOUT_MS = 60_000;
+/** Ids one batch fetch may ask for. */
+const MAX_FETCH_IDS = 500;
+
+/** A refusal in the Suno proxy's shape `{code, message, data}`, `code` a stable error code. */
+class SunoFailure extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(code: string, message: string, status = 400) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const success = (data: unknown) => ({ code: 'success', message: '', data });
+
+/**
+ * The Suno proxy routes (reference §9.2, route table): submissions routed to a type-36 channel and
+ * charged per call once the upstream accepted them, under a public task id the gateway made; fetches
+ * answered from the database, the caller's own tasks only.
+ */
+export async function sunoPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
+  const { db, options } = deps;
+  app.setErrorHandler(async (error, request, reply) => {
+    if (error instanceof SunoFailure) {
+      return reply.code(error.status).send({ code: error.code, message: error.message, data: null });
+    }
+    const appError = toAppError(error);
+    if (appError.status >= 500 && !(error instanceof AppError))
+      request.log.error({ err: error }, 'suno request failed');
+    return reply.code(appError.status).send({
+      code: appError.code,
+      message: `${appError.localized(requestLanguage(request))} (request id: ${request.id})`,
+      data: null,
+    });
+  });
+  const caller = (request: FastifyRequest) => authenticateKey(request, deps.keys, options);
+
+  app.post<{ Params: { action: string } }>(
+    '/suno/submit/:action',
+    { bodyLimit: deps.bodyLimitBytes },
+    async (request, reply) => {
+      const who = await caller(request);
+      const action = request.params.action.toLowerCase();
+      if (!isSunoAction(action)) {
+        throw new SunoFailure('invalid_action', `action must be one of ${SUNO_ACTIONS.join(', ')}`);
+      }
+      return submit(deps, who, action, request, reply);
+    },
+  );
+
+  app.post('/suno/fetch', async (request) => {
+    const who = await caller(request);
+    const ids = isRecord(request.body) ? request.body.ids : undefined;
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+      throw new SunoFailure('invalid_request', 'ids must be a list of task ids');
+    }
+    if (ids.length > MAX_FETCH_IDS) throw new SunoFailure('invalid_request', `at most ${MAX_FETCH_IDS} ids at once`);
+    const rows = await findUserTasks(db, SUNO_PLATFORM, who.identity.user.id, ids as string[]);
+    return success(rows.map(sunoTaskView));
+  });
+
+  app.get<{ Params: { id: string } }>('/suno/fetch/:id', async (request) => {
+    const who = await caller(request);
+    const [row] = await findUserTasks(db, SUNO_PLATFORM, who.identity.user.id, [request.params.id]);
+    if (!row) throw new SunoFailure('task_not_exist', 'task_not_exist', 404);
+    return success(sunoTaskView(row));
+  });
+}
+
+const speaksSuno = (channel: ChannelSnapshot) => channelType(channel.type)?.protocol === 'suno';
+
+function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): ChannelSnapshot {
+  if (who.pinnedChannelId !== undefined) {
+    const pinned = pinnedChannel(deps.routing, who);
+    if (!speaksSuno(pinned)) throw new SunoFailure('channel_not_suno', 'the pinned channel is not a Suno channel');
+    return pinned;
+  }
+  const candidates = deps.routing.candidates(who.group, model);
+  // A chat channel that lists a suno_ model by mistake must never get a music request.
+  const others = new Set(
+    candidates.flatMap((tier) => tier.channels.filter((ch) => !speaksSuno(ch)).map((ch) => ch.id)),
+  );
+  const channel = pickChannel({ candidates, exclude: others });
+  if (!channel) throw new SunoFailure('no_available_channel', `no channel serves ${model} in group ${who.group}`, 503);
+  return channel;
+}
+
+/** The public id a client fetches its task by; the upstream's own id stays in the billing context. */
+const publicTaskId = () => `task_${randomBytes(16).toString('base64url')}`;
+
+async function submit(
+  deps: RelayPluginDeps,
+  who: RelayCaller,
+  action: SunoAction,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const started = Date.now();
+  const { options, ledger } = deps;
+  const { user, token } = who.identity;
+  if (!isRecord(request.body)) throw new SunoFailure('invalid_request', 'the body must be a JSON object');
+  const body = request.body;
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
+  assertModelAllowed(who, model);
+  const channel = channelFor(deps, who, model);
+  const key = channel.keys[0];
+  if (key === undefined) throw new SunoFailure('channel_has_no_key', 'the channel has no key', 503);
+  const mapping = resolveModelMapping(model, channel.modelMapping);
+  if (!mapping.ok) throw mapping.error;
+
+  const price = resolvePrice({
+    model,
+    usingGroup: who.group,
+    userGroup: user.group,
+    maps: deps.pricing.maps(),
+    options,
+    acceptUnset: user.acceptUnsetModels,
+  });
+  const quota = taskCallQuota(price, options);
+  let reservation: Reservation;
+  try {
+    reservation = await ledger.reserve({
+      userId: user.id,
+      tokenId: token.id > 0 ? token.id : undefined,
+      tokenUnlimited: token.unlimited,
+      amount: quota,
+    });
+  } catch (error) {
+    if (error instanceof AppError && error.status === 403)
+      throw new SunoFailure('quota_not_enough', error.message, 403);
+    throw error;
+  }
+
+  let settled = false;
+  try {
+    // The client's model name is the gateway's; a mapped one becomes the upstream's model version (mv).
+    // A notify_hook would be called with the upstream's ids, which the client never sees: not forwarded.
+    const { model: _model, notify_hook: _hook, ...upstreamBody } = body;
+    if (mapping.mapped) upstreamBody.mv = mapping.upstreamModel;
+    const upstream = sunoRequest(channel, key, `/suno/submit/${action}`, upstreamBody);
+    let status: number;
+    let text: string;
+    try {
+      const response = await deps.transport.send(upstream, AbortSignal.timeout(SUBMIT_TIMEOUT_MS));
+      status = response.status;
+      text = await response.body.text();
+    } catch (error) {
+      throw new SunoFailure(
+        'do_request_failed',
+        `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
+        502,
+      );
+    }
+    let answer: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      answer = isRecord(parsed) ? parsed : undefined;
+    } catch {
+      answer = undefined;
+    }
+    const upstreamId = typeof answer?.data === 'string' ? answer.data : '';
+    if (status !== 200 || answer?.code !== 'success' || upstreamId === '') {
+      // Refused upstream: nothing charged, the refusal passed on in the proxy's shape.
+      const message =
+        typeof answer?.message === 'string' && answer.message !== '' ? answer.message : text.slice(0, 500);
+      throw new SunoFailure(
+        typeof answer?.code === 'string' && answer.code !== 'success' ? answer.code : 'upstream_error',
+        message || `upstream answered HTTP ${status}`,
+        status >= 400 ? status : 502,
+      );
+    }
+
+    const taskId = publicTaskId();
+    const billing: TaskBillingContext = {
+      upstream_task_id: upstreamId,
+      model_name: model,
+      upstream_model: mapping.upstreamModel,
+      model_price: price.perCallUsd ?? -1,
+      group_ratio: price.groupRatio,
+    };
+    const now = Math.floor(Date.now() / 1000);
+    // The task row first: if the database refuses it, the reservation goes back and nothing is charged
+    // for a task the client could never fetch.
+    await insertTask(deps.db, {
+      created_at: now,
+      updated_at: now,
+      task_id: taskId,
+      platform: SUNO_PLATFORM,
+      user_id: user.id,
+      token_id: token.id,
+      group: who.group,
+      channel_id: channel.id,
+      quota,
+      action: action.toUpperCase(),
+      status: 'SUBMITTED',
+      progress: '0%',
+      submit_time: Math.floor(started / 1000),
+      // What the task log page shows of the request (new-api's task properties).
+      properties: JSON.stringify({
+        input: typeof body.prompt === 'string' ? body.prompt : '',
+        origin_model_name: model,
+        upstream_model_name: mapping.upstreamModel,
+      }),
+      private_data: JSON.stringify(billing),
+    });
+    await ledger.settle(reservation, quota);
+    settled = true;
+    deps.recorder.recordConsume({
+      userId: user.id,
+      username: user.username,
+      tokenId: token.id,
+      tokenName: token.name,
+      channelId: channel.id,
+      channelName: channel.name,
+      modelName: model,
+      group: who.group,
+      useTimeSeconds: Math.round((Date.now() - started) / 1000),
+      isStream: false,
+      ip: '',
+      requestId: request.id,
+      content: '',
+      quota,
+      promptTokens: 0,
+      completionTokens: 0,
+      clientType: clientType(request.headers['user-agent']),
+      other: {
+        task_id: taskId,
+        action: action.toUpperCase(),
+        model_price: price.perCallUsd ?? -1,
+        model_ratio: price.modelRatio,
+        group_ratio: price.groupRatio,
+        per_call: true,
+        request_path: request.url.split('?')[0] ?? '',
+        ...(mapping.mapped ? { is_model_mapped: true, upstream_model_name: mapping.upstreamModel } : {}),
+      },
+    });
+    deps.alerts.charged(user, quota, ledger.balance(user.id));
+    return reply.code(200).send(success(taskId));
+  } finally {
+    if (!settled) await ledger.refund(reservation);
+  }
+}
