@@ -434,7 +434,7 @@ describe('channel types', () => {
     });
     for (const mj of [2, 5])
       expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
-    for (const task of [36, 50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
+    for (const task of [50, 51, 52, 54, 55]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 
@@ -694,8 +694,9 @@ describe('models', () => {
     expect(models).toContainEqual(expect.objectContaining({ id: 'deepseek-chat', owned_by: 'DeepSeek' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'SparkDesk-v3.5', owned_by: 'Xunfei' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'mj_imagine', owned_by: 'Midjourney' }));
-    // Types Tollgate does not speak (Suno 36) lend the picker no models.
-    expect(models.map((m) => m.id)).not.toContain('suno_music');
+    expect(models).toContainEqual(expect.objectContaining({ id: 'suno_music', owned_by: 'SunoAPI' }));
+    // Types Tollgate does not speak (Kling 50) lend the picker no models.
+    expect(models.map((m) => m.id)).not.toContain('kling-v1');
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length);
   });
 
