@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { type MockMidjourney, startMockMidjourney } from '../support/mock-midjourney.ts';
+import { type MockSuno, startMockSuno } from '../support/mock-suno.ts';
 import {
   type ConsoleGateway,
   type Credentials,
@@ -15,17 +16,19 @@ import {
 // The drawing log live (spec doc 3 §2 "Drawing log page"): a user's task submitted through /mj/submit/imagine
 // shows unfinished with its progress, then, without a reload, its success with the image (forwarded through
 // the gateway's /mj/image/{id}); a failed task shows its reason; the page stops asking once all are finished.
+// The task log does the same for a Suno task submitted through /suno/submit/music.
 
 const ALICE: Credentials = { username: 'alice', password: 'alice-password' };
 
 let server: ConsoleGateway;
 let browser: Browser;
 let mock: MockMidjourney;
+let suno: MockSuno;
 let key: string;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  [server, browser, mock] = await Promise.all([
+  [server, browser, mock, suno] = await Promise.all([
     startConsoleGateway({
       GLOBAL_API_RATE_LIMIT_ENABLE: 'false',
       CRITICAL_RATE_LIMIT_ENABLE: 'false',
@@ -33,6 +36,7 @@ beforeAll(async () => {
     }),
     launchBrowser(),
     startMockMidjourney(),
+    startMockSuno(),
   ]);
   const root = await setupRoot(server.url);
   const channel = await root.post('/api/channel/', {
@@ -44,6 +48,15 @@ beforeAll(async () => {
     group: 'default',
   });
   expect(channel.body).toMatchObject({ success: true });
+  const music = await root.post('/api/channel/', {
+    name: 'suno',
+    type: 36,
+    key: suno.key,
+    base_url: suno.url,
+    models: 'suno_music',
+    group: 'default',
+  });
+  expect(music.body).toMatchObject({ success: true });
   for (const [name, value] of [
     ['QuotaForNewUser', '50000000'],
     ['ServerAddress', server.url],
@@ -67,6 +80,7 @@ afterAll(async () => {
   for (const context of contexts) await context.close();
   await browser?.close();
   await mock?.close();
+  await suno?.close();
   await server?.stop();
 });
 
@@ -80,6 +94,18 @@ async function imagine(prompt: string): Promise<string> {
   const body = (await answer.json()) as { code: number; result: string };
   expect(body.code, JSON.stringify(body)).toBe(1);
   return body.result;
+}
+
+/** Submits a Suno music task with alice's key; answers the gateway's public task id. */
+async function compose(prompt: string): Promise<string> {
+  const answer = await fetch(`${server.url}/suno/submit/music`, {
+    method: 'POST',
+    headers: { authorization: `Bearer sk-${key.replace(/^sk-/, '')}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt, tags: 'pop' }),
+  });
+  const body = (await answer.json()) as { code: string; data: string };
+  expect(body.code, JSON.stringify(body)).toBe('success');
+  return body.data;
 }
 
 /** The drawing log row of one task, found by its task id. */
@@ -140,57 +166,38 @@ describe('drawing log', () => {
     expect(errors).toEqual([]);
   });
 
-  it('shows a creative task live on the task log: progress, then its results from the data; a failure reason', async () => {
+  it('shows a Suno task live on the task log: progress, then its clips; a failure with its reason', async () => {
     const { context, page, errors } = await openPage(browser, server.url);
     contexts.push(context);
     await signInByApi(page, server.url, ALICE);
-    const db = server.gateway.store.db;
-    const user = await db
-      .selectFrom('users')
-      .select('id')
-      .where('username', '=', ALICE.username)
-      .executeTakeFirstOrThrow();
-    const now = Math.floor(Date.now() / 1000);
-    const task = (task_id: string) => ({
-      created_at: now,
-      updated_at: now,
-      task_id,
-      platform: 'suno',
-      user_id: user.id,
-      channel_id: 1,
-      action: 'MUSIC',
-      status: 'IN_PROGRESS',
-      progress: '40%',
-      submit_time: now,
-    });
-    await db
-      .insertInto('tasks')
-      .values([task('suno-live'), task('suno-bad')])
-      .execute();
-    await page.goto('/task');
-    const live = row(page, 'suno-live');
-    await expect.poll(() => live.locator('[data-testid="task-progress"]').textContent()).toBe('40%');
 
-    // The engine (here: the test) finishes one with a clip and fails the other; the open page follows.
-    const clip = { id: 'c1', audio_url: `${mock.url}/attachments/c1.mp3`, image_url: `${mock.url}/attachments/c1.png` };
-    await db
-      .updateTable('tasks')
-      .set({ status: 'SUCCESS', progress: '100%', finish_time: now + 5, data: JSON.stringify([clip]) })
-      .where('task_id', '=', 'suno-live')
-      .execute();
-    await db
-      .updateTable('tasks')
-      .set({ status: 'FAILURE', progress: '100%', finish_time: now + 5, fail_reason: 'upstream refused the lyrics' })
-      .where('task_id', '=', 'suno-bad')
-      .execute();
-    await expect.poll(() => live.locator('[data-testid="task-status"]').textContent()).toBe('成功');
-    const results = live.locator('[data-testid="task-results"]');
-    expect(await results.locator('a[href]').getAttribute('href')).toBe(clip.audio_url);
-    expect(await results.locator('img').getAttribute('src')).toBe(clip.image_url);
-    const failed = row(page, 'suno-bad');
+    // A task that stays in progress upstream until the test lets it finish.
+    suno.behaviour.stuckNext = true;
+    const id = await compose('lights over the harbour');
+    const upstream = [...suno.tasks.values()].at(-1)!;
+    await page.goto('/task');
+    const live = row(page, id);
+    await expect.poll(() => live.locator('[data-testid="task-status"]').textContent()).toBe('执行中');
+    await expect.poll(() => live.locator('[data-testid="task-progress"]').textContent()).toBe('10%');
+
+    // It finishes upstream: the open page shows its clips, no reload.
+    upstream.fate = 'success';
     await expect
-      .poll(() => failed.locator('[data-testid="task-fail-reason"]').textContent())
-      .toBe('upstream refused the lyrics');
+      .poll(() => live.locator('[data-testid="task-status"]').textContent(), { timeout: 15_000 })
+      .toBe('成功');
+    const results = live.locator('[data-testid="task-results"]');
+    const clip = (upstream.data as Array<{ audio_url: string; image_url: string }>)[0]!;
+    expect(await results.locator('a[href]').first().getAttribute('href')).toBe(clip.audio_url);
+    expect(await results.locator('img').first().getAttribute('src')).toBe(clip.image_url);
+
+    // One that fails upstream shows its reason.
+    suno.behaviour.failNext = true;
+    const failing = await compose('flagged lyrics');
+    await page.reload();
+    const failed = row(page, failing);
+    await expect
+      .poll(() => failed.locator('[data-testid="task-fail-reason"]').textContent(), { timeout: 15_000 })
+      .toBe('Unable to generate: lyrics flagged');
     await screenshot(page, 'task-log-live');
     expect(errors).toEqual([]);
   });
