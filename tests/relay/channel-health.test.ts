@@ -137,22 +137,21 @@ describe('channel tests', () => {
   });
 
   it('refuses channel types that are task APIs, and normal users', async () => {
-    // Midjourney (2) channels can no longer be created; a row an older version stored is made by
-    // rewriting a working channel's type, then announced through an edit that keeps the type.
+    // A Midjourney (2) channel takes tasks on /mj, not chat: it has no channel test, and a chat request
+    // for its model is refused as a format it cannot serve, without reaching its upstream.
     const { id, model } = await channel();
-    await a.store.db.updateTable('channels').set({ type: 2 }).where('id', '=', id).execute();
-    expect((await root.put('/api/channel/', { id, type: 2, tag: 'legacy' })).body.success).toBe(true);
+    expect((await root.put('/api/channel/', { id, type: 2, tag: 'tasks' })).body.success).toBe(true);
     await expect
       .poll(async () => (await root.get(`/api/channel/test/${id}`)).body.code)
       .toBe('CHANNEL_TEST_UNSUPPORTED');
     const answer = await root.get(`/api/channel/test/${id}`);
     expect(answer.status).toBe(200);
     expect(answer.body.message).toContain('type 2 (Midjourney)');
-    // The routing index leaves it out: its model has no channel rather than failing upstream.
-    await expect.poll(async () => (await chat(b, model)).status).toBe(503);
+    await expect.poll(async () => (await chat(b, model)).status).toBe(400);
     const sent = upstream.requests.length;
     const refused = await chat(b, model);
-    expect(refused.status).toBe(503);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('format_unsupported');
     expect(upstream.requests.length).toBe(sent);
     const stranger = new DashboardClient(a.url);
     expect((await stranger.get(`/api/channel/test/${id}`)).status).toBe(401);
