@@ -17,6 +17,8 @@ const GROUP_RATIO = 2;
 const QUOTA_PER_UNIT = 500_000;
 /** sora-2 at 0.3 USD per call, 8 seconds, 1280x720 (size ratio 1). */
 const EIGHT_SECONDS = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO * 8;
+/** sora-2 at 0.3 USD per call, 4 seconds, 720x1280. */
+const FOUR_SECONDS = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO * 4;
 /** sora-2-pro at 0.5 USD per call, 4 seconds, 1792x1024 (size ratio 1.666667). */
 const PRO_LARGE = Math.round(0.5 * QUOTA_PER_UNIT * GROUP_RATIO * 4 * 1.666667);
 const TOKEN_QUOTA = 50_000_000;
@@ -147,6 +149,31 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     await completed(remix.id, 'completed');
   });
 
+  it("serves new-api's generic video API on the same tasks", async () => {
+    const response = await fetch(`${gateway.url}/v1/video/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sora-2', prompt: 'a kite', duration: 4, width: 720, height: 1280 }),
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.headers.get('x-new-api-other-ratios') ?? '{}')).toEqual({ seconds: 4, size: 1 });
+    const submitted = (await response.json()) as { id: string; task_id: string; seconds: string; size: string };
+    expect(submitted).toMatchObject({ task_id: submitted.id, seconds: '4', size: '720x1280' });
+    expect(mock.requests.at(-1)?.fields).toEqual({ model: 'sora-2', prompt: 'a kite', seconds: '4', size: '720x1280' });
+    expect((await loggedOnce(2, submitted.id))[0]?.quota).toBe(FOUR_SECONDS);
+    const task = await eventually(
+      async () => {
+        const answer = await fetch(`${gateway.url}/v1/video/generations/${submitted.id}`, {
+          headers: { authorization: `Bearer ${client.apiKey}` },
+        });
+        return (await answer.json()) as { code: string; data: { status: string; progress: string } };
+      },
+      (body) => body.data?.status === 'SUCCESS',
+      10_000,
+    );
+    expect(task).toMatchObject({ code: 'success', data: { task_id: submitted.id, progress: '100%' } });
+  });
+
   it("never shows another user's video or its content", async () => {
     const [row] = (await db.query(`select task_id from tasks where platform = 'video' order by id limit 1`)).rows;
     await expect(other.videos.retrieve(row.task_id)).rejects.toMatchObject({ status: 404 });
@@ -184,7 +211,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
     const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
     const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
-    expect(charged).toBe(2 * EIGHT_SECONDS + PRO_LARGE);
+    expect(charged).toBe(2 * EIGHT_SECONDS + FOUR_SECONDS + PRO_LARGE);
     expect(refunded).toBe(PRO_LARGE);
     const net = charged - refunded;
     const token = await q(`select remain_quota, used_quota from tokens where name = 'video'`);
@@ -198,6 +225,6 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     expect(Number(token.remain_quota) + net).toBe(initial.token);
     expect(Number(user.quota) + net).toBe(initial.wallet);
     const tasks = await q(`select sum(quota) as s, count(*)::int as n from tasks where platform = 'video'`);
-    expect({ n: tasks.n, s: Number(tasks.s) }).toEqual({ n: 3, s: charged });
+    expect({ n: tasks.n, s: Number(tasks.s) }).toEqual({ n: 4, s: charged });
   });
 });

@@ -108,9 +108,14 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     return row;
   };
 
-  app.post('/v1/videos', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+  const create = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    submission: Submission,
+    view: (row: TaskRow) => unknown,
+  ) => {
     const who = await caller(request);
-    const { fields, form } = await readSubmission(request);
+    const { fields, form } = submission;
     const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : DEFAULT_MODEL;
     if (typeof fields.prompt !== 'string' || fields.prompt.trim() === '') throw invalid('prompt is required');
     const params = soraParams(fields.seconds, fields.size);
@@ -129,7 +134,52 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       prompt: fields.prompt,
       action: 'GENERATE',
       upstream,
+      view,
     });
+  };
+
+  app.post('/v1/videos', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) =>
+    create(request, reply, await readSubmission(request), videoObject),
+  );
+
+  // new-api's generic video task API, mapped onto the same tasks: `duration` and `width`/`height` name
+  // the seconds and size; the answer is the video object with the task id, the fetch the task's state.
+  app.post('/v1/video/generations', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    const { fields, form } = await readSubmission(request);
+    if (form) throw invalid('send the generic video API a JSON body');
+    if (fields.image !== undefined || fields.images !== undefined) {
+      throw invalid('a Sora channel takes a reference image as input_reference on POST /v1/videos');
+    }
+    const generic = { ...fields };
+    if (generic.seconds === undefined && generic.duration !== undefined) generic.seconds = String(generic.duration);
+    if (generic.size === undefined && generic.width !== undefined && generic.height !== undefined) {
+      generic.size = `${generic.width}x${generic.height}`;
+    }
+    // Only the Videos API's own fields reach a Sora upstream.
+    const upstreamFields = Object.fromEntries(
+      ['model', 'prompt', 'seconds', 'size'].filter((k) => generic[k] !== undefined).map((k) => [k, generic[k]]),
+    );
+    return create(request, reply, { fields: upstreamFields }, (row) => ({ ...videoObject(row), task_id: row.task_id }));
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/video/generations/:id', async (request) => {
+    const who = await caller(request);
+    const row = await ownTask(who, request.params.id);
+    return {
+      code: 'success',
+      message: '',
+      data: {
+        task_id: row.task_id,
+        action: row.action,
+        status: row.status,
+        fail_reason: row.fail_reason,
+        submit_time: Number(row.submit_time),
+        start_time: Number(row.start_time),
+        finish_time: Number(row.finish_time),
+        progress: row.progress,
+        data: videoObject(row),
+      },
+    };
   });
 
   app.get<{ Params: { id: string } }>('/v1/videos/:id', async (request) => {
@@ -200,6 +250,7 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify({ prompt: fields.prompt }),
         },
+        view: videoObject,
       });
     },
   );
@@ -279,6 +330,8 @@ interface VideoJob {
   action: 'GENERATE' | 'REMIX';
   remixedFrom?: string;
   upstream: UpstreamRequest;
+  /** The answer's shape (the Videos API's video object, or the generic API's). */
+  view: (row: TaskRow) => unknown;
 }
 
 async function submit(
@@ -421,7 +474,8 @@ async function submit(
     });
     deps.alerts.charged(user, quota, ledger.balance(user.id));
     const [row] = await findUserTasks(deps.db, VIDEO_PLATFORM, user.id, [taskId]);
-    return reply.code(200).send(row ? videoObject(row) : { id: taskId, object: 'video' });
+    reply.header('x-new-api-other-ratios', JSON.stringify(ratios));
+    return reply.code(200).send(row ? job.view(row) : { id: taskId, object: 'video' });
   } finally {
     if (!settled) await ledger.refund(reservation);
   }
