@@ -109,12 +109,12 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   };
 
   const create = async (
+    who: RelayCaller,
     request: FastifyRequest,
     reply: FastifyReply,
     submission: Submission,
     view: (row: TaskRow) => unknown,
   ) => {
-    const who = await caller(request);
     const { fields, form } = submission;
     const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : DEFAULT_MODEL;
     if (typeof fields.prompt !== 'string' || fields.prompt.trim() === '') throw invalid('prompt is required');
@@ -138,13 +138,15 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     });
   };
 
-  app.post('/v1/videos', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) =>
-    create(request, reply, await readSubmission(request), videoObject),
-  );
+  app.post('/v1/videos', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    const who = await caller(request);
+    return create(who, request, reply, await readSubmission(request), videoObject);
+  });
 
   // new-api's generic video task API, mapped onto the same tasks: `duration` and `width`/`height` name
   // the seconds and size; the answer is the video object with the task id, the fetch the task's state.
   app.post('/v1/video/generations', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
+    const who = await caller(request);
     const { fields, form } = await readSubmission(request);
     if (form) throw invalid('send the generic video API a JSON body');
     if (fields.image !== undefined || fields.images !== undefined) {
@@ -159,7 +161,10 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const upstreamFields = Object.fromEntries(
       ['model', 'prompt', 'seconds', 'size'].filter((k) => generic[k] !== undefined).map((k) => [k, generic[k]]),
     );
-    return create(request, reply, { fields: upstreamFields }, (row) => ({ ...videoObject(row), task_id: row.task_id }));
+    return create(who, request, reply, { fields: upstreamFields }, (row) => ({
+      ...videoObject(row),
+      task_id: row.task_id,
+    }));
   });
 
   app.get<{ Params: { id: string } }>('/v1/video/generations/:id', async (request) => {
