@@ -20,6 +20,7 @@ import { openAIError } from './relay/openai-error.ts';
 import { playgroundPlugin } from './relay/playground.ts';
 import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
 import { sunoPlugin } from './relay/tasks/suno/routes.ts';
+import { videoPlugin } from './relay/tasks/video/routes.ts';
 import { restPlugin } from './rest/index.ts';
 import type { Services } from './services.ts';
 
@@ -119,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(relayPlugin, deps.relay);
   await app.register(midjourneyPlugin, deps.relay);
   await app.register(sunoPlugin, deps.relay);
+  await app.register(videoPlugin, deps.relay);
   await app.register(playgroundPlugin, {
     relay: deps.relay,
     guards: authGuards({

@@ -601,10 +601,13 @@ export const en = {
     action: {
       music: 'Generate music',
       lyrics: 'Generate lyrics',
+      generate: 'Generate video',
+      remix: 'Remix video',
       unknown: 'Unknown',
     },
     platform: {
       suno: 'Suno',
+      video: 'Video',
       unknown: 'Unknown',
     },
   },

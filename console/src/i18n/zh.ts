@@ -801,10 +801,13 @@ export const zh = {
     action: {
       music: '生成音乐',
       lyrics: '生成歌词',
+      generate: '生成视频',
+      remix: '视频再创作',
       unknown: '未知',
     },
     platform: {
       suno: 'Suno',
+      video: '视频',
       unknown: '未知',
     },
   },

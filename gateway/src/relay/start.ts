@@ -21,6 +21,7 @@ import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
+import { videoPlatform } from './tasks/video/platform.ts';
 import { Transport } from './transport.ts';
 
 /**
@@ -115,6 +116,7 @@ export async function startRelay(
         logger,
       }),
       sunoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
+      videoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
     ],
   });
   opened.push({ name: 'task polling', run: () => tasks.stop() });

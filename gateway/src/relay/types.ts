@@ -49,7 +49,9 @@ export type WireFormat =
   /** A midjourney-proxy submission (the /mj routes): passed through, never converted. */
   | 'midjourney'
   /** A Suno API proxy submission (the /suno routes): passed through, never converted. */
-  | 'suno';
+  | 'suno'
+  /** A video task submission (the /v1/videos routes): passed through, never converted. */
+  | 'video';
 
 /**
  * Token usage in one canonical form, whatever the upstream reported.

@@ -52,8 +52,13 @@ const STATUSES: Record<string, { label: string; color: Color }> = {
   UNKNOWN: { label: 'task.status.unknown', color: 'default' },
   '': { label: 'task.status.submitting', color: 'warning' },
 };
-const ACTIONS: Record<string, string> = { MUSIC: 'task.action.music', LYRICS: 'task.action.lyrics' };
-const PLATFORMS: Record<string, string> = { suno: 'task.platform.suno' };
+const ACTIONS: Record<string, string> = {
+  MUSIC: 'task.action.music',
+  LYRICS: 'task.action.lyrics',
+  GENERATE: 'task.action.generate',
+  REMIX: 'task.action.remix',
+};
+const PLATFORMS: Record<string, string> = { suno: 'task.platform.suno', video: 'task.platform.video' };
 
 /** The task log (spec doc 3 §2 "Task log page"): from today 00:00 by default (spec doc 3 §9). */
 export function TaskList() {

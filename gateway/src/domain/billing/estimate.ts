@@ -252,6 +252,7 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
       return 0;
     case 'midjourney':
     case 'suno':
+    case 'video':
       // Billed per call (reference §9.1, §9.2): no tokens.
       return 0;
   }

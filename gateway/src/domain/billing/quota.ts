@@ -161,11 +161,12 @@ function splitUsage(usage: Usage): TokenSplit {
 
 /**
  * What one task submission costs (reference §9.1, per-call pricing): its price × QuotaPerUnit × group
- * ratio, or, when only a ratio is configured for the task's model, ratio / 2 × QuotaPerUnit × group ratio.
+ * ratio, or, when only a ratio is configured for the task's model, ratio / 2 × QuotaPerUnit × group ratio;
+ * × the task's own ratios (a video's seconds and size, reference §9.2).
  */
-export function taskCallQuota(price: ModelPrice, options: BillingOptions): number {
-  if (price.perCallUsd !== undefined) return roundExact(perCallQuota(price, options));
-  return roundExact((price.modelRatio / 2) * options.getNumber('QuotaPerUnit') * price.groupRatio);
+export function taskCallQuota(price: ModelPrice, options: BillingOptions, taskRatio = 1): number {
+  if (price.perCallUsd !== undefined) return roundExact(perCallQuota(price, options, 1, taskRatio));
+  return roundExact((price.modelRatio / 2) * options.getNumber('QuotaPerUnit') * price.groupRatio * taskRatio);
 }
 
 function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {

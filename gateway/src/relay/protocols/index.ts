@@ -19,6 +19,7 @@ import { sunoProvider } from './suno/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
+import { videoProvider } from './video/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
 import { zhipuProvider } from './zhipu/index.ts';
 
@@ -42,6 +43,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   replicate: replicateProvider,
   midjourney: midjourneyProvider,
   suno: sunoProvider,
+  video: videoProvider,
 };
 
 /**

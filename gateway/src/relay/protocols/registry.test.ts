@@ -25,6 +25,7 @@ const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   realtime: 'openai-realtime',
   midjourney: 'midjourney',
   suno: 'suno',
+  video: 'video',
 };
 
 /** The chat-like formats clients send; a type that chats must serve all of them (converted through the hub). */
@@ -51,7 +52,7 @@ describe('channel-type registry', () => {
         expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
       // Task types have no chat to test with (new-api does not test them either).
-      expect(type.testable).toBe(!type.endpoints.some((e) => e === 'midjourney' || e === 'suno'));
+      expect(type.testable).toBe(!type.endpoints.some((e) => e === 'midjourney' || e === 'suno' || e === 'video'));
       // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
       expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
     },
@@ -120,10 +121,11 @@ describe('channel-type registry', () => {
     }
   });
 
-  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, and not the task types whose routes do not exist yet', () => {
+  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, Sora (55) on /v1/videos, and not the task types whose routes do not exist yet', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
     expect(CHANNEL_TYPES.find((t) => t.id === 36)?.endpoints).toEqual(['suno']);
-    for (const id of [50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    expect(CHANNEL_TYPES.find((t) => t.id === 55)?.endpoints).toEqual(['video']);
+    for (const id of [50, 51, 52, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 

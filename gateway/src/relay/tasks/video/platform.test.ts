@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestStore } from '../../../../../tests/support/database.ts';
+import type { Store } from '../../../store/index.ts';
+import { insertTask } from '../../../store/repositories/task-billing.ts';
+import { jsonAnswer } from '../../protocols/answer.ts';
+import type { UpstreamRequest } from '../../protocols/types.ts';
+import type { RoutingIndex } from '../../routing/index-cache.ts';
+import type { Transport } from '../../transport.ts';
+import type { ChannelSnapshot } from '../../types.ts';
+import { videoPlatform } from './platform.ts';
+
+let store: Store;
+let dispose: () => Promise<void>;
+beforeAll(async () => {
+  ({ store, dispose } = await createTestStore());
+});
+afterAll(() => dispose());
+
+const channel = { id: 7, baseUrl: 'https://sora.example/', keys: ['sk-sora'] } as ChannelSnapshot;
+const routing = { channel: (id: number) => (id === 7 ? channel : undefined) } as unknown as RoutingIndex;
+
+function platform(answers: Array<[number, unknown]>) {
+  const sent: UpstreamRequest[] = [];
+  const transport = {
+    send: async (request: UpstreamRequest) => {
+      sent.push(request);
+      const [status, body] = answers.shift() ?? [404, { error: { message: 'not found' } }];
+      return jsonAnswer(status, body);
+    },
+  } as unknown as Transport;
+  const video = videoPlatform({ db: store.db, routing, transport, timeoutMs: 60_000, now: () => 1_000_000 });
+  return { sent, video };
+}
+
+const task = (publicId: string, upstreamId: string) =>
+  insertTask(store.db, {
+    created_at: 1,
+    updated_at: 1,
+    task_id: publicId,
+    platform: 'video',
+    user_id: 1,
+    channel_id: 7,
+    quota: 10,
+    action: 'GENERATE',
+    status: 'QUEUED',
+    progress: '0%',
+    submit_time: 900,
+    private_data: JSON.stringify({ upstream_task_id: upstreamId, model_name: 'sora-2' }),
+  });
+
+describe('videoPlatform', () => {
+  it('asks for each task by its upstream id with the channel key, skipping ones the upstream cannot answer', async () => {
+    await task('video_a', 'up-a');
+    await task('video_b', 'up-b');
+    const { sent, video } = platform([
+      [200, { id: 'up-a', object: 'video', status: 'in_progress', progress: 40 }],
+      [500, { error: { message: 'try later' } }],
+    ]);
+    const tasks = await video.unfinished(10);
+    expect(tasks.map((t) => t.upstreamId)).toEqual(['up-a', 'up-b']);
+    const states = await video.fetch(7, tasks, new AbortController().signal);
+    expect(sent.map((r) => [r.method, r.url, r.headers.authorization])).toEqual([
+      ['GET', 'https://sora.example/v1/videos/up-a', 'Bearer sk-sora'],
+      ['GET', 'https://sora.example/v1/videos/up-b', 'Bearer sk-sora'],
+    ]);
+    expect([...states.keys()]).toEqual(['up-a']);
+    expect(states.get('up-a')).toMatchObject({ status: 'IN_PROGRESS', progress: '40%' });
+  });
+
+  it('writes a change once (compare-and-set), and nothing when nothing changed', async () => {
+    const id = await task('video_c', 'up-c');
+    const { video } = platform([]);
+    const [record] = (await video.unfinished(10)).filter((t) => t.id === id);
+    const done = { status: 'SUCCESS', progress: '100%', failReason: '', raw: null };
+    expect(await video.advance(record!, done)).toBe(true);
+    expect(await video.advance(record!, done)).toBe(false);
+    const row = await store.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'SUCCESS', progress: '100%', start_time: 1000, finish_time: 1000 });
+    const [same] = (await video.unfinished(10)).filter((t) => t.upstreamId === 'up-a');
+    expect(await video.advance(same!, { status: 'QUEUED', progress: '0%', failReason: '', raw: null })).toBe(false);
+  });
+
+  it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {
+    const { video } = platform([]);
+    await expect(video.fetch(8, [], new AbortController().signal)).rejects.toThrow('channel 8 is gone');
+  });
+});
