@@ -24,7 +24,11 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   const namespace = testNamespace();
-  const env = gatewayEnv(database.options, namespace, { CHANNEL_RECOVERY_COOLDOWN_SECONDS: '1' });
+  const env = gatewayEnv(database.options, namespace, {
+    CHANNEL_RECOVERY_COOLDOWN_SECONDS: '1',
+    // The tests poll the admin API while waiting for the recovery job; the per-IP limit is not what they test.
+    GLOBAL_API_RATE_LIMIT_ENABLE: 'false',
+  });
   a = await startTestGateway(env);
   b = await startTestGateway(env);
   root = await setupRoot(a.url);

@@ -77,6 +77,22 @@ describe('task engine', () => {
     expect(fetched).toEqual([[1, ['done6']]]);
   });
 
+  it('asks nothing about a task the upstream never gave an id, and lets it time out', async () => {
+    const { p, log, fetched } = platform([task('a7', 1), task('', 1, { id: 8 }), task('', 2, { id: 9 })], { 1: {} });
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    expect(fetched).toEqual([[1, ['a7']]]);
+    expect(log).toEqual([]);
+    await pollPlatform(p, 100, () => 20_000, new AbortController().signal, silent);
+    expect(log).toEqual([
+      'fail a7 upstream timeout',
+      'told a7',
+      'fail  upstream timeout',
+      'told ',
+      'fail  upstream timeout',
+      'told ',
+    ]);
+  });
+
   it('stops when the lease is lost', async () => {
     const controller = new AbortController();
     controller.abort();

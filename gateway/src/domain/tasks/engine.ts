@@ -93,6 +93,8 @@ export async function pollPlatform<R extends TaskRecord>(
       if (await platform.fail(task, 'upstream timeout')) platform.transitioned?.(task);
       continue;
     }
+    // Without the upstream's id there is nothing to ask about; such a task ends by the timeout above.
+    if (task.upstreamId === '') continue;
     const list = byChannel.get(task.channelId) ?? [];
     list.push(task);
     byChannel.set(task.channelId, list);

@@ -10,6 +10,7 @@ import {
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
+import { pollChannel } from '../poll-channel.ts';
 import { mjTaskView } from './view.ts';
 
 export interface MjTaskRecord extends TaskRecord {
@@ -50,9 +51,7 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
     unfinished: async (limit) => (await unfinishedMidjourneys(db, limit)).map(record),
 
     async fetch(channelId, tasks, signal) {
-      const channel = deps.routing.channel(channelId);
-      const key = channel?.keys[0];
-      if (!channel || key === undefined) throw new Error(`channel ${channelId} is gone`);
+      const { channel, key } = pollChannel(deps.routing, channelId, 'midjourney');
       const request = midjourneyRequest(channel, key, '/mj/task/list-by-condition', {
         ids: tasks.map((t) => t.upstreamId),
       });

@@ -16,10 +16,10 @@ beforeAll(async () => {
 });
 afterAll(() => dispose());
 
-const channel = { id: 7, baseUrl: 'https://suno.example/', keys: ['sk-suno'] } as ChannelSnapshot;
+const channel = { id: 7, type: 36, baseUrl: 'https://suno.example/', keys: ['sk-suno'] } as ChannelSnapshot;
 const routing = { channel: (id: number) => (id === 7 ? channel : undefined) } as unknown as RoutingIndex;
 
-function platform(answers: unknown[]) {
+function platform(answers: unknown[], channels: RoutingIndex = routing) {
   const sent: UpstreamRequest[] = [];
   const transport = {
     send: async (request: UpstreamRequest) => {
@@ -27,7 +27,7 @@ function platform(answers: unknown[]) {
       return jsonAnswer(200, answers.shift());
     },
   } as unknown as Transport;
-  const suno = sunoPlatform({ db: store.db, routing, transport, timeoutMs: 60_000, now: () => 1_000_000 });
+  const suno = sunoPlatform({ db: store.db, routing: channels, transport, timeoutMs: 60_000, now: () => 1_000_000 });
   return { sent, suno };
 }
 
@@ -90,5 +90,8 @@ describe('sunoPlatform', () => {
   it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {
     const { suno } = platform([]);
     await expect(suno.fetch(8, [], new AbortController().signal)).rejects.toThrow('channel 8 is gone');
+    // Nor one whose type was changed: it would be sent Suno's status query.
+    const changed = platform([], { channel: () => ({ ...channel, type: 1 }) } as unknown as RoutingIndex).suno;
+    await expect(changed.fetch(7, [], new AbortController().signal)).rejects.toThrow('not a suno channel');
   });
 });

@@ -11,6 +11,7 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { sunoRequest } from '../../protocols/suno/index.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
+import { pollChannel } from '../poll-channel.ts';
 import { readFetchAnswer, type SunoUpstreamTask } from './wire.ts';
 
 export const SUNO_PLATFORM = 'suno';
@@ -47,11 +48,9 @@ export function sunoPlatform(deps: SunoPlatformDeps): TaskPlatform<SunoTaskRecor
     unfinished: async (limit) => (await unfinishedTasks(db, SUNO_PLATFORM, limit)).map(record),
 
     async fetch(channelId, tasks, signal) {
-      const channel = deps.routing.channel(channelId);
-      const key = channel?.keys[0];
-      if (!channel || key === undefined) throw new Error(`channel ${channelId} is gone`);
+      const { channel, key } = pollChannel(deps.routing, channelId, 'suno');
       const request = sunoRequest(channel, key, '/suno/fetch', {
-        ids: tasks.map((t) => t.upstreamId).filter((id) => id !== ''),
+        ids: tasks.map((t) => t.upstreamId),
         action: '',
       });
       const response = await deps.transport.send(request, AbortSignal.any([signal, AbortSignal.timeout(60_000)]));

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => dispose());
 
-const channel = { id: 7, baseUrl: 'https://sora.example/', keys: ['sk-sora'] } as ChannelSnapshot;
+const channel = { id: 7, type: 55, baseUrl: 'https://sora.example/', keys: ['sk-sora'] } as ChannelSnapshot;
 const routing = { channel: (id: number) => (id === 7 ? channel : undefined) } as unknown as RoutingIndex;
 
 function platform(answers: Array<[number, unknown]>) {

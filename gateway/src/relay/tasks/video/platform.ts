@@ -10,6 +10,7 @@ import {
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
+import { pollChannel } from '../poll-channel.ts';
 import { readSoraVideo, soraUrl } from './sora.ts';
 
 export const VIDEO_PLATFORM = 'video';
@@ -46,12 +47,10 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
     unfinished: async (limit) => (await unfinishedTasks(db, VIDEO_PLATFORM, limit)).map(record),
 
     async fetch(channelId, tasks, signal) {
-      const channel = deps.routing.channel(channelId);
-      const key = channel?.keys[0];
-      if (!channel || key === undefined) throw new Error(`channel ${channelId} is gone`);
+      const { channel, key } = pollChannel(deps.routing, channelId, 'video');
       const states = new Map<string, TaskUpdate & { raw: unknown }>();
       for (const task of tasks) {
-        if (task.upstreamId === '' || signal.aborted) continue;
+        if (signal.aborted) continue;
         const response = await deps.transport.send(
           {
             url: soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}`),
