@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import type { Reservation } from '../../../domain/ledger/ledger.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import {
@@ -11,12 +10,12 @@ import {
   insertMidjourney,
 } from '../../../store/repositories/task-billing.ts';
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
-import { clientType } from '../../client-type.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { pinnedChannel } from '../../pipeline.ts';
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
+import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS, upstreamBody } from './actions.ts';
 import { mjTaskView } from './view.ts';
 
@@ -190,18 +189,7 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
-  let reservation: Reservation;
-  try {
-    reservation = await ledger.reserve({
-      userId: user.id,
-      tokenId: token.id > 0 ? token.id : undefined,
-      tokenUnlimited: token.unlimited,
-      amount: quota,
-    });
-  } catch (error) {
-    if (error instanceof AppError && error.status === 403) throw new MjFailure('quota_not_enough');
-    throw error;
-  }
+  const reservation = await reserveTaskQuota(deps, who, quota, () => new MjFailure('quota_not_enough'));
 
   let settled = false;
   try {
@@ -275,37 +263,17 @@ async function submit(
         ? { ...row, status: 'SUCCESS', progress: '100%', finish_time: Date.now(), quota }
         : { ...row, status: 'SUBMITTED', progress: '0%', quota },
     );
-    await ledger.settle(reservation, quota);
-    settled = true;
-    deps.recorder.recordConsume({
-      userId: user.id,
-      username: user.username,
-      tokenId: token.id,
-      tokenName: token.name,
-      channelId: channel.id,
-      channelName: channel.name,
-      modelName: submission.model,
-      group: who.group,
-      useTimeSeconds: Math.round((Date.now() - started) / 1000),
-      isStream: false,
-      ip: '',
-      requestId: request.id,
-      content: '',
+    await chargeTask(deps, who, request, {
+      reservation,
+      channel,
+      model: submission.model,
       quota,
-      promptTokens: 0,
-      completionTokens: 0,
-      clientType: clientType(request.headers['user-agent']),
-      other: {
-        task_id: taskId,
-        action: submission.action,
-        model_price: price.perCallUsd ?? -1,
-        model_ratio: price.modelRatio,
-        group_ratio: price.groupRatio,
-        per_call: true,
-        request_path: request.url.split('?')[0] ?? '',
-      },
+      price,
+      startedMs: started,
+      taskId,
+      action: submission.action,
     });
-    deps.alerts.charged(user, quota, ledger.balance(user.id));
+    settled = true;
     // 21 (exists) and 22 (queued) are as good as submitted to clients (new-api rewrites them).
     return reply.code(200).send({ ...answer, code: 1 });
   } finally {

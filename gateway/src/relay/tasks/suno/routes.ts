@@ -2,18 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import type { Reservation } from '../../../domain/ledger/ledger.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
-import { clientType } from '../../client-type.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { pinnedChannel } from '../../pipeline.ts';
 import { sunoRequest } from '../../protocols/suno/index.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
+import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { SUNO_PLATFORM } from './platform.ts';
 import { isSunoAction, SUNO_ACTIONS, type SunoAction, sunoTaskView } from './wire.ts';
 
@@ -141,19 +140,12 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
-  let reservation: Reservation;
-  try {
-    reservation = await ledger.reserve({
-      userId: user.id,
-      tokenId: token.id > 0 ? token.id : undefined,
-      tokenUnlimited: token.unlimited,
-      amount: quota,
-    });
-  } catch (error) {
-    if (error instanceof AppError && error.status === 403)
-      throw new SunoFailure('quota_not_enough', error.message, 403);
-    throw error;
-  }
+  const reservation = await reserveTaskQuota(
+    deps,
+    who,
+    quota,
+    (message) => new SunoFailure('quota_not_enough', message, 403),
+  );
 
   let settled = false;
   try {
@@ -227,38 +219,18 @@ async function submit(
       }),
       private_data: JSON.stringify(billing),
     });
-    await ledger.settle(reservation, quota);
-    settled = true;
-    deps.recorder.recordConsume({
-      userId: user.id,
-      username: user.username,
-      tokenId: token.id,
-      tokenName: token.name,
-      channelId: channel.id,
-      channelName: channel.name,
-      modelName: model,
-      group: who.group,
-      useTimeSeconds: Math.round((Date.now() - started) / 1000),
-      isStream: false,
-      ip: '',
-      requestId: request.id,
-      content: '',
+    await chargeTask(deps, who, request, {
+      reservation,
+      channel,
+      model,
       quota,
-      promptTokens: 0,
-      completionTokens: 0,
-      clientType: clientType(request.headers['user-agent']),
-      other: {
-        task_id: taskId,
-        action: action.toUpperCase(),
-        model_price: price.perCallUsd ?? -1,
-        model_ratio: price.modelRatio,
-        group_ratio: price.groupRatio,
-        per_call: true,
-        request_path: request.url.split('?')[0] ?? '',
-        ...(mapping.mapped ? { is_model_mapped: true, upstream_model_name: mapping.upstreamModel } : {}),
-      },
+      price,
+      startedMs: started,
+      taskId,
+      action: action.toUpperCase(),
+      other: mapping.mapped ? { is_model_mapped: true, upstream_model_name: mapping.upstreamModel } : {},
     });
-    deps.alerts.charged(user, quota, ledger.balance(user.id));
+    settled = true;
     return reply.code(200).send(success(taskId));
   } finally {
     if (!settled) await ledger.refund(reservation);

@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import type { Reservation } from '../../../domain/ledger/ledger.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
-import { clientType } from '../../client-type.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
 import { pinnedChannel } from '../../pipeline.ts';
@@ -16,6 +14,7 @@ import type { UpstreamRequest } from '../../protocols/index.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
+import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import {
   readSoraVideo,
@@ -360,20 +359,12 @@ async function submit(
   });
   const ratios = soraRatios(job.params);
   const quota = taskCallQuota(price, options, ratios.seconds * ratios.size);
-  let reservation: Reservation;
-  try {
-    reservation = await ledger.reserve({
-      userId: user.id,
-      tokenId: token.id > 0 ? token.id : undefined,
-      tokenUnlimited: token.unlimited,
-      amount: quota,
-    });
-  } catch (error) {
-    if (error instanceof AppError && error.status === 403) {
-      throw new VideoFailure('insufficient_user_quota', error.message, 403);
-    }
-    throw error;
-  }
+  const reservation = await reserveTaskQuota(
+    deps,
+    who,
+    quota,
+    (message) => new VideoFailure('insufficient_user_quota', message, 403),
+  );
 
   let settled = false;
   try {
@@ -444,40 +435,22 @@ async function submit(
       }),
       private_data: JSON.stringify(billing),
     });
-    await ledger.settle(reservation, quota);
-    settled = true;
-    deps.recorder.recordConsume({
-      userId: user.id,
-      username: user.username,
-      tokenId: token.id,
-      tokenName: token.name,
-      channelId: channel.id,
-      channelName: channel.name,
-      modelName: model,
-      group: who.group,
-      useTimeSeconds: Math.round((Date.now() - started) / 1000),
-      isStream: false,
-      ip: '',
-      requestId: request.id,
-      content: '',
+    await chargeTask(deps, who, request, {
+      reservation,
+      channel,
+      model,
       quota,
-      promptTokens: 0,
-      completionTokens: 0,
-      clientType: clientType(request.headers['user-agent']),
+      price,
+      startedMs: started,
+      taskId,
+      action: job.action,
       other: {
-        task_id: taskId,
-        action: job.action,
-        model_price: price.perCallUsd ?? -1,
-        model_ratio: price.modelRatio,
-        group_ratio: price.groupRatio,
         seconds_ratio: ratios.seconds,
         size_ratio: ratios.size,
-        per_call: true,
-        request_path: request.url.split('?')[0] ?? '',
         ...(job.model !== job.upstreamModel ? { is_model_mapped: true, upstream_model_name: job.upstreamModel } : {}),
       },
     });
-    deps.alerts.charged(user, quota, ledger.balance(user.id));
+    settled = true;
     const [row] = await findUserTasks(deps.db, VIDEO_PLATFORM, user.id, [taskId]);
     reply.header('x-new-api-other-ratios', JSON.stringify(ratios));
     return reply.code(200).send(row ? job.view(row) : { id: taskId, object: 'video' });
