@@ -174,6 +174,21 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     expect(task).toMatchObject({ code: 'success', data: { task_id: submitted.id, progress: '100%' } });
   });
 
+  it("lists the caller's own videos newest first, page by page", async () => {
+    const { rows } = await db.query(
+      `select t.task_id from tasks t join users u on u.id = t.user_id
+       where t.platform = 'video' and u.username = 'root' order by t.id desc`,
+    );
+    const mine = rows.map((row) => String(row.task_id));
+    expect(mine.length).toBeGreaterThanOrEqual(3);
+    const first = await client.videos.list({ limit: 2 });
+    expect(first.data.map((video) => video.id)).toEqual(mine.slice(0, 2));
+    expect(first.has_more).toBe(true);
+    const rest = await client.videos.list({ limit: 100, after: mine[1] });
+    expect(rest.data.map((video) => video.id)).toEqual(mine.slice(2));
+    expect((await other.videos.list()).data).toEqual([]);
+  });
+
   it("never shows another user's video or its content", async () => {
     const [row] = (await db.query(`select task_id from tasks where platform = 'video' order by id limit 1`)).rows;
     await expect(other.videos.retrieve(row.task_id)).rejects.toMatchObject({ status: 404 });
