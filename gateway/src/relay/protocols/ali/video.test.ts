@@ -47,7 +47,8 @@ describe('Ali Wan video', () => {
   });
 
   it('prices the seconds, and the resolution for models whose price depends on it', () => {
-    expect(wanResolutionRatio('wan2.2-i2v-plus', '1080P')).toBeCloseTo(5, 10);
+    expect(wanResolutionRatio('wan2.2-i2v-plus', '1080P')).toBe(5);
+    expect(wanResolutionRatio('wan2.5-i2v-preview', '1080P')).toBe(3.333333);
     expect(wanResolutionRatio('wan2.2-i2v-flash', '720P')).toBe(2);
     expect(wanResolutionRatio('wan2.2-t2v-plus', '1080P')).toBeUndefined();
     expect(wanVideo.plan(job({ image: 'https://a', resolution: '480P', seconds: '5' }))).toEqual({

@@ -35,7 +35,8 @@ export function wanResolutionRatio(model: string, resolution: string): number | 
   const prices = PRICE_PER_SECOND[model];
   const price = prices?.[resolution];
   if (!prices || price === undefined) return undefined;
-  return price / Math.min(...Object.values(prices));
+  // Six decimals, as new-api shows ratios (0.7 / 0.14 is 5, not 4.999999999999999).
+  return Math.round((price / Math.min(...Object.values(prices))) * 1e6) / 1e6;
 }
 
 /** Image-to-video models (i2v, first-and-last-frame kf2v, speech-to-video s2v) take `resolution` and need an image. */
