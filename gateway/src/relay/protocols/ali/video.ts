@@ -39,8 +39,10 @@ export function wanResolutionRatio(model: string, resolution: string): number | 
   return Math.round((price / Math.min(...Object.values(prices))) * 1e6) / 1e6;
 }
 
-/** Image-to-video models (i2v, first-and-last-frame kf2v, speech-to-video s2v) take `resolution` and need an image. */
-const takesImage = (model: string) => /-(i2v|kf2v|s2v)/.test(model);
+/** Image-to-video models (i2v, first-and-last-frame kf2v) and speech-to-video (s2v) render at a `resolution`. */
+const takesResolution = (model: string) => /-(i2v|kf2v|s2v)/.test(model);
+/** Image-to-video models refuse a task without its image. */
+const needsImage = (model: string) => /-(i2v|kf2v)/.test(model);
 
 /** The default resolution DashScope renders each image model at. */
 function defaultResolution(model: string): string {
@@ -88,7 +90,7 @@ export function wanSynthesis(job: Pick<VideoJob, 'upstreamModel' | 'prompt' | 'f
   }
   Object.assign(input, extraInput);
   const frame = model.includes('kf2v') ? input.first_frame_url : input.img_url;
-  if (takesImage(model) && (typeof frame !== 'string' || frame === '')) {
+  if (needsImage(model) && (typeof frame !== 'string' || frame === '')) {
     return `${model} makes a video from an image: send image (a URL or data URI)`;
   }
 
@@ -101,16 +103,16 @@ export function wanSynthesis(job: Pick<VideoJob, 'upstreamModel' | 'prompt' | 'f
     // A frame: text models take it as `size` (W*H); image models as the resolution of its short side.
     tier = `${side}P`;
     const size = String(given).replace('x', '*');
-    if (takesImage(model)) parameters.resolution = tier;
+    if (takesResolution(model)) parameters.resolution = tier;
     else parameters.size = size;
-    shown = takesImage(model) ? tier : size;
+    shown = takesResolution(model) ? tier : size;
   } else if (given !== undefined && given !== null && given !== '') {
     tier = String(given).toUpperCase();
     if (!tier.endsWith('P')) tier = `${tier}P`;
     parameters.resolution = tier;
     shown = tier;
   } else {
-    tier = takesImage(model) ? defaultResolution(model) : undefined;
+    tier = takesResolution(model) ? defaultResolution(model) : undefined;
     if (tier) parameters.resolution = tier;
     shown = tier ?? '';
   }
