@@ -121,11 +121,11 @@ describe('channel-type registry', () => {
     }
   });
 
-  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, Sora (55) on /v1/videos, and not the task types whose routes do not exist yet', () => {
+  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, Sora (55) and Kling (50) on the video routes, and not the task types whose routes do not exist yet', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
     expect(CHANNEL_TYPES.find((t) => t.id === 36)?.endpoints).toEqual(['suno']);
-    expect(CHANNEL_TYPES.find((t) => t.id === 55)?.endpoints).toEqual(['video']);
-    for (const id of [50, 51, 52, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    for (const id of [50, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['video']);
+    for (const id of [51, 52, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 
