@@ -110,7 +110,9 @@ export async function startMockKling(accessKey = 'kling-ak', secretKey = 'kling-
       ? {
           final_unit_deduction: task.duration === '10' ? '2' : '1',
           task_result: {
-            videos: [{ id: `v-${task.task_id}`, url: `${mock.url}/files/${task.task_id}.mp4`, duration: task.duration }],
+            videos: [
+              { id: `v-${task.task_id}`, url: `${mock.url}/files/${task.task_id}.mp4`, duration: task.duration },
+            ],
           },
         }
       : {}),
@@ -188,7 +190,7 @@ export async function startMockKling(accessKey = 'kling-ak', secretKey = 'kling-
     }
     const query = /^\/v1\/videos\/(text2video|image2video)\/([^/]+)$/.exec(path);
     const task = query ? mock.tasks.get(query[2]!) : undefined;
-    if (req.method === 'GET' && query && task?.endpoint === query[1]) {
+    if (req.method === 'GET' && query && task && task.endpoint === query[1]) {
       advance(task);
       return answer(res, 200, 0, 'SUCCEED', view(task));
     }

@@ -113,8 +113,9 @@ describe('channel-type registry', () => {
 
   it('spells composite keys as their parts joined by the separator (spec doc 2 §9)', () => {
     const composite = CHANNEL_TYPES.filter((t) => t.key.parts);
-    // Spec doc 2 §9 names 15, 18, 22, 23 and 33; Zhipu v3's id.secret (16) is split the same way.
-    expect(composite.map((t) => t.id)).toEqual([15, 16, 18, 22, 23, 33]);
+    // Spec doc 2 §9 names 15, 18, 22, 23 and 33; Zhipu v3's id.secret (16) and Kling's AccessKey|SecretKey (50)
+    // are split the same way.
+    expect(composite.map((t) => t.id)).toEqual([15, 16, 18, 22, 23, 33, 50]);
     for (const type of composite) {
       const forms = [type.key.parts!, ...(type.key.alternative ? [type.key.alternative] : [])];
       expect(forms.map((parts) => parts.join(type.key.separator)).join(' or ')).toBe(type.key.hint);

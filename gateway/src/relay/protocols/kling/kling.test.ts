@@ -110,7 +110,11 @@ describe('Kling requests', () => {
     });
     expect(submit.url).toBe('https://api.klingai.com/v1/videos/image2video');
     expect(submit.headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
-    const query = await klingVideo.query(channel, 'ak|sk', { upstreamId: 't/1', upstreamModel: 'x', action: TEXT2VIDEO });
+    const query = await klingVideo.query(channel, 'ak|sk', {
+      upstreamId: 't/1',
+      upstreamModel: 'x',
+      action: TEXT2VIDEO,
+    });
     expect(query).toMatchObject({ method: 'GET', url: 'https://api.klingai.com/v1/videos/text2video/t%2F1' });
   });
 });
@@ -128,7 +132,11 @@ describe('Kling answers', () => {
     expect(readKlingTask(task({ task_id: 't', task_status: 'processing' }))?.status).toBe('IN_PROGRESS');
     expect(
       readKlingTask(
-        task({ task_id: 't', task_status: 'succeed', task_result: { videos: [{ id: 'v', url: 'https://cdn/v.mp4' }] } }),
+        task({
+          task_id: 't',
+          task_status: 'succeed',
+          task_result: { videos: [{ id: 'v', url: 'https://cdn/v.mp4' }] },
+        }),
       ),
     ).toEqual({ id: 't', status: 'SUCCESS', progress: '100%', failReason: '', url: 'https://cdn/v.mp4' });
     expect(readKlingTask(task({ task_id: 't', task_status: 'failed', task_status_msg: 'risk' }))?.failReason).toBe(

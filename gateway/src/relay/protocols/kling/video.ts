@@ -81,7 +81,8 @@ export function klingRequest(job: VideoJob): KlingRequest | string {
   const source: Record<string, unknown> = { ...fields, ...metadata };
   if (!given(source.image) && Array.isArray(fields.images) && given(fields.images[0])) source.image = fields.images[0];
   const hasImage = given(source.image) || given(source.image_tail);
-  const action = job.action === TEXT2VIDEO || job.action === IMAGE2VIDEO ? job.action : hasImage ? IMAGE2VIDEO : TEXT2VIDEO;
+  const action =
+    job.action === TEXT2VIDEO || job.action === IMAGE2VIDEO ? job.action : hasImage ? IMAGE2VIDEO : TEXT2VIDEO;
   if (action === IMAGE2VIDEO && !hasImage) return 'image or image_tail is required for image2video';
 
   const mode = given(source.mode) ? String(source.mode) : DEFAULT_MODE;
