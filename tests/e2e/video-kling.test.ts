@@ -294,6 +294,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
       status: 400,
       body: { code: 1201, message: 'prompt is required' },
     });
+    const broken = await fetch(`${gateway.url}/kling/v1/videos/text2video`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: '{"prompt": ',
+    });
+    expect(broken.status).toBe(400);
+    expect(await broken.json()).toMatchObject({ code: 1201 });
     expect(await call('GET', '/kling/v1/videos/text2video/video_unknown')).toMatchObject({
       status: 404,
       body: { code: 1203 },

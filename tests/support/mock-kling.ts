@@ -57,7 +57,7 @@ const answer = (res: ServerResponse, status: number, code: number, message: stri
 type Verdict = { ok: true } | { ok: false; code: number; message: string };
 
 /** Kling's JWT check: which of its 401 codes a request's Authorization earns, if any. */
-export function verifyKlingToken(authorization: string | undefined, secrets: Record<string, string>): Verdict {
+function verifyKlingToken(authorization: string | undefined, secrets: Record<string, string>): Verdict {
   if (!authorization) return { ok: false, code: 1001, message: 'Authorization is empty' };
   const invalid: Verdict = { ok: false, code: 1002, message: 'Authorization is invalid' };
   const match = /^Bearer (\S+)$/.exec(authorization);
