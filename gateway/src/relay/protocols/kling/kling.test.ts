@@ -42,6 +42,7 @@ describe('Kling requests', () => {
       body: { model_name: 'kling-v1-6', prompt: 'a fox', mode: 'std', duration: '5', aspect_ratio: '16:9' },
     });
     expect(klingRequest(job({ size: '720x1280' }))).toMatchObject({ body: { aspect_ratio: '9:16' } });
+    expect(klingRequest(job({ size: '1:1' }))).toMatchObject({ body: { aspect_ratio: '1:1' } });
     expect(klingRequest(job({ size: '640x480' }))).toBe('size must have the aspect ratio 16:9, 9:16 or 1:1');
   });
 

@@ -53,8 +53,9 @@ function klingImage(value: unknown): unknown {
   return typeof value === 'string' ? value.replace(/^data:[^;,]*;base64,/, '') : value;
 }
 
-/** `WxH` as Kling's aspect ratio, undefined when it is none Kling renders. */
+/** `WxH` (or the ratio itself) as Kling's aspect ratio, undefined when it is none Kling renders. */
 function aspectOfSize(size: string): string | undefined {
+  if (ASPECT_OF_SIZE[size]) return ASPECT_OF_SIZE[size];
   const match = /^(\d+)x(\d+)$/.exec(size);
   if (!match) return undefined;
   const [w, h] = [Number(match[1]), Number(match[2])];
