@@ -10,6 +10,7 @@ import { cohereProvider } from './cohere/index.ts';
 import { cozeProvider } from './coze/index.ts';
 import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
+import { klingProvider } from './kling/index.ts';
 import { midjourneyProvider } from './midjourney/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
@@ -46,6 +47,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   suno: sunoProvider,
   video: videoProvider,
   vidu: viduProvider,
+  kling: klingProvider,
 };
 
 /**

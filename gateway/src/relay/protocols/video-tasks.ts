@@ -37,6 +37,11 @@ export interface VideoPlan {
   seconds: string;
   /** The frame size (`WxH`) or resolution the vendor renders at. */
   size: string;
+  /**
+   * The action the task is kept under when the vendor's differs from the route's: Kling makes a
+   * generic GENERATE a TEXT2VIDEO or an IMAGE2VIDEO, whose endpoint its status queries must use.
+   */
+  action?: string;
 }
 
 export type VideoStatus = 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';

@@ -67,6 +67,8 @@ function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): Cha
 /** What a route asks to be made: the fields as the route read them, and how to answer with the new task. */
 export interface VideoOrder extends Submission {
   action: string;
+  /** The route makes videos from an image alone, the prompt optional (Kling's image2video). */
+  promptOptional?: boolean;
   /** The answer's shape (the Videos API's video object, the generic API's, a vendor route's own). */
   view: (row: TaskRow) => unknown;
 }
@@ -81,7 +83,8 @@ export async function createVideo(
 ): Promise<FastifyReply> {
   const { fields } = order;
   const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : DEFAULT_MODEL;
-  if (typeof fields.prompt !== 'string' || fields.prompt.trim() === '') throw invalidVideo('prompt is required');
+  const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
+  if (prompt.trim() === '' && !order.promptOptional) throw invalidVideo('prompt is required');
   assertModelAllowed(who, model);
   const channel = channelFor(deps, who, model);
   const tasks = videoTasksOf(channel);
@@ -91,7 +94,7 @@ export async function createVideo(
   const job: VideoJob = {
     model,
     upstreamModel: mapping.upstreamModel,
-    prompt: fields.prompt,
+    prompt,
     fields,
     ...(order.form ? { form: order.form } : {}),
     action: order.action,
@@ -143,6 +146,7 @@ export async function submitVideo(
   const { options, ledger } = deps;
   const { user, token } = who.identity;
   const { channel, job, plan } = submit;
+  const action = plan.action ?? job.action;
   const price = resolvePrice({
     model: job.model,
     usingGroup: who.group,
@@ -202,7 +206,7 @@ export async function submitVideo(
       group: who.group,
       channel_id: channel.id,
       quota,
-      action: job.action,
+      action,
       status: state.status,
       progress: state.progress,
       submit_time: Math.floor(started / 1000),
@@ -225,7 +229,7 @@ export async function submitVideo(
       price,
       startedMs: started,
       taskId,
-      action: job.action,
+      action,
       other: {
         ...Object.fromEntries(Object.entries(plan.ratios).map(([name, value]) => [`${name}_ratio`, value])),
         ...(job.model !== job.upstreamModel ? { is_model_mapped: true, upstream_model_name: job.upstreamModel } : {}),
