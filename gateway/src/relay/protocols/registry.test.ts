@@ -49,10 +49,12 @@ describe('channel-type registry', () => {
       expect(providerFor(type.id)).toBe(PROVIDERS[type.protocol!]);
       expect(type.endpoints.length).toBeGreaterThan(0);
       for (const endpoint of type.endpoints) {
-        expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
+        // Videos are the protocol's video tasks, beside its chat where it has one (Veo on Gemini and Vertex).
+        if (endpoint === 'video') expect(providerFor(type.id).video, endpoint).toBeDefined();
+        else expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
-      // Task types have no chat to test with (new-api does not test them either).
-      expect(type.testable).toBe(!type.endpoints.some((e) => e === 'midjourney' || e === 'suno' || e === 'video'));
+      // Types with only task routes have no chat to test with (new-api does not test them either).
+      expect(type.testable).toBe(type.endpoints.some((e) => e !== 'midjourney' && e !== 'suno' && e !== 'video'));
       // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
       expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
     },
