@@ -169,6 +169,18 @@ describe('Veo on the Gemini API (type 24)', () => {
     expect(await tasks.content!(ch, 'AIza-veo', run.task, 'thumbnail')).toBeUndefined();
   });
 
+  it('keeps a video URI without a key Google put in it', () => {
+    const uri = 'https://generativelanguage.googleapis.com/v1beta/files/abc:download?alt=media&key=AIza-secret';
+    const done = { name: 'models/veo-3.0-generate-001/operations/1', done: true };
+    const response = { generateVideoResponse: { generatedSamples: [{ video: { uri } }] } };
+    expect(geminiProvider.video!.state(200, JSON.stringify({ ...done, response }))).toEqual({
+      status: 'SUCCESS',
+      progress: '100%',
+      failReason: '',
+      url: 'https://generativelanguage.googleapis.com/v1beta/files/abc:download?alt=media',
+    });
+  });
+
   it("reads Google's refusals, failures and filtered videos", async () => {
     const tasks = geminiProvider.video!;
     const refused = await runToEnd(tasks, channel(24, mock.url, 'AIza-wrong'), job({}));

@@ -9,15 +9,12 @@ const baseOf = (channel: Pick<ChannelSnapshot, 'baseUrl'>) => (channel.baseUrl |
 
 const keyHeader = (key: string) => ({ 'x-goog-api-key': key, accept: 'application/json' });
 
-/** A video URI without any `key` parameter: what the task row keeps and clients may see. */
-export function withoutKey(uri: string): string {
-  try {
-    const url = new URL(uri);
-    url.searchParams.delete('key');
-    return url.toString();
-  } catch {
-    return uri;
-  }
+/** A video URI without any `key` parameter: what the task row keeps and clients may see; undefined when it is no URL. */
+export function withoutKey(uri: string): string | undefined {
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  url.searchParams.delete('key');
+  return url.toString();
 }
 
 /** The finished video's file URI (`…/files/{id}:download?alt=media`), which only the key may download. */
@@ -27,7 +24,8 @@ function finished(response: Record<string, unknown>): VeoFinished {
   if (typeof uri !== 'string' || uri === '') {
     return { failure: filteredReason((generated ?? {}) as Record<string, unknown>) };
   }
-  return { url: withoutKey(uri) };
+  const url = withoutKey(uri);
+  return url ? { url } : {};
 }
 
 /**
@@ -51,7 +49,7 @@ export const geminiVideo = veoVideo({
   }),
   finished,
   content(channel, key, task, variant) {
-    if (variant !== 'video' || !task.url) return undefined;
+    if (variant !== 'video' || !task.url || !URL.canParse(task.url)) return undefined;
     const uri = new URL(task.url);
     return {
       url: `${baseOf(channel)}${uri.pathname}${uri.search}`,
