@@ -435,7 +435,7 @@ describe('channel types', () => {
     for (const mj of [2, 5])
       expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
     expect(byId.get(55)).toMatchObject({ offered: true, protocol: 'video', endpoints: ['video'], testable: false });
-    for (const task of [50, 51, 52, 54]) expect(byId.get(task)?.offered).toBe(false);
+    for (const task of [50, 51, 57, 54]) expect(byId.get(task)?.offered).toBe(false);
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 

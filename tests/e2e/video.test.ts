@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import { parseSamples, scrapeMetrics } from '../support/metrics.ts';
 import { type MockSora, startMockSora } from '../support/mock-sora.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -202,6 +203,19 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       code: 'invalid_request',
     });
     await expect(client.videos.create({ model: 'sora-2', prompt: '' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('counts video requests in the relay metrics: charged ones by model and channel, refusals by why', async () => {
+    const samples = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_requests_total').filter(
+      (sample) => sample.labels.format === 'video',
+    );
+    const charged = samples.find(
+      (sample) =>
+        sample.labels.model === 'sora-2' && sample.labels.status === '2xx' && sample.labels.channel !== 'none',
+    );
+    expect(charged?.value).toBeGreaterThanOrEqual(3);
+    const refused = samples.filter((sample) => sample.labels.error_type === 'invalid_request');
+    expect(refused.reduce((sum, sample) => sum + sample.value, 0)).toBeGreaterThanOrEqual(2);
   });
 
   it('refunds a failed video once with a type-6 log', async () => {

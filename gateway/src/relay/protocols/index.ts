@@ -20,6 +20,7 @@ import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
 import { videoProvider } from './video/index.ts';
+import { viduProvider } from './vidu/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
 import { zhipuProvider } from './zhipu/index.ts';
 
@@ -44,6 +45,7 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   midjourney: midjourneyProvider,
   suno: sunoProvider,
   video: videoProvider,
+  vidu: viduProvider,
 };
 
 /**

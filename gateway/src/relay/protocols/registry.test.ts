@@ -53,7 +53,7 @@ describe('channel-type registry', () => {
         if (endpoint === 'video') expect(providerFor(type.id).video, endpoint).toBeDefined();
         else expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
-      // Types with only task routes have no chat to test with (new-api does not test them either).
+      // Task-only types have no chat to test with (new-api does not test them either).
       expect(type.testable).toBe(type.endpoints.some((e) => e !== 'midjourney' && e !== 'suno' && e !== 'video'));
       // A type whose list needs its protocol's auth is listed by that protocol, and only such types are.
       expect(type.listing === 'protocol').toBe(providerFor(type.id).listModels !== undefined);
@@ -127,7 +127,7 @@ describe('channel-type registry', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
     expect(CHANNEL_TYPES.find((t) => t.id === 36)?.endpoints).toEqual(['suno']);
     expect(CHANNEL_TYPES.find((t) => t.id === 55)?.endpoints).toEqual(['video']);
-    for (const id of [50, 51, 52, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    for (const id of [50, 51, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
   });
 });
 

@@ -51,6 +51,8 @@ export interface VideoState {
   failReason: string;
   /** The finished video's address where the vendor gives one; the content route fetches it for the owner. */
   url?: string;
+  /** The vendor's id of the finished file where its address takes one more call (`fileUrl`). */
+  file?: string;
 }
 
 /** The upstream took the task: its own id and first state. */
@@ -117,6 +119,14 @@ export interface VideoTasks {
    * access token); absent: the transport sends them as built.
    */
   send?(request: UpstreamRequest, input: SendInput & AuthorizeInput): Promise<UpstreamResponse>;
+  /**
+   * Where a finished task names a file instead of an address (MiniMax's file_id): the call that
+   * asks the file's download address, and reading its answer (undefined: ask again at the next poll).
+   */
+  fileUrl?: {
+    request(channel: ChannelSnapshot, key: string, file: string): Promise<UpstreamRequest>;
+    read(status: number, body: string): string | undefined;
+  };
   /** A new video from a finished one (Sora's remix); absent where the vendor has none. */
   remix?(channel: ChannelSnapshot, key: string, task: VideoTaskRef, prompt: string): Promise<UpstreamRequest>;
 }

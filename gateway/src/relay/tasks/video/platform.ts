@@ -65,7 +65,19 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
         const body = await response.body.text();
         // One task the upstream cannot answer for now is left as it is; it times out if that lasts.
         const state = api.state(response.status, body);
-        if (state) states.set(task.upstreamId, { ...state, raw: state });
+        if (!state) continue;
+        if (state.status === 'SUCCESS' && !state.url && state.file && api.fileUrl) {
+          // A finished file without its address yet is not done for us: the next poll asks again.
+          const located = await sendVideoRequest(
+            { transport: deps.transport, tasks: api, channel, key },
+            await api.fileUrl.request(channel, key, state.file),
+            AbortSignal.any([signal, AbortSignal.timeout(60_000)]),
+          );
+          const url = api.fileUrl.read(located.status, await located.body.text());
+          if (!url) continue;
+          state.url = url;
+        }
+        states.set(task.upstreamId, { ...state, raw: state });
       }
       return states;
     },

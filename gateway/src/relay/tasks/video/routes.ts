@@ -145,8 +145,6 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       const variant = request.query.variant ?? 'video';
       if (!VARIANTS.includes(variant)) throw invalidVideo('variant must be video, thumbnail or spritesheet');
       const { channel, tasks, ref, key } = upstreamOf(row);
-      const unavailable = () =>
-        new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
       let upstream: UpstreamRequest | undefined;
       if (tasks.content) {
         upstream = await tasks.content(channel, key, ref, variant);
@@ -154,7 +152,9 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
         const url = videoUrl(row);
         if (url && variant === 'video') upstream = { url, method: 'GET', headers: {} };
       }
-      if (!upstream) throw unavailable();
+      if (!upstream) {
+        throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
+      }
       const response = await fetchVideoContent(
         { transport: deps.transport, tasks, channel, key },
         upstream,
