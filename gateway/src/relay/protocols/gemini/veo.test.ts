@@ -84,6 +84,10 @@ describe("Veo's submission, checked and priced as new-api prices it", () => {
     expect(veoPlan(job({ metadata: { sampleCount: 2 } }), gemini)).toMatch(/sampleCount must be 1/);
     expect(veoPlan(job({ image: 'gs://bucket/a.png' }), gemini)).toBe('image must be a data: URL (base64)');
     expect(veoPlan(job({ image: 'https://example.com/a.png' }), vertex)).toMatch(/gs:\/\/ URI/);
+    expect(veoPlan(job({ images: ['gs://b/1.png', 'gs://b/2.png'] }), vertex)).toBe(
+      'Veo takes one image, the first frame',
+    );
+    expect(veoPlan(job({ metadata: 'fast' }), gemini)).toBe('metadata must be an object');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { isRecord, videoImages, videoMetadata } from '../video-fields.ts';
 import {
   jsonRecord,
   type VideoAccepted,
@@ -42,9 +43,6 @@ const TOP_LEVEL: Record<string, (typeof PARAMETERS)[number]> = {
   seed: 'seed',
   generate_audio: 'generateAudio',
 };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A Veo model: only these go to predictLongRunning (a chat model asked for through the video routes is refused). */
 export const isVeoModel = (model: string) => /^veo-/.test(model.replace(/^models\//, ''));
@@ -102,7 +100,8 @@ export function veoParams(job: VideoJob, options: { gcsImages: boolean }): VeoPa
   if (!isVeoModel(model)) {
     return `${job.model} is not a Veo video model: only veo-* models make videos on this channel`;
   }
-  const metadata = isRecord(fields.metadata) ? fields.metadata : {};
+  const metadata = videoMetadata(fields);
+  if (typeof metadata === 'string') return metadata;
   const parameters: Record<string, unknown> = {};
   for (const [alias, name] of Object.entries(TOP_LEVEL)) if (given(fields[alias])) parameters[name] = fields[alias];
   for (const name of PARAMETERS) if (given(metadata[name])) parameters[name] = metadata[name];
@@ -130,12 +129,13 @@ export function veoParams(job: VideoJob, options: { gcsImages: boolean }): VeoPa
     return `aspect_ratio must be one of ${ASPECT_RATIOS.join(', ')}`;
   }
 
-  const images = Array.isArray(fields.images) ? fields.images : [];
-  const image = [fields.image, images[0]].find(given);
+  const images = videoImages(fields);
+  if (typeof images === 'string') return images;
+  if (images.length > 1) return 'Veo takes one image, the first frame';
+  const [image] = images;
   if (image !== undefined) {
-    const text = String(image);
-    const inline = /^data:image\/[\w.+-]+;base64,/.test(text);
-    if (!inline && !(options.gcsImages && text.startsWith('gs://'))) {
+    const inline = /^data:image\/[\w.+-]+;base64,/.test(image);
+    if (!inline && !(options.gcsImages && image.startsWith('gs://'))) {
       return options.gcsImages
         ? 'image must be a data: URL (base64) or a gs:// URI'
         : 'image must be a data: URL (base64)';
@@ -143,7 +143,7 @@ export function veoParams(job: VideoJob, options: { gcsImages: boolean }): VeoPa
   }
   const params: VeoParams = { seconds, resolution: resolution ?? DEFAULT_RESOLUTION, parameters };
   if (size !== undefined) params.size = size;
-  if (image !== undefined) params.image = String(image);
+  if (image !== undefined) params.image = image;
   return params;
 }
 
