@@ -11,6 +11,7 @@ import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, readSubmission, VideoFailure } from './submission.ts';
 import { createVideo, submitVideo, taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { fetchVideoContent } from './upstream.ts';
 import { videoObject, videoProperties, videoUrl } from './view.ts';
 
 const CONTENT_TIMEOUT_MS = 60_000;
@@ -147,20 +148,30 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       const variant = request.query.variant ?? 'video';
       if (!VARIANTS.includes(variant)) throw invalidVideo('variant must be video, thumbnail or spritesheet');
       const { channel, tasks, ref, key } = upstreamOf(row);
-      let upstream: UpstreamRequest;
+      let upstream: UpstreamRequest | undefined;
       if (tasks.content) {
         upstream = await tasks.content(channel, key, ref, variant);
       } else {
         const url = videoUrl(row);
-        if (!url || variant !== 'video') {
-          throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
-        }
-        upstream = { url, method: 'GET', headers: {} };
+        if (url && variant === 'video') upstream = { url, method: 'GET', headers: {} };
       }
-      const response = await deps.transport.send(upstream, AbortSignal.timeout(CONTENT_TIMEOUT_MS));
+      if (!upstream) {
+        throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
+      }
+      const response = await fetchVideoContent(
+        { transport: deps.transport, tasks, channel, key },
+        upstream,
+        AbortSignal.timeout(CONTENT_TIMEOUT_MS),
+      );
       if (response.status !== 200) {
         await response.body.text();
         throw new VideoFailure('upstream_error', `the upstream answered HTTP ${response.status}`, 502);
+      }
+      if (tasks.contentBytes) {
+        // The vendor answered with a document holding the bytes (Vertex's operation, base64).
+        const video = tasks.contentBytes(await response.body.text());
+        if (typeof video === 'string') throw new VideoFailure('upstream_error', video, 502);
+        return reply.header('content-type', video.type).send(video.bytes);
       }
       const type = response.headers['content-type'];
       reply.header('content-type', typeof type === 'string' ? type : 'application/octet-stream');
