@@ -161,7 +161,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
       10_000,
     );
     expect(task.data).toMatchObject({ task_id: submitted.id, progress: '100%' });
-    expect(task.data.url).toMatch(/\/v1beta\/files\/[^/]+:download\?alt=media$/);
+    expect(task.data.url).toMatch(new RegExp(`/v1/videos/${submitted.id}/content$`));
     expect(JSON.stringify(task)).not.toContain(GEMINI_KEY);
     const { rows } = await db.query('select data from tasks where task_id = $1', [submitted.id]);
     expect(String(rows[0].data)).not.toContain(GEMINI_KEY);

@@ -51,6 +51,7 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       );
   });
   const caller = (request: FastifyRequest) => authenticateKey(request, deps.keys, options);
+  const serverAddress = () => options.get('ServerAddress').replace(/\/+$/, '');
   // Kling's native routes: the same tasks in Kling's shapes, with Kling's error answers.
   await app.register(klingRoutes, deps);
   const ownTask = async (who: RelayCaller, id: string): Promise<TaskRow> => {
@@ -108,7 +109,9 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
         start_time: Number(row.start_time),
         finish_time: Number(row.finish_time),
         progress: row.progress,
-        url: row.status === 'SUCCESS' ? (videoUrl(row) ?? '') : '',
+        // The gateway's own content route, whatever the vendor: only the owner's key downloads it, and a
+        // vendor's address (which may need the channel's key, or expire) is never handed out.
+        url: row.status === 'SUCCESS' ? `${serverAddress()}/v1/videos/${encodeURIComponent(row.task_id)}/content` : '',
         data: videoObject(row),
       },
     };
