@@ -1,6 +1,7 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import { keyParts } from '../key-parts.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { channelBase, videoImages } from '../video-fields.ts';
 import {
   jsonRecord,
   type VideoAccepted,
@@ -76,17 +77,17 @@ export function jimengParams(fields: Record<string, unknown>): JimengParams | st
     if (binary !== undefined && !strings(binary)) return 'binary_data_base64 must be a list of base64 images';
     return { ...params, ...(urls ? { imageUrls: urls } : {}), ...(binary ? { binaryDataBase64: binary } : {}) };
   }
-  const images = fields.images ?? (fields.image === undefined ? undefined : [fields.image]);
-  if (images === undefined) return params;
-  if (!strings(images)) return 'images must be a list of image URLs or base64 images';
+  const images = videoImages(fields);
+  if (typeof images === 'string') return images;
+  if (images.length === 0) return params;
   // URLs go as image_urls; inline images as bare base64 (a data: URL's prefix is not Jimeng's).
   if (images.every((image) => /^https?:\/\//.test(image))) return { ...params, imageUrls: images };
   return { ...params, binaryDataBase64: images.map((image) => image.replace(/^data:[^,]*;base64,/, '')) };
 }
 
 /** `{base}/?Action=…&Version=2022-08-31`. */
-export const jimengUrl = (channel: Pick<ChannelSnapshot, 'baseUrl'>, action: string) =>
-  `${channel.baseUrl.replace(/\/+$/, '')}/?Action=${action}&Version=${JIMENG_VERSION}`;
+export const jimengUrl = (channel: Pick<ChannelSnapshot, 'baseUrl' | 'type'>, action: string) =>
+  `${channelBase(channel)}/?Action=${action}&Version=${JIMENG_VERSION}`;
 
 /** A visual API call signed with the channel's `AccessKeyID|SecretAccessKey`. */
 export function signedJimengRequest(

@@ -1,6 +1,7 @@
 import type { WireFormat } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
 import type { Provider } from '../types.ts';
+import { channelBase } from '../video-fields.ts';
 import { seedanceVideo } from './video.ts';
 
 const NONE = {
@@ -20,7 +21,7 @@ export const seedanceProvider: Provider = {
   nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
   prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
   buildRequest: (input) => ({
-    url: `${input.channel.baseUrl.replace(/\/+$/, '')}/api/v3/contents/generations/tasks`,
+    url: `${channelBase(input.channel)}/api/v3/contents/generations/tasks`,
     method: 'POST',
     headers: { authorization: `Bearer ${input.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(input.body),

@@ -28,7 +28,7 @@ describe('Seedance wire', () => {
   });
 
   it('sends the prompt with its text commands and the reference media in Ark content items', async () => {
-    const channel = { baseUrl: 'https://ark.example/' } as ChannelSnapshot;
+    const channel = { type: 54, baseUrl: 'https://ark.example/' } as ChannelSnapshot;
     const fields = { images: ['https://img/first.png', 'https://img/last.png'], seconds: '6', ratio: '16:9' };
     const request = await seedanceVideo.submit(channel, 'ark-key', job('doubao-seedance-1-0-pro-250528', fields), {
       ratios: {},

@@ -1,5 +1,6 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { channelBase, videoImages } from '../video-fields.ts';
 import {
   jsonRecord,
   percent,
@@ -87,10 +88,8 @@ function readMedia(fields: Record<string, unknown>): MediaItem[] | string {
     }
     return items;
   }
-  const images = fields.images ?? (fields.image === undefined ? [] : [fields.image]);
-  if (!Array.isArray(images) || !images.every((url) => typeof url === 'string' && url !== '')) {
-    return 'images must be a list of image URLs';
-  }
+  const images = videoImages(fields);
+  if (typeof images === 'string') return images;
   // Two images are the first and the last frame; one is the first frame Ark animates.
   const roles = images.length === 2 ? ['first_frame', 'last_frame'] : [];
   return images.map((url, index) => ({
@@ -155,8 +154,8 @@ export function seedanceText(prompt: string, params: SeedanceParams): string {
   return `${prompt.trim()} ${commands.join(' ')}`;
 }
 
-const tasksUrl = (channel: Pick<ChannelSnapshot, 'baseUrl'>, id?: string) =>
-  `${channel.baseUrl.replace(/\/+$/, '')}/api/v3/contents/generations/tasks${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
+const tasksUrl = (channel: Pick<ChannelSnapshot, 'baseUrl' | 'type'>, id?: string) =>
+  `${channelBase(channel)}/api/v3/contents/generations/tasks${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}`, accept: 'application/json' });
 
