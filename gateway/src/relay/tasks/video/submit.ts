@@ -199,6 +199,9 @@ export async function submitVideo(
       model_price: price.perCallUsd ?? -1,
       group_ratio: price.groupRatio,
       key_index: submit.keyIndex,
+      // A task priced by a configured model ratio is settled by the tokens the upstream reports.
+      ...(price.perCallUsd === undefined && price.configured ? { model_ratio: price.modelRatio } : {}),
+      ...(Object.keys(plan.ratios).length > 0 ? { other_ratios: plan.ratios } : {}),
     };
     const now = Math.floor(Date.now() / 1000);
     const { state } = answer;
