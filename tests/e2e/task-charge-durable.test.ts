@@ -5,19 +5,23 @@ import { sweepExpiredLeases } from '../../gateway/src/store/repositories/quota-l
 import { setupRoot } from '../support/client.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import { type MockMidjourney, startMockMidjourney } from '../support/mock-midjourney.ts';
+import { type MockSora, startMockSora } from '../support/mock-sora.ts';
 import { type MockSuno, startMockSuno } from '../support/mock-suno.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
  * A task charge is one transaction with its task row (relay/tasks/charge.ts): the moment the client
  * has its task id, the database holds the charge, its consume log and the used quotas. So a pod
- * killed with SIGKILL right after a submission (its usage queue and ledger flushes lost) leaves
- * books that still balance once the task fails and is refunded on another pod.
+ * killed with SIGKILL right after submissions on every platform (its usage queue and ledger flushes
+ * lost) leaves books that still balance once the tasks fail and are refunded on another pod.
  */
 
 const QUOTA_PER_UNIT = 500_000;
-/** suno_music at 0.1 USD per call, group ratio 1. */
+/** Group ratio 1: suno_music at 0.1 USD per call, mj_imagine at 0.05, sora-2 at 0.3 per second (4 s, size ratio 1). */
 const MUSIC = 0.1 * QUOTA_PER_UNIT;
+const IMAGINE = 0.05 * QUOTA_PER_UNIT;
+const VIDEO = 0.3 * QUOTA_PER_UNIT * 4;
 const TOKEN_QUOTA = 5_000_000;
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -27,6 +31,8 @@ afterAll(async () => {
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let mock: MockSuno;
+let mj: MockMidjourney;
+let sora: MockSora;
 let db: pg.Client;
 let key: string;
 let initial: { wallet: number; token: number };
@@ -42,15 +48,42 @@ async function launch(pollMs: number): Promise<GatewayProcess> {
   return gateway;
 }
 
-async function submitMusic(gateway: GatewayProcess, prompt: string): Promise<string> {
-  const response = await fetch(`${gateway.url}/suno/submit/music`, {
+async function post(gateway: GatewayProcess, path: string, body: unknown): Promise<Record<string, any>> {
+  const response = await fetch(`${gateway.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ prompt }),
+    body: JSON.stringify(body),
   });
-  const body = (await response.json()) as { code: string; data: string };
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, any>;
+}
+
+/** Each submission answers the id its consume and refund logs carry. */
+async function submitMusic(gateway: GatewayProcess, prompt: string): Promise<string> {
+  const body = await post(gateway, '/suno/submit/music', { prompt });
   expect(body.code, JSON.stringify(body)).toBe('success');
-  return body.data;
+  return String(body.data);
+}
+
+async function submitImagine(gateway: GatewayProcess, prompt: string): Promise<string> {
+  const body = await post(gateway, '/mj/submit/imagine', { prompt });
+  expect(body.code, JSON.stringify(body)).toBe(1);
+  return String(body.result);
+}
+
+async function submitVideo(gateway: GatewayProcess, prompt: string): Promise<string> {
+  const body = await post(gateway, '/v1/videos', { model: 'sora-2', prompt, seconds: '4', size: '1280x720' });
+  expect(body.object, JSON.stringify(body)).toBe('video');
+  return String(body.id);
+}
+
+/** The status of a task by the id its logs carry, whichever table holds it. */
+async function statusOf(id: string): Promise<string | undefined> {
+  const row = await one(
+    `select status from tasks where task_id = $1 union all select status from midjourneys where mj_id = $1`,
+    [id],
+  );
+  return row?.status;
 }
 
 const one = async (text: string, values: unknown[] = []) =>
@@ -68,7 +101,7 @@ async function books() {
        coalesce((select sum(amount) from quota_leases where account_type = 'token' and account_id = t.id), 0) as leased
      from tokens t where t.name = 'durable'`,
   );
-  const channel = await one(`select used_quota from channels where name = 'suno'`);
+  const channel = await one(`select sum(used_quota) as used_quota from channels`);
   const logs = await one(
     `select coalesce(sum(quota) filter (where type = 2), 0) as charged,
        coalesce(sum(quota) filter (where type = 6), 0) as refunded from logs`,
@@ -99,6 +132,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('task charges survive a killed po
   beforeAll(async () => {
     mock = await startMockSuno('suno-secret');
     cleanups.push(() => mock.close());
+    mj = await startMockMidjourney('mj-secret');
+    cleanups.push(() => mj.close());
+    sora = await startMockSora('sora-secret');
+    cleanups.push(() => sora.close());
     database = await createTestDatabase();
     cleanups.push(database.drop);
     db = new pg.Client({ connectionString: database.url });
@@ -106,19 +143,20 @@ describe.skipIf(!hasPostgres() || !hasRedis())('task charges survive a killed po
     cleanups.push(() => db.end());
   }, 60_000);
 
-  it('a submission is on the books when it is answered; SIGKILL then a failure refunds exactly that', async () => {
-    // This pod never polls: the task stays SUBMITTED until the next pod sees it.
+  it('submissions are on the books when answered; SIGKILL then failures refund exactly that', async () => {
+    // This pod never polls: the tasks stay as submitted until the next pod sees them.
     const first = await launch(3_600_000);
     const root = await setupRoot(first.url);
-    const channel = await root.post('/api/channel/', {
-      name: 'suno',
-      type: 36,
-      key: mock.key,
-      base_url: mock.url,
-      models: 'suno_music',
-    });
-    expect(channel.body.success, JSON.stringify(channel.body)).toBe(true);
-    const price = await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify({ suno_music: 0.1 }) });
+    for (const channel of [
+      { name: 'suno', type: 36, key: mock.key, base_url: mock.url, models: 'suno_music' },
+      { name: 'mj', type: 2, key: mj.secret, base_url: mj.url, models: 'mj_imagine' },
+      { name: 'sora', type: 55, key: sora.key, base_url: sora.url, models: 'sora-2' },
+    ]) {
+      const created = await root.post('/api/channel/', channel);
+      expect(created.body.success, JSON.stringify(created.body)).toBe(true);
+    }
+    const prices = { suno_music: 0.1, mj_imagine: 0.05, 'sora-2': 0.3 };
+    const price = await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify(prices) });
     expect(price.body.success).toBe(true);
     const token = await root.post('/api/token/', {
       name: 'durable',
@@ -131,79 +169,102 @@ describe.skipIf(!hasPostgres() || !hasRedis())('task charges survive a killed po
         const answer = await fetch(`${first.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
         return ((await answer.json()) as { data?: Array<{ id: string }> }).data?.map((m) => m.id) ?? [];
       },
-      (models) => models.includes('suno_music'),
+      (models) => ['suno_music', 'mj_imagine', 'sora-2'].every((m) => models.includes(m)),
       5000,
     );
     const before = await books();
     initial = { wallet: before.wallet, token: before.token };
 
     mock.behaviour.failNext = true;
-    const doomed = await submitMusic(first, 'doomed');
+    mj.behaviour.failNext = true;
+    sora.behaviour.failNext = true;
+    const doomed = {
+      music: await submitMusic(first, 'doomed'),
+      imagine: await submitImagine(first, 'doomed'),
+      video: await submitVideo(first, 'doomed'),
+    };
     // Killed at once: whatever the pod still held in memory (usage queue, unflushed lease spending) is gone.
     await first.stop('SIGKILL');
 
-    const task = await one(`select quota, status, user_id, token_id, channel_id from tasks where task_id = $1`, [
-      doomed,
-    ]);
-    expect({ quota: Number(task.quota), status: task.status }).toEqual({ quota: MUSIC, status: 'SUBMITTED' });
-    const log = await one(`select * from logs where type = 2 and other::json->>'task_id' = $1`, [doomed]);
-    expect(log).toMatchObject({ model_name: 'suno_music', token_name: 'durable', channel_name: 'suno' });
-    expect(Number(log.quota)).toBe(MUSIC);
-    expect(JSON.parse(log.other)).toMatchObject({ task_id: doomed, per_call: true, model_price: 0.1 });
-    const bucket = await one(
-      `select sum(quota) as quota, sum(count) as n from quota_data where model_name = 'suno_music'`,
+    const total = MUSIC + IMAGINE + VIDEO;
+    const tasks = await one(
+      `select (select sum(quota) from tasks where task_id in ($1, $2)) as tasks,
+         (select sum(quota) from midjourneys where mj_id = $3) as mj`,
+      [doomed.music, doomed.video, doomed.imagine],
     );
-    expect({ quota: Number(bucket.quota), n: Number(bucket.n) }).toEqual({ quota: MUSIC, n: 1 });
+    expect({ tasks: Number(tasks.tasks), mj: Number(tasks.mj) }).toEqual({ tasks: MUSIC + VIDEO, mj: IMAGINE });
+    for (const [model, id, quota, channel] of [
+      ['suno_music', doomed.music, MUSIC, 'suno'],
+      ['mj_imagine', doomed.imagine, IMAGINE, 'mj'],
+      ['sora-2', doomed.video, VIDEO, 'sora'],
+    ] as const) {
+      const log = await one(`select * from logs where type = 2 and other::json->>'task_id' = $1`, [id]);
+      expect(log, model).toMatchObject({ model_name: model, token_name: 'durable', channel_name: channel });
+      expect(Number(log.quota)).toBe(quota);
+      expect(JSON.parse(log.other)).toMatchObject({ task_id: id, per_call: true, model_price: prices[model] });
+    }
+    const bucket = await one(`select sum(quota) as quota, sum(count) as n from quota_data`);
+    expect({ quota: Number(bucket.quota), n: Number(bucket.n) }).toEqual({ quota: total, n: 3 });
     expect(await books()).toEqual({
-      wallet: initial.wallet - MUSIC,
-      userUsed: before.userUsed + MUSIC,
-      requests: before.requests + 1,
-      token: initial.token - MUSIC,
-      tokenUsed: before.tokenUsed + MUSIC,
-      channelUsed: MUSIC,
-      charged: MUSIC,
+      wallet: initial.wallet - total,
+      userUsed: before.userUsed + total,
+      requests: before.requests + 3,
+      token: initial.token - total,
+      tokenUsed: before.tokenUsed + total,
+      channelUsed: total,
+      charged: total,
       refunded: 0,
     });
 
     await sweepLeasesOfDeadPods();
-    expect((await books()).wallet).toBe(initial.wallet - MUSIC);
+    expect((await books()).wallet).toBe(initial.wallet - total);
 
-    // Another pod polls the task to its failure and refunds what the first one charged, no more.
+    // Another pod polls the tasks to their failure and refunds what the first one charged, no more.
     const second = await launch(150);
-    await eventually(
-      () => one(`select status from tasks where task_id = $1`, [doomed]),
-      (row) => row?.status === 'FAILURE',
-      10_000,
-    );
-    const refund = await one(`select quota from logs where type = 6 and other::json->>'task_id' = $1`, [doomed]);
-    expect(Number(refund.quota)).toBe(MUSIC);
+    for (const id of Object.values(doomed)) {
+      await eventually(
+        () => statusOf(id),
+        (status) => status === 'FAILURE',
+        15_000,
+      );
+    }
+    for (const [id, quota] of [
+      [doomed.music, MUSIC],
+      [doomed.imagine, IMAGINE],
+      [doomed.video, VIDEO],
+    ] as const) {
+      const refund = await one(`select quota from logs where type = 6 and other::json->>'task_id' = $1`, [id]);
+      expect(Number(refund.quota)).toBe(quota);
+    }
     expect(await books()).toMatchObject({
       wallet: initial.wallet,
       userUsed: before.userUsed,
       token: initial.token,
       tokenUsed: before.tokenUsed,
       channelUsed: 0,
-      charged: MUSIC,
-      refunded: MUSIC,
+      charged: total,
+      refunded: total,
     });
 
-    // A task that succeeds, its pod killed right after too: charged once, and kept.
-    const kept = await submitMusic(second, 'kept');
+    // Tasks that succeed, their pod killed right after too: charged once each, and kept.
+    await submitMusic(second, 'kept');
+    await submitImagine(second, 'kept');
+    await submitVideo(second, 'kept');
     await second.stop('SIGKILL');
     await sweepLeasesOfDeadPods();
     const after = await books();
     const net = after.charged - after.refunded;
-    expect(net).toBe(MUSIC);
+    expect(net).toBe(total);
     expect(after.userUsed - before.userUsed).toBe(net);
     expect(after.tokenUsed - before.tokenUsed).toBe(net);
     expect(after.channelUsed).toBe(net);
     expect(after.wallet + net).toBe(initial.wallet);
     expect(after.token + net).toBe(initial.token);
     expect((await one(`select count(*)::int as n from quota_leases`)).n).toBe(0);
-    const tasks = await one(`select sum(quota) as s, count(*)::int as n from tasks where task_id in ($1, $2)`, [
-      doomed,
-      kept,
-    ]);
-    expect({ n: tasks.n, s: Number(tasks.s) }).toEqual({ n: 2, s: 2 * MUSIC });
-  }, 90_000);
+    const rows = await one(
+      `select (select sum(quota) from tasks) + (select sum(quota) from midjourneys) as quota,
+         (select count(*) from tasks) + (select count(*) from midjourneys) as n`,
+    );
+    expect({ n: Number(rows.n), quota: Number(rows.quota) }).toEqual({ n: 6, quota: 2 * total });
+  }, 120_000);
 });
