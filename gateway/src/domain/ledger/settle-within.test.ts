@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore } from '../../../../tests/support/database.ts';
 import type { Database } from '../../store/database.ts';
 import { sweepExpiredLeases } from '../../store/repositories/quota-leases.ts';
+import { type ConsumeRecord, databaseUsageWriter, UsageRecorder, writeUsageBatch } from '../usage/index.ts';
 import { QuotaLedger } from './index.ts';
 
 /**
@@ -157,5 +158,83 @@ describe('ledger.settleWithin', () => {
     expect((await owned('token', ids.tokenId)).total).toBe(100_000 - spent);
     await ledger.close();
     expect(await owned('user', ids.userId)).toEqual({ balance: 100_000 - spent, leased: 0, total: 100_000 - spent });
+  });
+
+  it('never deadlocks with the usage writer and other charges on the same user, token and channel', async () => {
+    const ids = await seed(1_000_000, 1_000_000);
+    const channel = await db
+      .insertInto('channels')
+      .values({ type: 1, name: 'c', key_encrypted: 'x', created_time: 0 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const never = () => false;
+    const always = () => true;
+    // Flushing at every record: its transactions lock buckets, users, tokens and channels all the time.
+    const recorder = new UsageRecorder({
+      writer: databaseUsageWriter(db),
+      settings: { logConsumeEnabled: always, dataExportEnabled: always, errorLogEnabled: never },
+      flushIntervalMs: 1,
+      batchSize: 1,
+    });
+    const record = (i: number, quota: number): ConsumeRecord => ({
+      userId: ids.userId,
+      username: 'u',
+      tokenId: ids.tokenId,
+      tokenName: 't',
+      channelId: channel.id,
+      channelName: 'c',
+      modelName: 'task-model',
+      group: 'default',
+      useTimeSeconds: 0,
+      isStream: false,
+      ip: '',
+      requestId: `r${i}`,
+      content: '',
+      other: {},
+      quota,
+      promptTokens: 0,
+      completionTokens: 0,
+      clientType: 'curl',
+    });
+    const ledger = await start();
+    await Promise.all(
+      Array.from({ length: 80 }, async (_, i) => {
+        const reservation = await ledger.reserve({ userId: ids.userId, tokenId: ids.tokenId, amount: 100 });
+        if (i % 2 === 0) {
+          await ledger.settle(reservation, 70);
+          recorder.recordConsume(record(i, 70));
+        } else {
+          const batch = recorder.batchOf(record(i, 100));
+          await ledger.settleWithin(reservation, 100, (trx, chargeBalances) =>
+            writeUsageBatch(trx, batch, chargeBalances),
+          );
+        }
+      }),
+    );
+    await recorder.close();
+    // A deadlock would have aborted one side: a charge (rejected above) or a usage batch (retried, counted here).
+    expect(recorder.stats()).toMatchObject({ failedFlushes: 0 });
+    await ledger.close();
+    const spent = 40 * 70 + 40 * 100;
+    expect(await owned('user', ids.userId)).toEqual({
+      balance: 1_000_000 - spent,
+      leased: 0,
+      total: 1_000_000 - spent,
+    });
+    expect((await owned('token', ids.tokenId)).total).toBe(1_000_000 - spent);
+    const user = await db.selectFrom('users').selectAll().where('id', '=', ids.userId).executeTakeFirstOrThrow();
+    expect({ used: Number(user.used_quota), requests: user.request_count }).toEqual({ used: spent, requests: 80 });
+    const used = await db
+      .selectFrom('channels')
+      .select('used_quota')
+      .where('id', '=', channel.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(used.used_quota)).toBe(spent);
+    const logs = await db
+      .selectFrom('logs')
+      .select((eb) => eb.fn.sum<number>('quota').as('quota'))
+      .where('user_id', '=', ids.userId)
+      .executeTakeFirstOrThrow();
+    expect(Number(logs.quota)).toBe(spent);
   });
 });
