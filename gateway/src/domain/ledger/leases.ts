@@ -148,13 +148,17 @@ export class LeaseWriter {
    * meanwhile, or a charge above what was reserved) comes off the balance, which then may go below
    * zero exactly as `settle` lets it. Either way `initial = balance + Σ lease rows + Σ spent + debt`
    * holds at COMMIT, and a crash right after it loses nothing: the sweeper returns the row as written.
-   * The in-memory lease follows only once the transaction committed.
+   * The in-memory lease follows only once the transaction committed. `release` gives the request's
+   * reservation back to the leases; it runs in the same turn as the charge is planned, so that nothing
+   * else can be promised the quota in between.
    */
   async chargeWithin<T>(
     charges: DirectCharge[],
+    release: () => void,
     write: (trx: Transaction<Database>, chargeBalances: ChargeBalances) => Promise<T>,
   ): Promise<T> {
     for (const { account } of charges) if (account.uncertain) await this.reconcile(account);
+    release();
     const plans = charges.map(({ account, amount }) => {
       const fromLease = account.leaseId === undefined ? 0 : Math.min(amount, Math.max(0, account.available));
       // Held while the transaction runs, so no reservation is promised out of it meanwhile.
@@ -171,7 +175,7 @@ export class LeaseWriter {
     try {
       const result = await this.#tracked(
         charges.map((c) => c.account),
-        (account) => ({ op: 'take', leaseId: account.leaseId, flushed: 0, debt: 0 }),
+        (account) => ({ op: 'within', leaseId: account.leaseId, flushed: 0, debt: 0 }),
         async (trx) => {
           let charged = false;
           const value = await write(trx, async () => {
@@ -201,7 +205,12 @@ export class LeaseWriter {
       }
       return result;
     } catch (error) {
-      for (const plan of plans) plan.account.reserved -= plan.fromLease;
+      for (const plan of plans) {
+        plan.account.reserved -= plan.fromLease;
+        // COMMIT's reply lost: counted as spent until reconcile reads the row, so that nothing is
+        // promised meanwhile out of quota that may be gone.
+        if (plan.account.uncertain) plan.account.rowAmount -= plan.fromLease;
+      }
       throw error;
     }
   }
@@ -293,14 +302,16 @@ export class LeaseWriter {
     if (status !== 'committed') {
       if (status === null)
         this.#log.error({ write, account: account.ref }, 'ledger write outcome unknown; assumed lost');
-      return;
-    }
-    account.unflushed -= write.flushed;
-    account.debt -= write.debt;
-    if (write.op === 'charge') return;
-    if (write.op === 'return') {
-      account.retire(this.nextGeneration(), account.unflushed);
-      return;
+      // A charge within was counted as spent meanwhile: the row below says what it really holds.
+      if (write.op !== 'within') return;
+    } else {
+      account.unflushed -= write.flushed;
+      account.debt -= write.debt;
+      if (write.op === 'charge') return;
+      if (write.op === 'return') {
+        account.retire(this.nextGeneration(), account.unflushed);
+        return;
+      }
     }
     const row = write.leaseId === undefined ? undefined : await findLease(this.#db, write.leaseId);
     if (row && row.holder === this.#holder) {

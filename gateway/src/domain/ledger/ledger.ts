@@ -247,14 +247,15 @@ export class QuotaLedger {
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
       const accounts = state.holds.map((hold) => this.#account(hold.ref));
-      return await lockedInOrder(accounts, () => {
-        // Released under the locks, in the same turn as the charge is planned: nobody takes it meanwhile.
-        for (const hold of state.holds) this.#release(hold);
-        return this.#leases.chargeWithin(
+      return await lockedInOrder(accounts, () =>
+        this.#leases.chargeWithin(
           accounts.map((account) => ({ account, amount: actualQuota })),
+          () => {
+            for (const hold of state.holds) this.#release(hold);
+          },
           write,
-        );
-      });
+        ),
+      );
     } finally {
       this.#finished();
     }
