@@ -8,7 +8,10 @@ export type { MidjourneyRow } from './tasks.ts';
 /** Statuses after which a task never changes again. */
 export const FINAL_TASK_STATUSES = ['SUCCESS', 'FAILURE'] as const;
 
-export async function insertMidjourney(db: Kysely<Database>, row: Insertable<MidjourneysTable>): Promise<number> {
+export async function insertMidjourney(
+  db: Kysely<Database> | Transaction<Database>,
+  row: Insertable<MidjourneysTable>,
+): Promise<number> {
   const inserted = await db.insertInto('midjourneys').values(row).returning('id').executeTakeFirstOrThrow();
   return inserted.id;
 }
@@ -247,7 +250,10 @@ export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBill
   }
 }
 
-export async function insertTask(db: Kysely<Database>, row: Insertable<TasksTable>): Promise<number> {
+export async function insertTask(
+  db: Kysely<Database> | Transaction<Database>,
+  row: Insertable<TasksTable>,
+): Promise<number> {
   const inserted = await db.insertInto('tasks').values(row).returning('id').executeTakeFirstOrThrow();
   return inserted.id;
 }
