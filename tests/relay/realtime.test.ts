@@ -63,13 +63,22 @@ beforeAll(async () => {
       other: '2025-04-01-preview',
       models: 'gpt-4o-realtime-preview',
     },
+    {
+      name: 'azure-v1-rt',
+      type: 3,
+      key: AZURE_KEY,
+      base_url: upstream.url,
+      other: 'v1',
+      models: 'gpt-realtime-mini',
+      header_override: JSON.stringify({ 'X-Route': 'tollgate-{api_key}' }),
+    },
     { name: 'broken-rt', type: 1, key: 'sk-wrong', base_url: upstream.url, models: 'gpt-realtime-broken' },
     { name: 'claude-only', type: 14, key: 'sk-ant', base_url: upstream.url, models: 'claude-realtime' },
   ];
   for (const channel of channels) {
     expect((await root.post('/api/channel/', { ...channel, group: 'default' })).body.success).toBe(true);
   }
-  const models = ['gpt-realtime', 'gpt-4o-realtime-preview', 'gpt-realtime-broken'];
+  const models = ['gpt-realtime', 'gpt-4o-realtime-preview', 'gpt-realtime-mini', 'gpt-realtime-broken'];
   const each = (value: number) => JSON.stringify(Object.fromEntries(models.map((m) => [m, value])));
   await gateway.options.setMany({
     GroupRatio: JSON.stringify({ default: GROUP }),
@@ -84,7 +93,7 @@ beforeAll(async () => {
   const lister = new OpenAI({ apiKey: rootKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
   await eventually(
     async () => (await lister.models.list()).data.length,
-    (n) => n === 4,
+    (n) => n === 5,
     3000,
   );
 });
@@ -351,9 +360,9 @@ describe('the Realtime relay', () => {
 
     // Azure: the deployment path, the api-key header, the beta protocol the client asked for.
     const dialled = upstream.connections[connections]!;
-    expect(dialled.path).toBe('/openai/realtime');
-    expect(dialled.query).toEqual({ 'api-version': '2025-04-01-preview', deployment: 'gpt-4o-realtime-preview' });
+    expect(dialled.url).toBe('/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-4o-realtime-preview');
     expect(dialled.headers['api-key']).toBe(AZURE_KEY);
+    expect(dialled.headers.authorization).toBeUndefined();
     expect(dialled.headers['openai-beta']).toBe('realtime=v1');
 
     const bytes = Buffer.from([0, 1, 2, 250, 251, 252]);
@@ -371,6 +380,63 @@ describe('the Realtime relay', () => {
       (c) => c?.code === 1000,
       5000,
     );
+  });
+
+  it('dials Azure’s GA v1 endpoint for a channel on API version v1, with its header override', async () => {
+    const connections = upstream.connections.length;
+    const rt = officialClient(rootKey, 'gpt-realtime-mini');
+    const seen = recorder(rt);
+    await seen.next('session.created');
+    rt.close();
+    await seen.closed;
+    const dialled = upstream.connections[connections]!;
+    expect(dialled.url).toBe('/openai/v1/realtime?model=gpt-realtime-mini');
+    expect(dialled.headers['api-key']).toBe(AZURE_KEY);
+    expect(dialled.headers.authorization).toBeUndefined();
+    expect(dialled.headers['x-route']).toBe(`tollgate-${AZURE_KEY}`);
+  });
+
+  it('bills a response the upstream finishes after the client left: cancels it and reads it to its end', async () => {
+    const usage = realtimeUsage({ textIn: 60, audioIn: 40, textOut: 9, audioOut: 30 });
+    const key = await walletUser('rt-left', 1_000_000);
+    const connections = upstream.connections.length;
+    upstream.hold = true;
+    try {
+      const rt = officialClient(key, 'gpt-realtime');
+      const seen = recorder(rt);
+      await seen.next('session.created');
+      rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+      await seen.next('response.output_text.delta');
+      upstream.usages.push(usage);
+      rt.close();
+      await seen.closed;
+      expect(seen.events.some((e) => e.type === 'response.done')).toBe(false);
+
+      // The gateway asked the upstream to stop, read the cancelled response's usage, then closed.
+      const dialled = upstream.connections[connections]!;
+      await eventually(
+        async () => dialled.closed,
+        (c) => c?.code === 1000,
+        5000,
+      );
+      expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.cancel']);
+      const logs = await eventually(
+        () => consumeLogs('rt-left'),
+        (rows) => rows.length > 0,
+        5000,
+      );
+      expect(logs.map((l) => l.quota)).toEqual([quotaOf(usage)]);
+      expect(logs[0]!.prompt_tokens).toBe(usage.input_tokens);
+      expect(
+        await eventually(
+          () => usedQuota('rt-left'),
+          (q) => q === quotaOf(usage),
+          5000,
+        ),
+      ).toBe(quotaOf(usage));
+    } finally {
+      upstream.hold = false;
+    }
   });
 
   it('refuses a bad key with 401 and a model without a Realtime channel in OpenAI’s shape, before upgrading', async () => {

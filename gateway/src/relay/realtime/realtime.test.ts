@@ -91,9 +91,25 @@ describe('realtime upstream', () => {
       url: 'wss://res.openai.azure.com/openai/realtime?api-version=2024-10-01-preview&deployment=gpt-41-realtime',
       headers: { 'api-key': 'az' },
     });
-    expect(realtimeTarget(channel({ type: 3, baseUrl: 'https://r' }), 'az', 'm', false).url).toContain(
-      'api-version=2025-04-01-preview',
+    expect(realtimeTarget(channel({ type: 3, baseUrl: 'https://r' }), 'az', 'm', false).url).toBe(
+      'wss://r/openai/realtime?api-version=2025-04-01-preview&deployment=m',
     );
+  });
+
+  it('dials Azure’s GA v1 endpoint by model when the API version is v1 (or latest / preview)', () => {
+    for (const other of ['v1', ' V1 ', 'latest', 'preview']) {
+      expect(
+        realtimeTarget(
+          channel({ type: 3, baseUrl: 'https://res.openai.azure.com/', other }),
+          'az',
+          'gpt-realtime',
+          true,
+        ),
+      ).toEqual({
+        url: 'wss://res.openai.azure.com/openai/v1/realtime?model=gpt-realtime',
+        headers: { 'api-key': 'az', 'openai-beta': 'realtime=v1' },
+      });
+    }
   });
 
   it('is served by the types whose registry entry offers it: OpenAI and Azure', () => {
@@ -179,12 +195,14 @@ describe('relayFrames', () => {
     expect(from.isPaused).toBe(false);
   });
 
-  it('drops frames for a receiver that is no longer open', () => {
+  it('drops frames for a receiver that is no longer open, but still lets them be inspected', () => {
     const from = new FakeSocket();
     const to = new FakeSocket();
     to.readyState = 2;
-    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket);
+    const inspected: string[] = [];
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket, (data) => inspected.push(String(data)));
     from.emit('message', Buffer.from('x'), false);
     expect(to.sent).toEqual([]);
+    expect(inspected).toEqual(['x']);
   });
 });

@@ -9,6 +9,7 @@ import { clientType } from '../client-type.ts';
 import { recordRelayFailure } from '../error-log.ts';
 import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
+import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
 import { providerFor } from '../protocols/index.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
@@ -18,9 +19,16 @@ import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frame
 import { realtimeTarget } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
-/** How long the upstream handshake may take. */
-const CONNECT_TIMEOUT_MS = 15_000;
+/**
+ * How long the upstream is still read after the client left, for the responses it was generating:
+ * the upstream bills that work, so it is billed too. Bounded, so a silent upstream cannot hold the
+ * session open.
+ */
+export const DRAIN_MS = 15_000;
+const RESPONSE_CREATE = Buffer.from('"response.create"');
+const RESPONSE_CREATED = Buffer.from('"response.created"');
 const RESPONSE_DONE = Buffer.from('"response.done"');
+const CANCEL_NOT_ACTIVE = Buffer.from('"response_cancel_not_active"');
 
 /** What the route settled before accepting the handshake. */
 export interface SessionPlan {
@@ -44,8 +52,10 @@ export interface SessionPlan {
  * One Realtime session (`GET /v1/realtime`): the client's socket relayed to a channel's, frames
  * passed on as they come. Each `response.done` is charged on the ledger as it arrives, and the next
  * response is held for at once, so a session that has run out of quota is told with an `error`
- * event and closed; what was used is billed. One consume log, with the session's totals, is
- * written when it ends (new-api's `other.ws`).
+ * event and closed; what was used is billed. When the client leaves while a response is being
+ * generated, the upstream is asked to cancel it and read until its `response.done` (at most
+ * DRAIN_MS), so that what the upstream produced is billed. One consume log, with the session's
+ * totals, is written when it ends (new-api's `other.ws`).
  */
 export class RealtimeSession {
   readonly #deps: PipelineDeps;
@@ -62,7 +72,13 @@ export class RealtimeSession {
   #upstreamModel = '';
   #tried: number[] = [];
   #firstFrameMs: number | undefined;
+  /** `response.create` events the client sent that the upstream has not answered with `response.created`. */
+  #asked = 0;
+  /** Ids of the responses the upstream is generating (created, not done). */
+  readonly #active = new Set<string>();
   #closing = false;
+  /** Called when nothing is in flight any more while the upstream is read after the client left. */
+  #drained: (() => void) | undefined;
   #failed = false;
   #ended: Promise<void> | undefined;
 
@@ -89,7 +105,7 @@ export class RealtimeSession {
       return;
     }
     this.#upstream = upstream;
-    relayFrames(client, upstream);
+    relayFrames(client, upstream, (data, isBinary) => this.#inspectClient(data, isBinary));
     relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
     upstream.on('error', (error) => {
       this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
@@ -100,17 +116,43 @@ export class RealtimeSession {
     client.resume();
   }
 
-  /** Closes both sockets (the code is passed on) and settles the session. */
+  /**
+   * Ends the session (once; the code is passed on): closes the client's socket, reads the upstream
+   * until the responses in flight are done, closes it, and settles.
+   */
   close(code = 1000, reason = ''): Promise<void> {
-    this.#closing = true;
-    for (const socket of [this.#client, this.#upstream]) {
-      if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
-        // The closing handshake needs the peer's close frame read.
-        if (socket.isPaused) socket.resume();
-        socket.close(sendableCloseCode(code), reason);
-      }
-    }
-    return this.#finish();
+    this.#ended ??= (async () => {
+      this.#closing = true;
+      shut(this.#client, code, reason);
+      await this.#drain();
+      shut(this.#upstream, code, reason);
+      await this.#finish();
+    })();
+    return this.#ended;
+  }
+
+  /** Waits (at most DRAIN_MS) for the responses in flight to be done, having asked the upstream to cancel them. */
+  async #drain(): Promise<void> {
+    const upstream = this.#upstream;
+    if (!upstream || upstream.readyState !== upstream.OPEN || this.#idle()) return;
+    if (upstream.isPaused) upstream.resume();
+    // Nobody hears the rest: the upstream stops, and answers `response.done` with the usage so far.
+    upstream.send(JSON.stringify({ type: 'response.cancel' }));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.#drained?.(), DRAIN_MS);
+      this.#drained = () => {
+        this.#drained = undefined;
+        clearTimeout(timer);
+        upstream.off('close', done);
+        resolve();
+      };
+      const done = () => this.#drained?.();
+      upstream.once('close', done);
+    });
+  }
+
+  #idle(): boolean {
+    return this.#asked === 0 && this.#active.size === 0;
   }
 
   /** Opens the upstream socket on a channel that serves the model, retrying others as the relay does. */
@@ -133,8 +175,17 @@ export class RealtimeSession {
         continue;
       }
       const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
+      // The channel's header_override applies to its handshake as to any other upstream request.
+      const headerError = applyHeaderOverride(target.headers, channel.headerOverride, {
+        apiKey: key,
+        clientHeaders: this.#request.headers,
+      });
+      if (headerError) {
+        lastError = headerError.message;
+        continue;
+      }
       try {
-        const socket = await dial(target, channel);
+        const socket = await dial(target, channel, deps.transport.timeouts.headersTimeoutMs);
         noteRelay(this.#request, { channel: String(channel.id) });
         this.#channel = channel;
         this.#upstreamModel = mapping.upstreamModel;
@@ -175,19 +226,43 @@ export class RealtimeSession {
     return undefined;
   }
 
-  /** Server events pass through untouched; `response.done` is also read for its usage. */
+  /** Client events pass through untouched; a `response.create` is counted as in flight. */
+  #inspectClient(data: Buffer, isBinary: boolean): void {
+    if (isBinary || !data.includes(RESPONSE_CREATE)) return;
+    if (parseEvent(data)?.type === 'response.create') this.#asked += 1;
+  }
+
+  /**
+   * Server events pass through untouched; `response.created` and `response.done` are also read to
+   * know what is in flight, and `response.done` for its usage.
+   */
   #inspect(data: Buffer, isBinary: boolean): void {
     this.#firstFrameMs ??= Date.now() - this.#plan.started;
-    if (isBinary || this.#closing || !data.includes(RESPONSE_DONE)) return;
-    let event: { type?: unknown; response?: { usage?: unknown } };
-    try {
-      event = JSON.parse(data.toString('utf8'));
-    } catch {
+    if (isBinary) return;
+    if (data.includes(RESPONSE_CREATED)) {
+      const event = parseEvent(data);
+      if (event?.type === 'response.created') {
+        this.#asked = Math.max(0, this.#asked - 1);
+        if (typeof event.response?.id === 'string') this.#active.add(event.response.id);
+      }
       return;
     }
-    if (event.type !== 'response.done') return;
+    // Nothing was active for the cancel sent after the client left: no response is coming.
+    if (this.#drained && data.includes(CANCEL_NOT_ACTIVE) && this.#active.size === 0) {
+      this.#asked = 0;
+      this.#drained();
+      return;
+    }
+    if (!data.includes(RESPONSE_DONE)) return;
+    const event = parseEvent(data);
+    if (event?.type !== 'response.done') return;
+    if (typeof event.response?.id === 'string') this.#active.delete(event.response.id);
     const usage = realtimeUsage(event.response?.usage);
-    if (!usage) return;
+    if (usage) this.#bill(usage);
+    if (this.#idle()) this.#drained?.();
+  }
+
+  #bill(usage: Usage): void {
     this.#billing = this.#billing
       .then(() => this.#charge(usage))
       .catch((error: unknown) => {
@@ -248,51 +323,69 @@ export class RealtimeSession {
     noteSessionFailure(this.#request, type);
   }
 
-  /** Once: waits for the last charge, releases the open hold, writes the session's consume log. */
-  #finish(): Promise<void> {
-    this.#closing = true;
-    this.#ended ??= (async () => {
-      await this.#billing;
-      const deps = this.#deps;
-      const plan = this.#plan;
-      if (this.#reservation) await deps.ledger.refund(this.#reservation);
-      this.#reservation = undefined;
-      const channel = this.#channel;
-      if (!channel) return;
-      if (!this.#failed) await deps.limits.succeeded(plan.caller.identity.user.id, plan.caller.group);
-      if (this.#responses === 0) return;
-      const { user, token } = plan.caller.identity;
-      deps.recorder.recordConsume({
-        userId: user.id,
-        username: user.username,
-        tokenId: token.id,
-        tokenName: token.name,
-        channelId: channel.id,
-        channelName: channel.name,
-        modelName: plan.model,
-        group: plan.caller.group,
-        useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
-        isStream: true,
-        ip: '',
-        requestId: this.#request.id,
-        content: '',
-        quota: this.#quota,
-        promptTokens: this.#total.promptTokens,
-        completionTokens: this.#total.completionTokens,
-        clientType: clientType(this.#request.headers['user-agent']),
-        other: buildConsumeOther({
-          price: plan.price,
-          usage: this.#total,
-          firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
-          requestedModel: plan.model,
-          upstreamModel: this.#upstreamModel,
-          usedChannels: this.#tried,
-          requestPath: '/v1/realtime',
-          mode: 'realtime',
-        }),
-      });
-    })();
-    return this.#ended;
+  /** Waits for the last charge, releases the open hold, writes the session's consume log. */
+  async #finish(): Promise<void> {
+    await this.#billing;
+    const deps = this.#deps;
+    const plan = this.#plan;
+    if (this.#reservation) await deps.ledger.refund(this.#reservation);
+    this.#reservation = undefined;
+    const channel = this.#channel;
+    if (!channel) return;
+    if (!this.#failed) await deps.limits.succeeded(plan.caller.identity.user.id, plan.caller.group);
+    if (this.#responses === 0) return;
+    const { user, token } = plan.caller.identity;
+    deps.recorder.recordConsume({
+      userId: user.id,
+      username: user.username,
+      tokenId: token.id,
+      tokenName: token.name,
+      channelId: channel.id,
+      channelName: channel.name,
+      modelName: plan.model,
+      group: plan.caller.group,
+      useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
+      isStream: true,
+      ip: '',
+      requestId: this.#request.id,
+      content: '',
+      quota: this.#quota,
+      promptTokens: this.#total.promptTokens,
+      completionTokens: this.#total.completionTokens,
+      clientType: clientType(this.#request.headers['user-agent']),
+      other: buildConsumeOther({
+        price: plan.price,
+        usage: this.#total,
+        firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
+        requestedModel: plan.model,
+        upstreamModel: this.#upstreamModel,
+        usedChannels: this.#tried,
+        requestPath: '/v1/realtime',
+        mode: 'realtime',
+      }),
+    });
+  }
+}
+
+interface ServerEvent {
+  type?: unknown;
+  response?: { id?: unknown; usage?: unknown };
+}
+
+function parseEvent(data: Buffer): ServerEvent | undefined {
+  try {
+    const event: unknown = JSON.parse(data.toString('utf8'));
+    return typeof event === 'object' && event !== null ? (event as ServerEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Closes a socket that is still open (the code is passed on); the closing handshake needs the peer's frame read. */
+function shut(socket: WebSocket | undefined, code: number, reason: string): void {
+  if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
+    if (socket.isPaused) socket.resume();
+    socket.close(sendableCloseCode(code), reason);
   }
 }
 
@@ -314,12 +407,17 @@ class DialError extends Error {
 }
 
 /** Opens the upstream WebSocket; a refused handshake becomes the upstream's own error. */
-function dial(target: { url: string; headers: Record<string, string> }, channel: ChannelSnapshot): Promise<WebSocket> {
+function dial(
+  target: { url: string; headers: Record<string, string> },
+  channel: ChannelSnapshot,
+  timeoutMs: number,
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
+    // The handshake answer is the upstream's response headers: the transport's wait for them applies.
     const socket = new WebSocket(target.url, {
       headers: target.headers,
       perMessageDeflate: false,
-      handshakeTimeout: CONNECT_TIMEOUT_MS,
+      handshakeTimeout: timeoutMs,
     });
     socket.on('error', (error) =>
       reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),

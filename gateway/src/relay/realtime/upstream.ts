@@ -13,9 +13,22 @@ export interface RealtimeTarget {
 }
 
 /**
+ * The values of an Azure channel's API version (`other`) that choose Azure's GA v1 API, which has no
+ * dated versions: `v1`, and `latest` / `preview`, the version names the v1 API itself knows.
+ */
+const AZURE_V1_VERSIONS = new Set(['v1', 'latest', 'preview']);
+
+/** Whether an Azure channel's API version setting chooses Azure's GA v1 API. */
+export function azureV1(other: string): boolean {
+  return AZURE_V1_VERSIONS.has(other.trim().toLowerCase());
+}
+
+/**
  * Where and how to open a channel's Realtime WebSocket. OpenAI: `/v1/realtime?model=` with a bearer
  * key (the beta protocol only when the client asked for it, so its events keep the names it
- * expects). Azure: `/openai/realtime?api-version=&deployment=` with `api-key`.
+ * expects). Azure, with `api-key`, in the form its API version chooses: a dated version (the
+ * default when empty) dials the preview endpoint `/openai/realtime?api-version=&deployment=`; `v1`
+ * dials the GA endpoint `/openai/v1/realtime?model=<deployment>`, which takes no api-version.
  */
 export function realtimeTarget(
   channel: ChannelSnapshot,
@@ -28,11 +41,15 @@ export function realtimeTarget(
   const headers: Record<string, string> = {};
   if (beta) headers['openai-beta'] = 'realtime=v1';
   if (type?.openaiUrl === 'azure') {
-    const query = new URLSearchParams({
-      'api-version': channel.other || AZURE_DEFAULT_API_VERSION,
-      deployment: azureDeployment(upstreamModel),
-    });
     headers['api-key'] = key;
+    const deployment = azureDeployment(upstreamModel);
+    if (azureV1(channel.other)) {
+      return { url: `${base}/openai/v1/realtime?${new URLSearchParams({ model: deployment })}`, headers };
+    }
+    const query = new URLSearchParams({
+      'api-version': channel.other.trim() || AZURE_DEFAULT_API_VERSION,
+      deployment,
+    });
     return { url: `${base}/openai/realtime?${query}`, headers };
   }
   headers.authorization = `Bearer ${key}`;
