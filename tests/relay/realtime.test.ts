@@ -141,6 +141,11 @@ async function consumeLogs(username: string) {
     .execute();
 }
 
+async function channelIds(): Promise<Record<string, number>> {
+  const rows = await gateway.store.db.selectFrom('channels').select(['id', 'name']).execute();
+  return Object.fromEntries(rows.map((row) => [row.name, row.id]));
+}
+
 async function usedQuota(username: string): Promise<number> {
   const row = await gateway.store.db
     .selectFrom('users')
@@ -396,6 +401,22 @@ describe('the Realtime relay', () => {
     expect(dialled.headers['x-route']).toBe(`tollgate-${AZURE_KEY}`);
   });
 
+  it('tests a channel of a Realtime model by its handshake, not by a chat completion', async () => {
+    const ids = await channelIds();
+    const connections = upstream.connections.length;
+    for (const name of ['openai-rt', 'azure-v1-rt']) {
+      expect((await root.get(`/api/channel/test/${ids[name]}`)).body).toMatchObject({ success: true });
+    }
+    const dialled = upstream.connections.slice(connections);
+    expect(dialled.map((c) => c.url)).toEqual([
+      '/v1/realtime?model=gpt-realtime',
+      '/openai/v1/realtime?model=gpt-realtime-mini',
+    ]);
+    expect(dialled[1]!.headers['x-route']).toBe(`tollgate-${AZURE_KEY}`);
+    // Nothing was asked of the sessions: a test generates nothing.
+    expect(dialled.flatMap((c) => c.events)).toEqual([]);
+  });
+
   it('bills a response the upstream finishes after the client left: cancels it and reads it to its end', async () => {
     const usage = realtimeUsage({ textIn: 60, audioIn: 40, textOut: 9, audioOut: 30 });
     const key = await walletUser('rt-left', 1_000_000);
@@ -491,6 +512,11 @@ describe('the Realtime relay', () => {
     );
     expect(balanced[0]).toBe(balanced[1]);
     expect(balanced[0]).toBeGreaterThan(0);
+
+    // Its channel test fails with the upstream's own error.
+    const tested = await root.get(`/api/channel/test/${(await channelIds())['broken-rt']}`);
+    expect(tested.body).toMatchObject({ success: false, error_code: 'invalid_api_key' });
+    expect(tested.body.message).toContain('Incorrect API key');
   });
 
   // Last: it stops the gateway.

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { settleQuota } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
@@ -11,12 +11,11 @@ import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
-import { providerFor } from '../protocols/index.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
 import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
-import { realtimeTarget } from './upstream.ts';
+import { DialError, dialRealtime, realtimeTarget } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
 /**
@@ -185,7 +184,7 @@ export class RealtimeSession {
         continue;
       }
       try {
-        const socket = await dial(target, channel, deps.transport.timeouts.headersTimeoutMs);
+        const socket = await dialRealtime(target, channel, deps.transport.timeouts.headersTimeoutMs);
         noteRelay(this.#request, { channel: String(channel.id) });
         this.#channel = channel;
         this.#upstreamModel = mapping.upstreamModel;
@@ -393,49 +392,4 @@ function shut(socket: WebSocket | undefined, code: number, reason: string): void
 export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {
   const { user, token } = caller.identity;
   return deps.ledger.reserve({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited, amount: 0 });
-}
-
-/** The upstream refused or could not be reached. */
-class DialError extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/** Opens the upstream WebSocket; a refused handshake becomes the upstream's own error. */
-function dial(
-  target: { url: string; headers: Record<string, string> },
-  channel: ChannelSnapshot,
-  timeoutMs: number,
-): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    // The handshake answer is the upstream's response headers: the transport's wait for them applies.
-    const socket = new WebSocket(target.url, {
-      headers: target.headers,
-      perMessageDeflate: false,
-      handshakeTimeout: timeoutMs,
-    });
-    socket.on('error', (error) =>
-      reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),
-    );
-    // Paused until the session listens: `session.created` may arrive with the handshake's answer.
-    socket.once('open', () => {
-      socket.pause();
-      resolve(socket);
-    });
-    socket.once('unexpected-response', (_request, response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const status = response.statusCode ?? 502;
-        const parsed = providerFor(channel.type).parseError(status, Buffer.concat(chunks).toString('utf8'));
-        reject(new DialError(status, parsed.code ?? `upstream_${status}`, parsed.message));
-        socket.terminate();
-      });
-    });
-  });
 }

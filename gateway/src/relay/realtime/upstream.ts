@@ -1,4 +1,6 @@
+import { WebSocket } from 'ws';
 import { channelType } from '../../domain/channels/registry.ts';
+import { providerFor } from '../protocols/index.ts';
 import { AZURE_DEFAULT_API_VERSION, azureDeployment } from '../protocols/openai/request.ts';
 import type { ChannelSnapshot } from '../types.ts';
 
@@ -62,4 +64,48 @@ export function wantsBeta(headers: Record<string, string | string[] | undefined>
   const beta = String(headers['openai-beta'] ?? '');
   const protocols = String(headers['sec-websocket-protocol'] ?? '');
   return /realtime=v1/.test(beta) || protocols.split(',').some((p) => p.trim() === 'openai-beta.realtime-v1');
+}
+
+/** The upstream refused the handshake (its status and error) or could not be reached (502). */
+export class DialError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * Opens a channel's Realtime WebSocket, paused (`session.created` may arrive with the handshake's
+ * answer, before anyone listens). The handshake answer is the upstream's response headers, so it
+ * gets the transport's wait for them; a refused handshake becomes a DialError with the upstream's
+ * own error.
+ */
+export function dialRealtime(target: RealtimeTarget, channel: ChannelSnapshot, timeoutMs: number): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(target.url, {
+      headers: target.headers,
+      perMessageDeflate: false,
+      handshakeTimeout: timeoutMs,
+    });
+    socket.on('error', (error) =>
+      reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),
+    );
+    socket.once('open', () => {
+      socket.pause();
+      resolve(socket);
+    });
+    socket.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const status = response.statusCode ?? 502;
+        const parsed = providerFor(channel.type).parseError(status, Buffer.concat(chunks).toString('utf8'));
+        reject(new DialError(status, parsed.code ?? `upstream_${status}`, parsed.message));
+        socket.terminate();
+      });
+    });
+  });
 }
