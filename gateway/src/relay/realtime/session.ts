@@ -3,6 +3,7 @@ import type { WebSocket } from 'ws';
 import { settleQuota } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
+import type { AppError } from '../../errors.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
@@ -13,6 +14,7 @@ import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
+import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
 import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
 import { DialError, dialRealtime, realtimeTarget } from './upstream.ts';
@@ -159,6 +161,7 @@ export class RealtimeSession {
     const deps = this.#deps;
     const plan = this.#plan;
     const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
+    const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
     let lastError = 'no channel serves the Realtime API for this model';
     let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
     for (let index = 0; index <= retries && !this.#closing; index++) {
@@ -166,41 +169,30 @@ export class RealtimeSession {
       if (!channel) break;
       plan.exclude.add(channel.id);
       this.#tried.push(channel.id);
-      const mapping = resolveModelMapping(plan.model, channel.modelMapping);
       const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
-      const key = channel.keys[keyIndex];
-      if (!mapping.ok || key === undefined) {
-        lastError = mapping.ok ? 'the channel has no enabled key' : mapping.error.message;
-        continue;
-      }
-      const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
-      // The channel's header_override applies to its handshake as to any other upstream request.
-      const headerError = applyHeaderOverride(target.headers, channel.headerOverride, {
-        apiKey: key,
-        clientHeaders: this.#request.headers,
+      const attempt = await this.#dial(channel, keyIndex);
+      if (!(attempt instanceof DialError)) return attempt;
+      // As the relay treats a failed attempt: counted, through the auto-disable rules, retried where they allow.
+      lastError = attempt.message;
+      lastFailure = { channel, error: attempt };
+      deps.metrics.upstreamError(channel, attempt.code);
+      void deps.health.failed(channel, attempt.fromUpstream ? keyIndex : undefined, {
+        status: attempt.status,
+        code: attempt.code,
+        message: attempt.message,
+        skipRetry: !attempt.fromUpstream,
       });
-      if (headerError) {
-        lastError = headerError.message;
-        continue;
-      }
-      try {
-        const socket = await dialRealtime(target, channel, deps.transport.timeouts.headersTimeoutMs);
-        noteRelay(this.#request, { channel: String(channel.id) });
-        this.#channel = channel;
-        this.#upstreamModel = mapping.upstreamModel;
-        return socket;
-      } catch (error) {
-        const failure = error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
-        lastError = failure.message;
-        lastFailure = { channel, error: failure };
-        deps.metrics.upstreamError(channel, failure.code);
-        void deps.health.failed(channel, keyIndex, {
-          status: failure.status,
-          code: failure.code,
-          message: failure.message,
-          skipRetry: false,
-        });
-      }
+      const again = shouldRetry(
+        {
+          status: mapStatusCode(attempt.status, channel.statusCodeMapping),
+          errorCode: attempt.code,
+          remainingRetries: retries - index,
+          pinned: plan.pinned !== undefined,
+          skipRetry: !attempt.fromUpstream,
+        },
+        { retryStatusCodes: retryRanges },
+      );
+      if (!again) break;
     }
     noteRelay(this.#request, { channel: String(this.#tried.at(-1) ?? 'none') });
     if (lastFailure) {
@@ -215,7 +207,7 @@ export class RealtimeSession {
           status: lastFailure.error.status,
           code: lastFailure.error.code,
           message: lastFailure.error.message,
-          fromUpstream: true,
+          fromUpstream: lastFailure.error.fromUpstream,
         },
       );
     }
@@ -223,6 +215,32 @@ export class RealtimeSession {
     this.#send(errorEvent('server_error', 'upstream_unreachable', this.#withRequestId(lastError)));
     void this.close(1011, 'upstream unavailable');
     return undefined;
+  }
+
+  /** One attempt on a channel: its open socket, or why not (the channel's settings, or the upstream's refusal). */
+  async #dial(channel: ChannelSnapshot, keyIndex: number): Promise<WebSocket | DialError> {
+    const plan = this.#plan;
+    const key = channel.keys[keyIndex];
+    const mapping = resolveModelMapping(plan.model, channel.modelMapping);
+    if (!mapping.ok) return settingError(mapping.error);
+    if (key === undefined)
+      return new DialError(503, 'channel:no_available_key', 'the channel has no enabled key', false);
+    const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
+    // The channel's header_override applies to its handshake as to any other upstream request.
+    const headerError = applyHeaderOverride(target.headers, channel.headerOverride, {
+      apiKey: key,
+      clientHeaders: this.#request.headers,
+    });
+    if (headerError) return settingError(headerError);
+    try {
+      const socket = await dialRealtime(target, channel, this.#deps.transport.timeouts.headersTimeoutMs);
+      noteRelay(this.#request, { channel: String(channel.id) });
+      this.#channel = channel;
+      this.#upstreamModel = mapping.upstreamModel;
+      return socket;
+    } catch (error) {
+      return error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
+    }
   }
 
   /** Client events pass through untouched; a `response.create` is counted as in flight. */
@@ -387,6 +405,9 @@ function shut(socket: WebSocket | undefined, code: number, reason: string): void
     socket.close(sendableCloseCode(code), reason);
   }
 }
+
+/** A channel setting the handshake cannot be built from (its `channel:*` code blames the channel). */
+const settingError = (error: AppError) => new DialError(error.status, error.code, error.message, false);
 
 /** Holds for the next response: nothing is set aside, but the wallet and a limited token must still have quota. */
 export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {

@@ -66,14 +66,19 @@ export function wantsBeta(headers: Record<string, string | string[] | undefined>
   return /realtime=v1/.test(beta) || protocols.split(',').some((p) => p.trim() === 'openai-beta.realtime-v1');
 }
 
-/** The upstream refused the handshake (its status and error) or could not be reached (502). */
+/**
+ * Why a channel's socket could not be opened: the upstream refused the handshake (its status and
+ * error) or could not be reached (502); or, not from the upstream, a setting of the channel.
+ */
 export class DialError extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(status: number, code: string, message: string) {
+  readonly fromUpstream: boolean;
+  constructor(status: number, code: string, message: string, fromUpstream = true) {
     super(message);
     this.status = status;
     this.code = code;
+    this.fromUpstream = fromUpstream;
   }
 }
 
