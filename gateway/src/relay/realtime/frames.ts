@@ -27,6 +27,29 @@ export function relayFrames(from: WebSocket, to: WebSocket, inspect?: (data: Buf
   });
 }
 
+/**
+ * Watches that a peer is still there: it is pinged every half `silenceMs`, and one that sent nothing
+ * (no frame, no pong) for `silenceMs` is reported dead, once. A session may be quiet for long (nobody
+ * speaks), but a connection that died without a close (a NAT that forgot it, a peer that crashed)
+ * would otherwise hold it open forever.
+ */
+export function watchLiveness(socket: WebSocket, silenceMs: number, dead: () => void): void {
+  let heard = Date.now();
+  const alive = () => {
+    heard = Date.now();
+  };
+  socket.on('pong', alive);
+  socket.on('message', alive);
+  const timer = setInterval(() => {
+    if (Date.now() - heard >= silenceMs) {
+      clearInterval(timer);
+      dead();
+    } else if (socket.readyState === socket.OPEN) socket.ping();
+  }, silenceMs / 2);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
+}
+
 function toBuffer(raw: RawData): Buffer {
   if (Buffer.isBuffer(raw)) return raw;
   if (Array.isArray(raw)) return Buffer.concat(raw);

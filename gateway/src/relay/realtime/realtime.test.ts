@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
 import { realtimeSubprotocolKey } from '../auth/key-auth.ts';
 import type { ChannelSnapshot } from '../types.ts';
-import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
 import { realtimeTarget, servesRealtime, wantsBeta } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
@@ -158,6 +158,10 @@ class FakeSocket extends EventEmitter {
   resume() {
     this.isPaused = false;
   }
+  pings = 0;
+  ping() {
+    this.pings += 1;
+  }
   send(data: Buffer, options: { binary: boolean }, done: () => void) {
     this.sent.push({ data, binary: options.binary, done });
   }
@@ -204,5 +208,27 @@ describe('relayFrames', () => {
     from.emit('message', Buffer.from('x'), false);
     expect(to.sent).toEqual([]);
     expect(inspected).toEqual(['x']);
+  });
+});
+
+describe('watchLiveness', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('pings a quiet peer, keeps one that answers, and reports one silent for the whole wait dead, once', () => {
+    vi.useFakeTimers();
+    const socket = new FakeSocket();
+    let dead = 0;
+    watchLiveness(socket as unknown as WebSocket, 10_000, () => dead++);
+    vi.advanceTimersByTime(5_000);
+    expect(socket.pings).toBe(1);
+    socket.emit('pong');
+    vi.advanceTimersByTime(5_000);
+    socket.emit('message', Buffer.from('{}'), false);
+    vi.advanceTimersByTime(5_000);
+    expect([socket.pings, dead]).toEqual([3, 0]);
+    vi.advanceTimersByTime(10_000);
+    expect(dead).toBe(1);
+    vi.advanceTimersByTime(60_000);
+    expect([socket.pings, dead]).toEqual([3, 1]);
   });
 });

@@ -16,7 +16,7 @@ import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
-import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
 import { DialError, dialRealtime, realtimeTarget } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
@@ -113,6 +113,15 @@ export class RealtimeSession {
       this.#fail('upstream');
     });
     upstream.on('close', (code, reason) => this.close(code, closeReason(reason)));
+    // The transport abandons an upstream silent for this long; a session's sockets must at least answer pings.
+    const silenceMs = this.#deps.transport.timeouts.bodyTimeoutMs;
+    watchLiveness(upstream, silenceMs, () => {
+      this.#fail('timeout');
+      const message = `the upstream answered nothing for ${silenceMs / 1000}s`;
+      this.#send(errorEvent('server_error', 'upstream_timeout', this.#withRequestId(message)));
+      upstream.terminate();
+    });
+    watchLiveness(client, silenceMs, () => client.terminate());
     upstream.resume();
     client.resume();
   }
