@@ -1,7 +1,7 @@
 import { WebSocket } from 'ws';
 import { channelType } from '../../domain/channels/registry.ts';
 import { providerFor } from '../protocols/index.ts';
-import { AZURE_DEFAULT_API_VERSION, azureDeployment } from '../protocols/openai/request.ts';
+import { AZURE_DEFAULT_API_VERSION, azureDeployment, azureV1 } from '../protocols/openai/request.ts';
 import type { ChannelSnapshot } from '../types.ts';
 
 /** Whether a channel type serves the Realtime API: the registry says so (OpenAI and Azure OpenAI). */
@@ -12,17 +12,6 @@ export function servesRealtime(type: number): boolean {
 export interface RealtimeTarget {
   url: string;
   headers: Record<string, string>;
-}
-
-/**
- * The values of an Azure channel's API version (`other`) that choose Azure's GA v1 API, which has no
- * dated versions: `v1`, and `latest` / `preview`, the version names the v1 API itself knows.
- */
-const AZURE_V1_VERSIONS = new Set(['v1', 'latest', 'preview']);
-
-/** Whether an Azure channel's API version setting chooses Azure's GA v1 API. */
-export function azureV1(other: string): boolean {
-  return AZURE_V1_VERSIONS.has(other.trim().toLowerCase());
 }
 
 /**
