@@ -418,43 +418,51 @@ describe('the Realtime relay', () => {
   });
 
   it('bills a response the upstream finishes after the client left: cancels it and reads it to its end', async () => {
-    const usage = realtimeUsage({ textIn: 60, audioIn: 40, textOut: 9, audioOut: 30 });
+    const usages = [
+      realtimeUsage({ textIn: 60, audioIn: 40, textOut: 9, audioOut: 30 }),
+      realtimeUsage({ textIn: 75, audioIn: 0, textOut: 3, audioOut: 0 }),
+    ];
     const key = await walletUser('rt-left', 1_000_000);
-    const connections = upstream.connections.length;
     upstream.hold = true;
+    upstream.usages.push(...usages);
     try {
-      const rt = officialClient(key, 'gpt-realtime');
-      const seen = recorder(rt);
-      await seen.next('session.created');
-      rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
-      await seen.next('response.output_text.delta');
-      upstream.usages.push(usage);
-      rt.close();
-      await seen.closed;
-      expect(seen.events.some((e) => e.type === 'response.done')).toBe(false);
+      // Once while the response is streaming, once right after asking for it (not yet created upstream).
+      for (const leave of ['after its first delta', 'right after asking']) {
+        const connections = upstream.connections.length;
+        const rt = officialClient(key, 'gpt-realtime');
+        const seen = recorder(rt);
+        await seen.next('session.created');
+        rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+        if (leave === 'after its first delta') await seen.next('response.output_text.delta');
+        rt.close();
+        await seen.closed;
+        expect(seen.events.some((e) => e.type === 'response.done')).toBe(false);
 
-      // The gateway asked the upstream to stop, read the cancelled response's usage, then closed.
-      const dialled = upstream.connections[connections]!;
-      await eventually(
-        async () => dialled.closed,
-        (c) => c?.code === 1000,
-        5000,
-      );
-      expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.cancel']);
+        // The gateway asked the upstream to stop, read the cancelled response's usage, then closed.
+        const dialled = upstream.connections[connections]!;
+        await eventually(
+          async () => dialled.closed,
+          (c) => c?.code === 1000,
+          5000,
+        );
+        expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.cancel']);
+      }
+      const expected = quotaOf(usages[0]!) + quotaOf(usages[1]!);
       const logs = await eventually(
         () => consumeLogs('rt-left'),
-        (rows) => rows.length > 0,
+        (rows) => rows.length === 2,
         5000,
       );
-      expect(logs.map((l) => l.quota)).toEqual([quotaOf(usage)]);
-      expect(logs[0]!.prompt_tokens).toBe(usage.input_tokens);
+      expect(logs.map((l) => l.quota)).toEqual(usages.map(quotaOf));
+      expect(logs.map((l) => l.prompt_tokens)).toEqual(usages.map((u) => u.input_tokens));
+      // The books balance: the user's used quota is the sum of its consume logs.
       expect(
         await eventually(
           () => usedQuota('rt-left'),
-          (q) => q === quotaOf(usage),
+          (q) => q === expected,
           5000,
         ),
-      ).toBe(quotaOf(usage));
+      ).toBe(expected);
     } finally {
       upstream.hold = false;
     }

@@ -273,16 +273,18 @@ export class RealtimeSession {
       }
       return;
     }
-    // Nothing was active for the cancel sent after the client left: no response is coming.
-    if (this.#drained && data.includes(CANCEL_NOT_ACTIVE) && this.#active.size === 0) {
+    // The upstream answers the cancel sent after the client left once it has handled every earlier
+    // client event: from then on, no response the client asked for is still to be created.
+    if (this.#drained && data.includes(CANCEL_NOT_ACTIVE)) {
       this.#asked = 0;
-      this.#drained();
+      if (this.#idle()) this.#drained();
       return;
     }
     if (!data.includes(RESPONSE_DONE)) return;
     const event = parseEvent(data);
     if (event?.type !== 'response.done') return;
     if (typeof event.response?.id === 'string') this.#active.delete(event.response.id);
+    if (this.#drained && event.response?.status === 'cancelled') this.#asked = 0;
     const usage = realtimeUsage(event.response?.usage);
     if (usage) this.#bill(usage);
     if (this.#idle()) this.#drained?.();
@@ -395,7 +397,7 @@ export class RealtimeSession {
 
 interface ServerEvent {
   type?: unknown;
-  response?: { id?: unknown; usage?: unknown };
+  response?: { id?: unknown; status?: unknown; usage?: unknown };
 }
 
 function parseEvent(data: Buffer): ServerEvent | undefined {
