@@ -25,7 +25,7 @@ import { addUsage, realtimeUsage } from './usage.ts';
  * the upstream bills that work, so it is billed too. Bounded, so a silent upstream cannot hold the
  * session open.
  */
-export const DRAIN_MS = 15_000;
+const DRAIN_MS = 15_000;
 const RESPONSE_CREATE = Buffer.from('"response.create"');
 const RESPONSE_CREATED = Buffer.from('"response.created"');
 const RESPONSE_DONE = Buffer.from('"response.done"');
