@@ -155,8 +155,12 @@ async function usedQuota(username: string): Promise<number> {
   return row.used_quota;
 }
 
+/** The wallets given to the users of walletUser: checked against what they were charged once the gateway stops. */
+const wallets = new Map<string, number>();
+
 /** A normal user with `quota` in the wallet and an unlimited token. */
 async function walletUser(name: string, quota: number): Promise<string> {
+  wallets.set(name, quota);
   const user = new DashboardClient(gateway.url);
   expect((await user.post('/api/user/register', { username: name, password: 'password-1' })).body.success).toBe(true);
   await user.login(name, 'password-1');
@@ -337,6 +341,52 @@ describe('the Realtime relay', () => {
     const refused = await refusal(`${wsBase}/v1/realtime?model=gpt-realtime`, { authorization: `Bearer ${key}` });
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body).error).toMatchObject({ type: 'new_api_error' });
+  });
+
+  it('bills a response still in flight when the quota ran out, though nothing holds for it', async () => {
+    const outOfBand = realtimeUsage({ textIn: 90, audioIn: 10, textOut: 12, audioOut: 40 });
+    const inFlight = realtimeUsage({ textIn: 30, audioIn: 0, textOut: 4, audioOut: 0 });
+    const key = await walletUser('rt-owed', Math.floor(quotaOf(outOfBand) / 2));
+    const connections = upstream.connections.length;
+    upstream.hold = true;
+    upstream.usages.push(outOfBand, inFlight);
+    try {
+      const rt = officialClient(key, 'gpt-realtime');
+      const seen = recorder(rt);
+      await seen.next('session.created');
+      rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+      await seen.next('response.output_text.delta');
+      // An out-of-band response finishes beside it and overdraws the wallet: the session is refused more.
+      rt.send({ type: 'response.create', response: { conversation: 'none', output_modalities: ['text'] } });
+      expect((await seen.closed).code).toBe(1008);
+      expect(seen.events.filter((e) => e.type === 'response.done')).toHaveLength(1);
+      expect(seen.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'insufficient_quota' } });
+
+      // The response still in flight was cancelled, read to its end and charged on top.
+      const dialled = upstream.connections[connections]!;
+      await eventually(
+        async () => dialled.closed,
+        (c) => c !== undefined,
+        5000,
+      );
+      expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.create', 'response.cancel']);
+      const expected = quotaOf(outOfBand) + quotaOf(inFlight);
+      const logs = await eventually(
+        () => consumeLogs('rt-owed'),
+        (rows) => rows.length > 0,
+        5000,
+      );
+      expect(logs.map((l) => l.quota)).toEqual([expected]);
+      expect(
+        await eventually(
+          () => usedQuota('rt-owed'),
+          (q) => q === expected,
+          5000,
+        ),
+      ).toBe(expected);
+    } finally {
+      upstream.hold = false;
+    }
   });
 
   it('takes the key from the browser subprotocol list and relays beta events, text and binary frames', async () => {
@@ -554,6 +604,26 @@ describe('the Realtime relay', () => {
         .execute();
       expect(logs).toHaveLength(logsBefore + 1);
       expect(logs.at(-1)!.quota).toBe(quotaOf(usage));
+
+      // Every lease given back, each wallet was charged exactly what its consume logs say (owed charges included).
+      const users = await store.db
+        .selectFrom('users')
+        .select(['username', 'quota', 'used_quota'])
+        .where('username', 'in', [...wallets.keys()])
+        .execute();
+      const logged = await store.db
+        .selectFrom('logs')
+        .select(['username', (eb) => eb.fn.sum<string>('quota').as('quota')])
+        .where('type', '=', 2)
+        .where('username', 'in', [...wallets.keys()])
+        .groupBy('username')
+        .execute();
+      const sums = Object.fromEntries(logged.map((row) => [row.username, Number(row.quota)]));
+      expect(users.map((u) => [u.username, u.quota + u.used_quota, u.used_quota])).toEqual(
+        users.map((u) => [u.username, wallets.get(u.username), sums[u.username]]),
+      );
+      expect(users).toHaveLength(wallets.size);
+      expect(await store.db.selectFrom('quota_leases').select('id').execute()).toEqual([]);
     } finally {
       await store.close();
     }

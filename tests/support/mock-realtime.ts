@@ -19,7 +19,8 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
  * stops after its first delta and stays active (a second `response.create` is refused, as the real
  * service refuses one while a response is active) until `response.cancel`, which ends it with a
  * `response.done` of status `cancelled` and its usage; a cancel with nothing active is an `error`
- * `response_cancel_not_active`. Binary frames are recorded (the real service has no use for them);
+ * `response_cancel_not_active`. An out-of-band response (`conversation: "none"`) runs beside the
+ * active one and is never held. Binary frames are recorded (the real service has no use for them);
  * `push` sends any frame to the open sessions.
  */
 export interface RealtimeUsage {
@@ -211,7 +212,8 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
     };
 
     const respond = (request: any) => {
-      if (active) {
+      const outOfBand = request?.conversation === 'none';
+      if (active && !outOfBand) {
         return error('conversation_already_has_active_response', 'Conversation already has an active response');
       }
       const responseId = id('resp');
@@ -244,7 +246,8 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
       const where = { response_id: responseId, item_id: itemId, output_index: 0, content_index: 0 };
       const finish = (status: 'completed' | 'cancelled', part: Record<string, unknown>) => {
         const done = { ...item, status: status === 'completed' ? 'completed' : 'incomplete', content: [part] };
-        items.push(done);
+        // An out-of-band response stays out of the conversation.
+        if (!outOfBand) items.push(done);
         send({ type: 'response.output_item.done', response_id: responseId, output_index: 0, item: done });
         const inputText = items.reduce((n, i) => n + JSON.stringify(i.content ?? '').length, 0);
         const usage =
@@ -261,7 +264,7 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
           response: { ...response, status, status_details: details, output: [done], usage },
         });
       };
-      if (hold.on) {
+      if (hold.on && !outOfBand) {
         send({
           type: 'response.content_part.added',
           ...where,

@@ -304,7 +304,7 @@ export class RealtimeSession {
   async #charge(usage: Usage): Promise<void> {
     const deps = this.#deps;
     const plan = this.#plan;
-    const { user } = plan.caller.identity;
+    const { user, token } = plan.caller.identity;
     const { quota } = settleQuota({
       price: plan.price,
       usage,
@@ -314,7 +314,12 @@ export class RealtimeSession {
     });
     const held = this.#reservation;
     this.#reservation = undefined;
+    // Nothing holds for a response that finished after the session was refused more, or after the
+    // response before it while the client was gone: the upstream did the work, so it is owed.
     if (held) await deps.ledger.settle(held, quota);
+    else if (quota > 0) {
+      await deps.ledger.chargeOwed({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited }, quota);
+    }
     this.#quota += quota;
     this.#total = addUsage(this.#total, usage);
     this.#responses += 1;
