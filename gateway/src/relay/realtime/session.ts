@@ -80,6 +80,7 @@ export class RealtimeSession {
   #closing = false;
   /** Called when nothing is in flight any more while the upstream is read after the client left. */
   #drained: (() => void) | undefined;
+  #settling = false;
   #failed = false;
   #ended: Promise<void> | undefined;
 
@@ -135,6 +136,8 @@ export class RealtimeSession {
       this.#closing = true;
       shut(this.#client, code, reason);
       await this.#drain();
+      // What the upstream still sends during its closing handshake is past the session's books.
+      this.#settling = true;
       shut(this.#upstream, code, reason);
       await this.#finish();
     })();
@@ -264,7 +267,7 @@ export class RealtimeSession {
    */
   #inspect(data: Buffer, isBinary: boolean): void {
     this.#firstFrameMs ??= Date.now() - this.#plan.started;
-    if (isBinary) return;
+    if (isBinary || this.#settling) return;
     if (data.includes(RESPONSE_CREATED)) {
       const event = parseEvent(data);
       if (event?.type === 'response.created') {
