@@ -121,6 +121,7 @@ export class RealtimeSession {
       const message = `the upstream answered nothing for ${silenceMs / 1000}s`;
       this.#send(errorEvent('server_error', 'upstream_timeout', this.#withRequestId(message)));
       upstream.terminate();
+      void this.close(1011, 'upstream timeout');
     });
     watchLiveness(client, silenceMs, () => client.terminate());
     upstream.resume();
