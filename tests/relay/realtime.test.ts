@@ -428,13 +428,16 @@ describe('the Realtime relay', () => {
     expect(events.map((e) => e.type)).toContain('response.text.delta');
     expect(dialled.binary).toEqual([bytes]);
     expect(binary).toEqual([Buffer.from([9, 8, 7])]);
-    socket.close(1000);
+    // The client's close code and reason are passed on to the upstream.
+    socket.close(4001, 'done here');
     await new Promise((resolve) => socket.once('close', resolve));
-    await eventually(
-      async () => dialled.closed,
-      (c) => c?.code === 1000,
-      5000,
-    );
+    expect(
+      await eventually(
+        async () => dialled.closed,
+        (c) => c !== undefined,
+        5000,
+      ),
+    ).toEqual({ code: 4001, reason: 'done here' });
   });
 
   it('dials Azure’s GA v1 endpoint for a channel on API version v1, with its header override', async () => {
