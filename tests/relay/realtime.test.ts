@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -198,6 +198,26 @@ describe('the mock Realtime service', () => {
     const failed = recorder(refused);
     await failed.closed;
     expect(String(failed.errors[0]?.message ?? failed.errors[0])).toContain('401');
+
+    // The official client's Azure session dials Azure's GA v1 endpoint, as the gateway does on API version v1.
+    const connections = upstream.connections.length;
+    const azure = await OpenAIRealtimeWS.azure(
+      new AzureOpenAI({ apiKey: AZURE_KEY, endpoint: upstream.url, apiVersion: '2025-04-01-preview' }),
+      {
+        deploymentName: 'gpt-realtime-mini',
+        options: { createConnection: () => connect({ port, host: '127.0.0.1' }) } as never,
+      },
+    );
+    const onAzure = recorder(azure);
+    await onAzure.next('session.created');
+    azure.close();
+    await onAzure.closed;
+    const dialled = upstream.connections[connections]!;
+    expect([dialled.url, dialled.headers['api-key'], dialled.headers.authorization]).toEqual([
+      '/openai/v1/realtime?model=gpt-realtime-mini',
+      AZURE_KEY,
+      undefined,
+    ]);
   });
 });
 
