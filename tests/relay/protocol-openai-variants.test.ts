@@ -158,6 +158,28 @@ describe('Azure (3)', () => {
     upstream.behaviour = { reply: REPLY, usage: USAGE };
     expect(await channelTest(ids.azure, '?model=gpt-4.1')).toMatchObject({ success: true });
   });
+
+  it('on API version v1, sends to /openai/v1 with no dated version, the body naming the deployment', async () => {
+    const created = await root.post('/api/channel/', {
+      name: 'azure-v1',
+      type: 3,
+      key: 'az-key',
+      other: 'v1',
+      base_url: fronts.azure.url,
+      models: 'gpt-35-turbo',
+      group: 'default',
+    });
+    expect(created.body.success, JSON.stringify(created.body)).toBe(true);
+    upstream.behaviour = { reply: REPLY, usage: USAGE };
+    expect(await channelTest(created.body.data.id, '?model=gpt-35-turbo')).toMatchObject({ success: true });
+    const sent = fronts.azure.requests.at(-1)!;
+    expect([sent.path, sent.query.toString(), sent.headers['api-key'], sent.body.model]).toEqual([
+      '/openai/v1/chat/completions',
+      '',
+      'az-key',
+      'gpt-35-turbo',
+    ]);
+  });
 });
 
 describe('Cloudflare Workers AI (39)', () => {

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import OpenAI from 'openai';
+import OpenAI, { AzureOpenAI } from 'openai';
 import { OpenAIRealtimeWS } from 'openai/realtime/ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -63,13 +63,22 @@ beforeAll(async () => {
       other: '2025-04-01-preview',
       models: 'gpt-4o-realtime-preview',
     },
+    {
+      name: 'azure-v1-rt',
+      type: 3,
+      key: AZURE_KEY,
+      base_url: upstream.url,
+      other: 'v1',
+      models: 'gpt-realtime-mini',
+      header_override: JSON.stringify({ 'X-Route': 'tollgate-{api_key}' }),
+    },
     { name: 'broken-rt', type: 1, key: 'sk-wrong', base_url: upstream.url, models: 'gpt-realtime-broken' },
     { name: 'claude-only', type: 14, key: 'sk-ant', base_url: upstream.url, models: 'claude-realtime' },
   ];
   for (const channel of channels) {
     expect((await root.post('/api/channel/', { ...channel, group: 'default' })).body.success).toBe(true);
   }
-  const models = ['gpt-realtime', 'gpt-4o-realtime-preview', 'gpt-realtime-broken'];
+  const models = ['gpt-realtime', 'gpt-4o-realtime-preview', 'gpt-realtime-mini', 'gpt-realtime-broken'];
   const each = (value: number) => JSON.stringify(Object.fromEntries(models.map((m) => [m, value])));
   await gateway.options.setMany({
     GroupRatio: JSON.stringify({ default: GROUP }),
@@ -84,7 +93,7 @@ beforeAll(async () => {
   const lister = new OpenAI({ apiKey: rootKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
   await eventually(
     async () => (await lister.models.list()).data.length,
-    (n) => n === 4,
+    (n) => n === 5,
     3000,
   );
 });
@@ -132,6 +141,11 @@ async function consumeLogs(username: string) {
     .execute();
 }
 
+async function channelIds(): Promise<Record<string, number>> {
+  const rows = await gateway.store.db.selectFrom('channels').select(['id', 'name']).execute();
+  return Object.fromEntries(rows.map((row) => [row.name, row.id]));
+}
+
 async function usedQuota(username: string): Promise<number> {
   const row = await gateway.store.db
     .selectFrom('users')
@@ -141,8 +155,12 @@ async function usedQuota(username: string): Promise<number> {
   return row.used_quota;
 }
 
+/** The wallets given to the users of walletUser: checked against what they were charged once the gateway stops. */
+const wallets = new Map<string, number>();
+
 /** A normal user with `quota` in the wallet and an unlimited token. */
 async function walletUser(name: string, quota: number): Promise<string> {
+  wallets.set(name, quota);
   const user = new DashboardClient(gateway.url);
   expect((await user.post('/api/user/register', { username: name, password: 'password-1' })).body.success).toBe(true);
   await user.login(name, 'password-1');
@@ -180,6 +198,26 @@ describe('the mock Realtime service', () => {
     const failed = recorder(refused);
     await failed.closed;
     expect(String(failed.errors[0]?.message ?? failed.errors[0])).toContain('401');
+
+    // The official client's Azure session dials Azure's GA v1 endpoint, as the gateway does on API version v1.
+    const connections = upstream.connections.length;
+    const azure = await OpenAIRealtimeWS.azure(
+      new AzureOpenAI({ apiKey: AZURE_KEY, endpoint: upstream.url, apiVersion: '2025-04-01-preview' }),
+      {
+        deploymentName: 'gpt-realtime-mini',
+        options: { createConnection: () => connect({ port, host: '127.0.0.1' }) } as never,
+      },
+    );
+    const onAzure = recorder(azure);
+    await onAzure.next('session.created');
+    azure.close();
+    await onAzure.closed;
+    const dialled = upstream.connections[connections]!;
+    expect([dialled.url, dialled.headers['api-key'], dialled.headers.authorization]).toEqual([
+      '/openai/v1/realtime?model=gpt-realtime-mini',
+      AZURE_KEY,
+      undefined,
+    ]);
   });
 });
 
@@ -325,6 +363,52 @@ describe('the Realtime relay', () => {
     expect(JSON.parse(refused.body).error).toMatchObject({ type: 'new_api_error' });
   });
 
+  it('bills a response still in flight when the quota ran out, though nothing holds for it', async () => {
+    const outOfBand = realtimeUsage({ textIn: 90, audioIn: 10, textOut: 12, audioOut: 40 });
+    const inFlight = realtimeUsage({ textIn: 30, audioIn: 0, textOut: 4, audioOut: 0 });
+    const key = await walletUser('rt-owed', Math.floor(quotaOf(outOfBand) / 2));
+    const connections = upstream.connections.length;
+    upstream.hold = true;
+    upstream.usages.push(outOfBand, inFlight);
+    try {
+      const rt = officialClient(key, 'gpt-realtime');
+      const seen = recorder(rt);
+      await seen.next('session.created');
+      rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+      await seen.next('response.output_text.delta');
+      // An out-of-band response finishes beside it and overdraws the wallet: the session is refused more.
+      rt.send({ type: 'response.create', response: { conversation: 'none', output_modalities: ['text'] } });
+      expect((await seen.closed).code).toBe(1008);
+      expect(seen.events.filter((e) => e.type === 'response.done')).toHaveLength(1);
+      expect(seen.events.at(-1)).toMatchObject({ type: 'error', error: { code: 'insufficient_quota' } });
+
+      // The response still in flight was cancelled, read to its end and charged on top.
+      const dialled = upstream.connections[connections]!;
+      await eventually(
+        async () => dialled.closed,
+        (c) => c !== undefined,
+        5000,
+      );
+      expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.create', 'response.cancel']);
+      const expected = quotaOf(outOfBand) + quotaOf(inFlight);
+      const logs = await eventually(
+        () => consumeLogs('rt-owed'),
+        (rows) => rows.length > 0,
+        5000,
+      );
+      expect(logs.map((l) => l.quota)).toEqual([expected]);
+      expect(
+        await eventually(
+          () => usedQuota('rt-owed'),
+          (q) => q === expected,
+          5000,
+        ),
+      ).toBe(expected);
+    } finally {
+      upstream.hold = false;
+    }
+  });
+
   it('takes the key from the browser subprotocol list and relays beta events, text and binary frames', async () => {
     const connections = upstream.connections.length;
     const socket = new WebSocket(`${wsBase}/v1/realtime?model=gpt-4o-realtime-preview`, [
@@ -351,9 +435,9 @@ describe('the Realtime relay', () => {
 
     // Azure: the deployment path, the api-key header, the beta protocol the client asked for.
     const dialled = upstream.connections[connections]!;
-    expect(dialled.path).toBe('/openai/realtime');
-    expect(dialled.query).toEqual({ 'api-version': '2025-04-01-preview', deployment: 'gpt-4o-realtime-preview' });
+    expect(dialled.url).toBe('/openai/realtime?api-version=2025-04-01-preview&deployment=gpt-4o-realtime-preview');
     expect(dialled.headers['api-key']).toBe(AZURE_KEY);
+    expect(dialled.headers.authorization).toBeUndefined();
     expect(dialled.headers['openai-beta']).toBe('realtime=v1');
 
     const bytes = Buffer.from([0, 1, 2, 250, 251, 252]);
@@ -364,13 +448,97 @@ describe('the Realtime relay', () => {
     expect(events.map((e) => e.type)).toContain('response.text.delta');
     expect(dialled.binary).toEqual([bytes]);
     expect(binary).toEqual([Buffer.from([9, 8, 7])]);
-    socket.close(1000);
+    // The client's close code and reason are passed on to the upstream.
+    socket.close(4001, 'done here');
     await new Promise((resolve) => socket.once('close', resolve));
-    await eventually(
-      async () => dialled.closed,
-      (c) => c?.code === 1000,
-      5000,
-    );
+    expect(
+      await eventually(
+        async () => dialled.closed,
+        (c) => c !== undefined,
+        5000,
+      ),
+    ).toEqual({ code: 4001, reason: 'done here' });
+  });
+
+  it('dials Azure’s GA v1 endpoint for a channel on API version v1, with its header override', async () => {
+    const connections = upstream.connections.length;
+    const rt = officialClient(rootKey, 'gpt-realtime-mini');
+    const seen = recorder(rt);
+    await seen.next('session.created');
+    rt.close();
+    await seen.closed;
+    const dialled = upstream.connections[connections]!;
+    expect(dialled.url).toBe('/openai/v1/realtime?model=gpt-realtime-mini');
+    expect(dialled.headers['api-key']).toBe(AZURE_KEY);
+    expect(dialled.headers.authorization).toBeUndefined();
+    expect(dialled.headers['x-route']).toBe(`tollgate-${AZURE_KEY}`);
+  });
+
+  it('tests a channel of a Realtime model by its handshake, not by a chat completion', async () => {
+    const ids = await channelIds();
+    const connections = upstream.connections.length;
+    for (const name of ['openai-rt', 'azure-v1-rt']) {
+      expect((await root.get(`/api/channel/test/${ids[name]}`)).body).toMatchObject({ success: true });
+    }
+    const dialled = upstream.connections.slice(connections);
+    expect(dialled.map((c) => c.url)).toEqual([
+      '/v1/realtime?model=gpt-realtime',
+      '/openai/v1/realtime?model=gpt-realtime-mini',
+    ]);
+    expect(dialled[1]!.headers['x-route']).toBe(`tollgate-${AZURE_KEY}`);
+    // Nothing was asked of the sessions: a test generates nothing.
+    expect(dialled.flatMap((c) => c.events)).toEqual([]);
+  });
+
+  it('bills a response the upstream finishes after the client left: cancels it and reads it to its end', async () => {
+    const usages = [
+      realtimeUsage({ textIn: 60, audioIn: 40, textOut: 9, audioOut: 30 }),
+      realtimeUsage({ textIn: 75, audioIn: 0, textOut: 3, audioOut: 0 }),
+    ];
+    const key = await walletUser('rt-left', 1_000_000);
+    upstream.hold = true;
+    upstream.usages.push(...usages);
+    try {
+      // Once while the response is streaming, once right after asking for it (not yet created upstream).
+      for (const leave of ['after its first delta', 'right after asking']) {
+        const connections = upstream.connections.length;
+        const rt = officialClient(key, 'gpt-realtime');
+        const seen = recorder(rt);
+        await seen.next('session.created');
+        rt.send({ type: 'response.create', response: { output_modalities: ['text'] } });
+        if (leave === 'after its first delta') await seen.next('response.output_text.delta');
+        rt.close();
+        await seen.closed;
+        expect(seen.events.some((e) => e.type === 'response.done')).toBe(false);
+
+        // The gateway asked the upstream to stop, read the cancelled response's usage, then closed.
+        const dialled = upstream.connections[connections]!;
+        await eventually(
+          async () => dialled.closed,
+          (c) => c?.code === 1000,
+          5000,
+        );
+        expect(dialled.events.map((e) => e.type)).toEqual(['response.create', 'response.cancel']);
+      }
+      const expected = quotaOf(usages[0]!) + quotaOf(usages[1]!);
+      const logs = await eventually(
+        () => consumeLogs('rt-left'),
+        (rows) => rows.length === 2,
+        5000,
+      );
+      expect(logs.map((l) => l.quota)).toEqual(usages.map(quotaOf));
+      expect(logs.map((l) => l.prompt_tokens)).toEqual(usages.map((u) => u.input_tokens));
+      // The books balance: the user's used quota is the sum of its consume logs.
+      expect(
+        await eventually(
+          () => usedQuota('rt-left'),
+          (q) => q === expected,
+          5000,
+        ),
+      ).toBe(expected);
+    } finally {
+      upstream.hold = false;
+    }
   });
 
   it('refuses a bad key with 401 and a model without a Realtime channel in OpenAI’s shape, before upgrading', async () => {
@@ -425,6 +593,11 @@ describe('the Realtime relay', () => {
     );
     expect(balanced[0]).toBe(balanced[1]);
     expect(balanced[0]).toBeGreaterThan(0);
+
+    // Its channel test fails with the upstream's own error.
+    const tested = await root.get(`/api/channel/test/${(await channelIds())['broken-rt']}`);
+    expect(tested.body).toMatchObject({ success: false, error_code: 'invalid_api_key' });
+    expect(tested.body.message).toContain('Incorrect API key');
   });
 
   // Last: it stops the gateway.
@@ -454,6 +627,26 @@ describe('the Realtime relay', () => {
         .execute();
       expect(logs).toHaveLength(logsBefore + 1);
       expect(logs.at(-1)!.quota).toBe(quotaOf(usage));
+
+      // Every lease given back, each wallet was charged exactly what its consume logs say (owed charges included).
+      const users = await store.db
+        .selectFrom('users')
+        .select(['username', 'quota', 'used_quota'])
+        .where('username', 'in', [...wallets.keys()])
+        .execute();
+      const logged = await store.db
+        .selectFrom('logs')
+        .select(['username', (eb) => eb.fn.sum<string>('quota').as('quota')])
+        .where('type', '=', 2)
+        .where('username', 'in', [...wallets.keys()])
+        .groupBy('username')
+        .execute();
+      const sums = Object.fromEntries(logged.map((row) => [row.username, Number(row.quota)]));
+      expect(users.map((u) => [u.username, u.quota + u.used_quota, u.used_quota])).toEqual(
+        users.map((u) => [u.username, wallets.get(u.username), sums[u.username]]),
+      );
+      expect(users).toHaveLength(wallets.size);
+      expect(await store.db.selectFrom('quota_leases').select('id').execute()).toEqual([]);
     } finally {
       await store.close();
     }

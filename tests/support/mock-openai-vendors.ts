@@ -68,13 +68,25 @@ const bearer = (request: VendorRequest) => request.headers.authorization?.replac
 
 /**
  * Azure OpenAI: `/openai/deployments/{deployment}/{operation}?api-version=…` with the resource key in
- * `api-key`; deployment names have no dots (gpt-41 serves gpt-4.1).
+ * `api-key`; deployment names have no dots (gpt-41 serves gpt-4.1). Its v1 API: `/openai/v1/{operation}`,
+ * the body's model naming the deployment, refusing a dated api-version.
  */
 export function azure(key: string, deployments: readonly string[]): Vendor {
   return {
     check(request) {
-      const match = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(request.path);
-      if (!match || !request.query.get('api-version')) {
+      const v1 = /^\/openai\/v1\/(chat\/completions|embeddings)$/.exec(request.path);
+      if (v1 && /^\d/.test(request.query.get('api-version') ?? '')) {
+        return {
+          status: 400,
+          body: {
+            error: { code: 'BadRequest', message: 'The api-version query parameter is not allowed on /v1 paths.' },
+          },
+        };
+      }
+      const match = v1
+        ? ([request.path, String(request.body?.model ?? ''), v1[1]] as const)
+        : /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(request.path);
+      if (!match || (!v1 && !request.query.get('api-version'))) {
         return { status: 404, body: { error: { code: '404', message: 'Resource not found' } } };
       }
       if (request.headers['api-key'] !== key) {

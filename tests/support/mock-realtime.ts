@@ -5,16 +5,23 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 
 /**
  * A local OpenAI Realtime endpoint, for OpenAI (`GET /v1/realtime?model=`, bearer key or the browser
- * subprotocol key) and Azure (`GET /openai/realtime?api-version=&deployment=`, `api-key`). Like the
- * real service it refuses a handshake with a wrong key (401) or no model (400) in HTTP, with OpenAI's
- * error JSON, and then speaks the protocol: `session.created` on connect; `session.update` →
+ * subprotocol key) and Azure, in its two forms: the preview one by deployment
+ * (`GET /openai/realtime?api-version=<dated>&deployment=`) and the GA v1 one
+ * (`GET /openai/v1/realtime?model=<deployment>`, which refuses a dated api-version), both with the
+ * `api-key` header. Like the real service it refuses a handshake with a wrong key (401), no model
+ * (400) or an unknown path (404) in HTTP, with OpenAI's error JSON, and then speaks the protocol: `session.created` on connect; `session.update` →
  * `session.updated`; `conversation.item.create` → the item's created events; `input_audio_buffer`
  * append/commit; `response.create` → `response.created`, the output item and part events, text or
  * audio (with transcript) deltas and their done events, and `response.done` with the usage (the next
  * of `usages`, else counted from what was asked); an unknown event → an `error` event. The beta
  * protocol's event names (`response.text.delta`, `response.audio.delta`, …) are used when the
- * handshake carried `OpenAI-Beta: realtime=v1`, the GA names otherwise. Binary frames are recorded
- * (the real service has no use for them); `push` sends any frame to the open sessions.
+ * handshake carried `OpenAI-Beta: realtime=v1`, the GA names otherwise. With `hold` set, a response
+ * stops after its first delta and stays active (a second `response.create` is refused, as the real
+ * service refuses one while a response is active) until `response.cancel`, which ends it with a
+ * `response.done` of status `cancelled` and its usage; a cancel with nothing active is an `error`
+ * `response_cancel_not_active`. An out-of-band response (`conversation: "none"`) runs beside the
+ * active one and is never held. Binary frames are recorded (the real service has no use for them);
+ * `push` sends any frame to the open sessions.
  */
 export interface RealtimeUsage {
   total_tokens: number;
@@ -30,6 +37,8 @@ export interface RealtimeUsage {
 }
 
 export interface RealtimeConnection {
+  /** The request target as dialled: path and query string. */
+  url: string;
   path: string;
   query: Record<string, string>;
   headers: IncomingMessage['headers'];
@@ -45,6 +54,8 @@ export interface MockRealtime {
   url: string;
   /** Usages of the next responses, used in order. */
   usages: RealtimeUsage[];
+  /** Responses stop after their first delta and wait for `response.cancel`. */
+  hold: boolean;
   connections: RealtimeConnection[];
   /** Sends a frame to every open session. */
   push(data: string | Buffer, binary: boolean): void;
@@ -86,6 +97,7 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
   const usages: RealtimeUsage[] = [];
   const connections: RealtimeConnection[] = [];
   const open = new Set<WebSocket>();
+  const hold = { on: false };
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (offered) => (offered.has('realtime') ? 'realtime' : false),
@@ -118,7 +130,15 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
     } else if (url.pathname === '/openai/realtime') {
       key = typeof req.headers['api-key'] === 'string' ? req.headers['api-key'] : undefined;
       model = query.deployment;
-      if (!query['api-version']) return refuse(socket, 400, 'missing_api_version', 'api-version is required');
+      if (!/^\d{4}-\d{2}-\d{2}(-preview)?$/.test(query['api-version'] ?? '')) {
+        return refuse(socket, 400, 'missing_api_version', 'a dated api-version is required');
+      }
+    } else if (url.pathname === '/openai/v1/realtime') {
+      key = typeof req.headers['api-key'] === 'string' ? req.headers['api-key'] : undefined;
+      model = query.model;
+      if (/^\d/.test(query['api-version'] ?? '')) {
+        return refuse(socket, 400, 'invalid_api_version', 'the api-version query parameter is not allowed on /v1');
+      }
     } else {
       return refuse(socket, 404, 'not_found', `no route ${url.pathname}`);
     }
@@ -129,6 +149,7 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
     const beta = /realtime=v1/.test(String(req.headers['openai-beta'] ?? ''));
     wss.handleUpgrade(req, socket, head, (ws) => {
       const connection: RealtimeConnection = {
+        url: req.url ?? '',
         path: url.pathname,
         query,
         headers: req.headers,
@@ -172,6 +193,8 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
         };
     const items: any[] = [];
     let audioBytes = 0;
+    /** Ends the held response, if one is active. */
+    let active: ((status: 'cancelled') => void) | undefined;
     send({ type: 'session.created', session });
 
     const error = (code: string, message: string, eventId?: string) =>
@@ -189,6 +212,10 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
     };
 
     const respond = (request: any) => {
+      const outOfBand = request?.conversation === 'none';
+      if (active && !outOfBand) {
+        return error('conversation_already_has_active_response', 'Conversation already has an active response');
+      }
       const responseId = id('resp');
       const modalities: string[] =
         request?.output_modalities ??
@@ -217,6 +244,39 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
       if (beta) send({ type: 'conversation.item.created', previous_item_id: items.at(-1)?.id ?? null, item });
       const text = 'Hello from the realtime mock.';
       const where = { response_id: responseId, item_id: itemId, output_index: 0, content_index: 0 };
+      const finish = (status: 'completed' | 'cancelled', part: Record<string, unknown>) => {
+        const done = { ...item, status: status === 'completed' ? 'completed' : 'incomplete', content: [part] };
+        // An out-of-band response stays out of the conversation.
+        if (!outOfBand) items.push(done);
+        send({ type: 'response.output_item.done', response_id: responseId, output_index: 0, item: done });
+        const inputText = items.reduce((n, i) => n + JSON.stringify(i.content ?? '').length, 0);
+        const usage =
+          usages.shift() ??
+          realtimeUsage({
+            textIn: Math.ceil(inputText / 4),
+            audioIn: Math.ceil(audioBytes / 800),
+            textOut: 7,
+            audioOut: audio ? 20 : 0,
+          });
+        const details = status === 'cancelled' ? { type: 'cancelled', reason: 'client_cancelled' } : null;
+        send({
+          type: 'response.done',
+          response: { ...response, status, status_details: details, output: [done], usage },
+        });
+      };
+      if (hold.on && !outOfBand) {
+        send({
+          type: 'response.content_part.added',
+          ...where,
+          part: { type: beta ? 'text' : 'output_text', text: '' },
+        });
+        send({ type: beta ? 'response.text.delta' : 'response.output_text.delta', ...where, delta: 'Hello' });
+        active = (status) => {
+          active = undefined;
+          finish(status, { type: beta ? 'text' : 'output_text', text: 'Hello' });
+        };
+        return;
+      }
       let part: Record<string, unknown>;
       if (audio) {
         part = { type: beta ? 'audio' : 'output_audio', transcript: text };
@@ -246,22 +306,7 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
         send({ type: beta ? 'response.text.done' : 'response.output_text.done', ...where, text });
       }
       send({ type: 'response.content_part.done', ...where, part });
-      const done = { ...item, status: 'completed', content: [part] };
-      items.push(done);
-      send({ type: 'response.output_item.done', response_id: responseId, output_index: 0, item: done });
-      const inputText = items.reduce((n, i) => n + JSON.stringify(i.content ?? '').length, 0);
-      const usage =
-        usages.shift() ??
-        realtimeUsage({
-          textIn: Math.ceil(inputText / 4),
-          audioIn: Math.ceil(audioBytes / 800),
-          textOut: 7,
-          audioOut: audio ? 20 : 0,
-        });
-      send({
-        type: 'response.done',
-        response: { ...response, status: 'completed', output: [done], usage },
-      });
+      finish('completed', part);
     };
 
     ws.on('message', (raw: RawData, isBinary: boolean) => {
@@ -315,6 +360,9 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
         }
         case 'response.create':
           return respond(event.response);
+        case 'response.cancel':
+          if (!active) return error('response_cancel_not_active', 'Cancellation failed: no active response found');
+          return active('cancelled');
         default:
           return error('invalid_value', `Invalid value: '${String(event?.type)}'`, event?.event_id);
       }
@@ -325,6 +373,12 @@ export async function startMockRealtime(keys: string[]): Promise<MockRealtime> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     usages,
+    get hold() {
+      return hold.on;
+    },
+    set hold(on: boolean) {
+      hold.on = on;
+    },
     connections,
     push(data, binary) {
       for (const ws of open) ws.send(data, { binary });

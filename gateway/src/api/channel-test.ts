@@ -32,7 +32,7 @@ export function channelTestRoutes(app: FastifyInstance, { guards, tester }: Chan
           type: 'object',
           properties: {
             model: text('Model to test with', 512),
-            endpoint_type: text('chat, responses, embeddings, images or rerank (new-api names accepted)', 64),
+            endpoint_type: text('chat, responses, embeddings, images, rerank or realtime (new-api names accepted)', 64),
             stream: { type: 'boolean', description: 'Test a streamed answer' },
           },
         },

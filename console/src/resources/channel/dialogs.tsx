@@ -32,7 +32,7 @@ import { type Channel, isJsonOrEmpty, splitList, type TagEditValues, tagEditPayl
 import { ResponseTime } from './parts.tsx';
 
 /** Endpoints a channel test may use (gateway `endpoint_type`); empty lets the gateway choose. */
-const TEST_ENDPOINTS = ['', 'chat', 'responses', 'embeddings', 'images', 'rerank'] as const;
+const TEST_ENDPOINTS = ['', 'chat', 'responses', 'embeddings', 'images', 'rerank', 'realtime'] as const;
 
 interface TestResult {
   ok: boolean;

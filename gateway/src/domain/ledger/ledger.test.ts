@@ -233,6 +233,17 @@ describe('quota ledger on one pod', () => {
     expect((await balances(ids)).user).toBe(-500);
   });
 
+  it('charges what is owed without a reservation, past zero, on the wallet and a limited token', async () => {
+    const ids = await seed(1_000, 800);
+    const ledger = await start();
+    const account = { userId: ids.userId, tokenId: ids.tokenId };
+    expect(await ledger.chargeOwed(account, 900)).toBe(900);
+    expect(await ledger.chargeOwed(account, 300)).toBe(300);
+    expect([ledger.balance(ids.userId), ledger.tokenBalance(ids.tokenId)]).toEqual([-200, -400]);
+    await ledger.close();
+    expect(await balances(ids)).toEqual({ user: -200, token: -400 });
+  });
+
   it('overruns by no more than the extra charge: a request arriving meanwhile cannot take the settling one', async () => {
     const ids = await seed(1_500);
     const ledger = await start({ leaseSliceQuota: 1_000 });

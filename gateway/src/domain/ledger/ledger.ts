@@ -261,6 +261,24 @@ export class QuotaLedger {
     }
   }
 
+  /**
+   * Charges `quota` with no reservation and no balance check, as the part of a settlement above its
+   * reservation is charged: for work an upstream already did that nothing held for (a Realtime
+   * response that finished after its session was refused more, or after its client left).
+   */
+  async chargeOwed(account: Omit<ReserveRequest, 'amount'>, quota: number): Promise<number> {
+    checkQuota(quota, 'quota');
+    this.#open++;
+    try {
+      const refs: AccountRef[] = [{ kind: 'user', id: account.userId }];
+      if (account.tokenId !== undefined && !account.tokenUnlimited) refs.push({ kind: 'token', id: account.tokenId });
+      await Promise.all(refs.map((ref) => this.#spend(ref, quota)));
+      return quota;
+    } finally {
+      this.#finished();
+    }
+  }
+
   /** Charges nothing: everything reserved goes back to the lease. Idempotent. */
   async refund(reservation: Reservation): Promise<void> {
     const state = this.#claim(reservation);

@@ -12,6 +12,8 @@ import { canConvert, convertRequest } from '../convert/index.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import { providerFor, sendUpstream, streamDecoderFor } from '../protocols/index.ts';
+import { probeRealtime } from '../realtime/probe.ts';
+import { servesRealtime } from '../realtime/upstream.ts';
 import type { RoutingIndex } from '../routing/index-cache.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickKey } from '../routing/picker.ts';
@@ -73,6 +75,7 @@ const ENDPOINTS: Record<string, WireFormat> = {
   'image-generation': 'openai-images',
   rerank: 'rerank',
   'jina-rerank': 'rerank',
+  realtime: 'openai-realtime',
 };
 
 /**
@@ -97,7 +100,7 @@ export class ChannelTester {
       throw new AppError(CHANNEL_ERRORS.CHANNEL_TEST_UNSUPPORTED, { type: typeLabel(channel.type) });
     }
     const model = options.model || channel.testModel || channel.models[0] || DEFAULT_TEST_MODEL;
-    const format = endpointFormat(options.endpointType, model);
+    const format = endpointFormat(options.endpointType, model, servesRealtime(channel.type));
     const keyIndex = Math.max(0, pickKey(channel, routing.keyState(id)));
     const started = performance.now();
     const outcome = await this.#call(channel, keyIndex, model, format, options.stream === true).catch((error) => {
@@ -189,6 +192,14 @@ export class ChannelTester {
       return { failure: { status: 400, code: mapping.error.code, message: mapping.error.message, skipRetry: true } };
     }
     const key = channel.keys[keyIndex] ?? '';
+    if (format === 'openai-realtime') {
+      if (!servesRealtime(channel.type)) {
+        const message = `channel type ${channel.type} cannot serve ${format} requests`;
+        return { failure: { status: 400, code: 'format_unsupported', message, skipRetry: true } };
+      }
+      const failure = await probeRealtime(channel, key, mapping.upstreamModel, this.#deps.timeoutMs);
+      return failure ? { failure } : {};
+    }
     const provider = providerFor(channel.type);
     // The test request is written in OpenAI's format and spoken in the channel's own.
     const native = provider.nativeFormat(format, mapping.upstreamModel);
@@ -320,7 +331,8 @@ export class ChannelTester {
   }
 }
 
-function endpointFormat(endpointType: string | undefined, model: string): WireFormat {
+/** The endpoint a test speaks: the one asked for, else guessed from the model's name (Realtime only where the type serves it). */
+function endpointFormat(endpointType: string | undefined, model: string, realtime: boolean): WireFormat {
   if (endpointType) {
     const format = ENDPOINTS[endpointType];
     if (!format) {
@@ -338,6 +350,7 @@ function endpointFormat(endpointType: string | undefined, model: string): WireFo
   }
   if (m.startsWith('dall-e') || m.startsWith('gpt-image') || m.includes('seedream')) return 'openai-images';
   if (m.includes('codex')) return 'openai-responses';
+  if (realtime && m.includes('realtime')) return 'openai-realtime';
   return 'openai-chat';
 }
 

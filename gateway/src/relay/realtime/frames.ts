@@ -9,13 +9,14 @@ const LOW_WATER_BYTES = 1 << 18;
  * Relays every frame from one socket to the other as it arrives, text as text and binary as binary,
  * without holding any back. When the receiving side cannot keep up, the sending side stops being
  * read (TCP pushes back on its peer) until the queue drains. `inspect` sees each frame after it was
- * handed on.
+ * handed on, and also a frame the receiver was gone for (a response finishing after the client left
+ * is still billed).
  */
 export function relayFrames(from: WebSocket, to: WebSocket, inspect?: (data: Buffer, isBinary: boolean) => void): void {
   let queued = 0;
   from.on('message', (raw: RawData, isBinary: boolean) => {
     const data = toBuffer(raw);
-    if (to.readyState !== to.OPEN) return;
+    if (to.readyState !== to.OPEN) return inspect?.(data, isBinary);
     queued += data.length;
     if (queued > HIGH_WATER_BYTES && !from.isPaused) from.pause();
     to.send(data, { binary: isBinary }, () => {
@@ -24,6 +25,29 @@ export function relayFrames(from: WebSocket, to: WebSocket, inspect?: (data: Buf
     });
     inspect?.(data, isBinary);
   });
+}
+
+/**
+ * Watches that a peer is still there: it is pinged every half `silenceMs`, and one that sent nothing
+ * (no frame, no pong) for `silenceMs` is reported dead, once. A session may be quiet for long (nobody
+ * speaks), but a connection that died without a close (a NAT that forgot it, a peer that crashed)
+ * would otherwise hold it open forever.
+ */
+export function watchLiveness(socket: WebSocket, silenceMs: number, dead: () => void): void {
+  let heard = Date.now();
+  const alive = () => {
+    heard = Date.now();
+  };
+  socket.on('pong', alive);
+  socket.on('message', alive);
+  const timer = setInterval(() => {
+    if (Date.now() - heard >= silenceMs) {
+      clearInterval(timer);
+      dead();
+    } else if (socket.readyState === socket.OPEN) socket.ping();
+  }, silenceMs / 2);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
 }
 
 function toBuffer(raw: RawData): Buffer {

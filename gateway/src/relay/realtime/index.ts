@@ -8,6 +8,7 @@ import { RELAY_ERRORS } from '../errors.ts';
 import { noteRelay } from '../outcome.ts';
 import { type PipelineDeps, pinnedChannel } from '../pipeline.ts';
 import type { ChannelSnapshot } from '../types.ts';
+import { closeReason } from './frames.ts';
 import { holdNext, RealtimeSession, type SessionPlan } from './session.ts';
 import { takeUpgrade } from './upgrade.ts';
 import { servesRealtime, wantsBeta } from './upstream.ts';
@@ -52,8 +53,9 @@ export function realtimeRoute(app: FastifyInstance, deps: PipelineDeps, maxPaylo
       noteRelay(request, { upgraded: true });
       const session = new RealtimeSession(deps, request, plan, client);
       live.add(session);
-      client.once('close', () => {
-        void session.close().finally(() => live.delete(session));
+      // The client's close code is passed on to the upstream.
+      client.once('close', (code, reason) => {
+        void session.close(code, closeReason(reason)).finally(() => live.delete(session));
       });
       session.run().catch((error: unknown) => {
         request.log.error({ err: error }, 'realtime session failed');

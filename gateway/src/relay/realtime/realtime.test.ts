@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
 import { realtimeSubprotocolKey } from '../auth/key-auth.ts';
 import type { ChannelSnapshot } from '../types.ts';
-import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
 import { realtimeTarget, servesRealtime, wantsBeta } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
@@ -91,9 +91,25 @@ describe('realtime upstream', () => {
       url: 'wss://res.openai.azure.com/openai/realtime?api-version=2024-10-01-preview&deployment=gpt-41-realtime',
       headers: { 'api-key': 'az' },
     });
-    expect(realtimeTarget(channel({ type: 3, baseUrl: 'https://r' }), 'az', 'm', false).url).toContain(
-      'api-version=2025-04-01-preview',
+    expect(realtimeTarget(channel({ type: 3, baseUrl: 'https://r' }), 'az', 'm', false).url).toBe(
+      'wss://r/openai/realtime?api-version=2025-04-01-preview&deployment=m',
     );
+  });
+
+  it('dials Azure’s GA v1 endpoint by model when the API version is v1 (or latest / preview)', () => {
+    for (const other of ['v1', ' V1 ', 'latest', 'preview']) {
+      expect(
+        realtimeTarget(
+          channel({ type: 3, baseUrl: 'https://res.openai.azure.com/', other }),
+          'az',
+          'gpt-realtime',
+          true,
+        ),
+      ).toEqual({
+        url: 'wss://res.openai.azure.com/openai/v1/realtime?model=gpt-realtime',
+        headers: { 'api-key': 'az', 'openai-beta': 'realtime=v1' },
+      });
+    }
   });
 
   it('is served by the types whose registry entry offers it: OpenAI and Azure', () => {
@@ -142,6 +158,10 @@ class FakeSocket extends EventEmitter {
   resume() {
     this.isPaused = false;
   }
+  pings = 0;
+  ping() {
+    this.pings += 1;
+  }
   send(data: Buffer, options: { binary: boolean }, done: () => void) {
     this.sent.push({ data, binary: options.binary, done });
   }
@@ -179,12 +199,36 @@ describe('relayFrames', () => {
     expect(from.isPaused).toBe(false);
   });
 
-  it('drops frames for a receiver that is no longer open', () => {
+  it('drops frames for a receiver that is no longer open, but still lets them be inspected', () => {
     const from = new FakeSocket();
     const to = new FakeSocket();
     to.readyState = 2;
-    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket);
+    const inspected: string[] = [];
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket, (data) => inspected.push(String(data)));
     from.emit('message', Buffer.from('x'), false);
     expect(to.sent).toEqual([]);
+    expect(inspected).toEqual(['x']);
+  });
+});
+
+describe('watchLiveness', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('pings a quiet peer, keeps one that answers, and reports one silent for the whole wait dead, once', () => {
+    vi.useFakeTimers();
+    const socket = new FakeSocket();
+    let dead = 0;
+    watchLiveness(socket as unknown as WebSocket, 10_000, () => dead++);
+    vi.advanceTimersByTime(5_000);
+    expect(socket.pings).toBe(1);
+    socket.emit('pong');
+    vi.advanceTimersByTime(5_000);
+    socket.emit('message', Buffer.from('{}'), false);
+    vi.advanceTimersByTime(5_000);
+    expect([socket.pings, dead]).toEqual([3, 0]);
+    vi.advanceTimersByTime(10_000);
+    expect(dead).toBe(1);
+    vi.advanceTimersByTime(60_000);
+    expect([socket.pings, dead]).toEqual([3, 1]);
   });
 });

@@ -1,26 +1,35 @@
 import type { FastifyRequest } from 'fastify';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { settleQuota } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
+import type { AppError } from '../../errors.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
 import { recordRelayFailure } from '../error-log.ts';
 import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
+import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
-import { providerFor } from '../protocols/index.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
+import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
-import { closeReason, errorEvent, relayFrames, sendableCloseCode } from './frames.ts';
-import { realtimeTarget } from './upstream.ts';
+import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
+import { DialError, dialRealtime, realtimeTarget } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
-/** How long the upstream handshake may take. */
-const CONNECT_TIMEOUT_MS = 15_000;
+/**
+ * How long the upstream is still read after the client left, for the responses it was generating:
+ * the upstream bills that work, so it is billed too. Bounded, so a silent upstream cannot hold the
+ * session open.
+ */
+const DRAIN_MS = 15_000;
+const RESPONSE_CREATE = Buffer.from('"response.create"');
+const RESPONSE_CREATED = Buffer.from('"response.created"');
 const RESPONSE_DONE = Buffer.from('"response.done"');
+const CANCEL_NOT_ACTIVE = Buffer.from('"response_cancel_not_active"');
 
 /** What the route settled before accepting the handshake. */
 export interface SessionPlan {
@@ -44,8 +53,10 @@ export interface SessionPlan {
  * One Realtime session (`GET /v1/realtime`): the client's socket relayed to a channel's, frames
  * passed on as they come. Each `response.done` is charged on the ledger as it arrives, and the next
  * response is held for at once, so a session that has run out of quota is told with an `error`
- * event and closed; what was used is billed. One consume log, with the session's totals, is
- * written when it ends (new-api's `other.ws`).
+ * event and closed; what was used is billed. When the client leaves while a response is being
+ * generated, the upstream is asked to cancel it and read until its `response.done` (at most
+ * DRAIN_MS), so that what the upstream produced is billed. One consume log, with the session's
+ * totals, is written when it ends (new-api's `other.ws`).
  */
 export class RealtimeSession {
   readonly #deps: PipelineDeps;
@@ -62,7 +73,14 @@ export class RealtimeSession {
   #upstreamModel = '';
   #tried: number[] = [];
   #firstFrameMs: number | undefined;
+  /** `response.create` events the client sent that the upstream has not answered with `response.created`. */
+  #asked = 0;
+  /** Ids of the responses the upstream is generating (created, not done). */
+  readonly #active = new Set<string>();
   #closing = false;
+  /** Called when nothing is in flight any more while the upstream is read after the client left. */
+  #drained: (() => void) | undefined;
+  #settling = false;
   #failed = false;
   #ended: Promise<void> | undefined;
 
@@ -89,28 +107,66 @@ export class RealtimeSession {
       return;
     }
     this.#upstream = upstream;
-    relayFrames(client, upstream);
+    relayFrames(client, upstream, (data, isBinary) => this.#inspectClient(data, isBinary));
     relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
     upstream.on('error', (error) => {
       this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
       this.#fail('upstream');
     });
     upstream.on('close', (code, reason) => this.close(code, closeReason(reason)));
+    // The transport abandons an upstream silent for this long; a session's sockets must at least answer pings.
+    const silenceMs = this.#deps.transport.timeouts.bodyTimeoutMs;
+    watchLiveness(upstream, silenceMs, () => {
+      this.#fail('timeout');
+      const message = `the upstream answered nothing for ${silenceMs / 1000}s`;
+      this.#send(errorEvent('server_error', 'upstream_timeout', this.#withRequestId(message)));
+      upstream.terminate();
+      void this.close(1011, 'upstream timeout');
+    });
+    watchLiveness(client, silenceMs, () => client.terminate());
     upstream.resume();
     client.resume();
   }
 
-  /** Closes both sockets (the code is passed on) and settles the session. */
+  /**
+   * Ends the session (once; the code is passed on): closes the client's socket, reads the upstream
+   * until the responses in flight are done, closes it, and settles.
+   */
   close(code = 1000, reason = ''): Promise<void> {
-    this.#closing = true;
-    for (const socket of [this.#client, this.#upstream]) {
-      if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
-        // The closing handshake needs the peer's close frame read.
-        if (socket.isPaused) socket.resume();
-        socket.close(sendableCloseCode(code), reason);
-      }
-    }
-    return this.#finish();
+    this.#ended ??= (async () => {
+      this.#closing = true;
+      shut(this.#client, code, reason);
+      await this.#drain();
+      // What the upstream still sends during its closing handshake is past the session's books.
+      this.#settling = true;
+      shut(this.#upstream, code, reason);
+      await this.#finish();
+    })();
+    return this.#ended;
+  }
+
+  /** Waits (at most DRAIN_MS) for the responses in flight to be done, having asked the upstream to cancel them. */
+  async #drain(): Promise<void> {
+    const upstream = this.#upstream;
+    if (!upstream || upstream.readyState !== upstream.OPEN || this.#idle()) return;
+    if (upstream.isPaused) upstream.resume();
+    // Nobody hears the rest: the upstream stops, and answers `response.done` with the usage so far.
+    upstream.send(JSON.stringify({ type: 'response.cancel' }));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.#drained?.(), DRAIN_MS);
+      this.#drained = () => {
+        this.#drained = undefined;
+        clearTimeout(timer);
+        upstream.off('close', done);
+        resolve();
+      };
+      const done = () => this.#drained?.();
+      upstream.once('close', done);
+    });
+  }
+
+  #idle(): boolean {
+    return this.#asked === 0 && this.#active.size === 0;
   }
 
   /** Opens the upstream socket on a channel that serves the model, retrying others as the relay does. */
@@ -118,6 +174,7 @@ export class RealtimeSession {
     const deps = this.#deps;
     const plan = this.#plan;
     const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
+    const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
     let lastError = 'no channel serves the Realtime API for this model';
     let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
     for (let index = 0; index <= retries && !this.#closing; index++) {
@@ -125,32 +182,30 @@ export class RealtimeSession {
       if (!channel) break;
       plan.exclude.add(channel.id);
       this.#tried.push(channel.id);
-      const mapping = resolveModelMapping(plan.model, channel.modelMapping);
       const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
-      const key = channel.keys[keyIndex];
-      if (!mapping.ok || key === undefined) {
-        lastError = mapping.ok ? 'the channel has no enabled key' : mapping.error.message;
-        continue;
-      }
-      const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
-      try {
-        const socket = await dial(target, channel);
-        noteRelay(this.#request, { channel: String(channel.id) });
-        this.#channel = channel;
-        this.#upstreamModel = mapping.upstreamModel;
-        return socket;
-      } catch (error) {
-        const failure = error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
-        lastError = failure.message;
-        lastFailure = { channel, error: failure };
-        deps.metrics.upstreamError(channel, failure.code);
-        void deps.health.failed(channel, keyIndex, {
-          status: failure.status,
-          code: failure.code,
-          message: failure.message,
-          skipRetry: false,
-        });
-      }
+      const attempt = await this.#dial(channel, keyIndex);
+      if (!(attempt instanceof DialError)) return attempt;
+      // As the relay treats a failed attempt: counted, through the auto-disable rules, retried where they allow.
+      lastError = attempt.message;
+      lastFailure = { channel, error: attempt };
+      deps.metrics.upstreamError(channel, attempt.code);
+      void deps.health.failed(channel, attempt.fromUpstream ? keyIndex : undefined, {
+        status: attempt.status,
+        code: attempt.code,
+        message: attempt.message,
+        skipRetry: !attempt.fromUpstream,
+      });
+      const again = shouldRetry(
+        {
+          status: mapStatusCode(attempt.status, channel.statusCodeMapping),
+          errorCode: attempt.code,
+          remainingRetries: retries - index,
+          pinned: plan.pinned !== undefined,
+          skipRetry: !attempt.fromUpstream,
+        },
+        { retryStatusCodes: retryRanges },
+      );
+      if (!again) break;
     }
     noteRelay(this.#request, { channel: String(this.#tried.at(-1) ?? 'none') });
     if (lastFailure) {
@@ -165,7 +220,7 @@ export class RealtimeSession {
           status: lastFailure.error.status,
           code: lastFailure.error.code,
           message: lastFailure.error.message,
-          fromUpstream: true,
+          fromUpstream: lastFailure.error.fromUpstream,
         },
       );
     }
@@ -175,19 +230,71 @@ export class RealtimeSession {
     return undefined;
   }
 
-  /** Server events pass through untouched; `response.done` is also read for its usage. */
+  /** One attempt on a channel: its open socket, or why not (the channel's settings, or the upstream's refusal). */
+  async #dial(channel: ChannelSnapshot, keyIndex: number): Promise<WebSocket | DialError> {
+    const plan = this.#plan;
+    const key = channel.keys[keyIndex];
+    const mapping = resolveModelMapping(plan.model, channel.modelMapping);
+    if (!mapping.ok) return settingError(mapping.error);
+    if (key === undefined)
+      return new DialError(503, 'channel:no_available_key', 'the channel has no enabled key', false);
+    const target = realtimeTarget(channel, key, mapping.upstreamModel, plan.beta);
+    // The channel's header_override applies to its handshake as to any other upstream request.
+    const headerError = applyHeaderOverride(target.headers, channel.headerOverride, {
+      apiKey: key,
+      clientHeaders: this.#request.headers,
+    });
+    if (headerError) return settingError(headerError);
+    try {
+      const socket = await dialRealtime(target, channel, this.#deps.transport.timeouts.headersTimeoutMs);
+      noteRelay(this.#request, { channel: String(channel.id) });
+      this.#channel = channel;
+      this.#upstreamModel = mapping.upstreamModel;
+      return socket;
+    } catch (error) {
+      return error instanceof DialError ? error : new DialError(502, 'upstream_unreachable', String(error));
+    }
+  }
+
+  /** Client events pass through untouched; a `response.create` is counted as in flight. */
+  #inspectClient(data: Buffer, isBinary: boolean): void {
+    if (isBinary || !data.includes(RESPONSE_CREATE)) return;
+    if (parseEvent(data)?.type === 'response.create') this.#asked += 1;
+  }
+
+  /**
+   * Server events pass through untouched; `response.created` and `response.done` are also read to
+   * know what is in flight, and `response.done` for its usage.
+   */
   #inspect(data: Buffer, isBinary: boolean): void {
     this.#firstFrameMs ??= Date.now() - this.#plan.started;
-    if (isBinary || this.#closing || !data.includes(RESPONSE_DONE)) return;
-    let event: { type?: unknown; response?: { usage?: unknown } };
-    try {
-      event = JSON.parse(data.toString('utf8'));
-    } catch {
+    if (isBinary || this.#settling) return;
+    if (data.includes(RESPONSE_CREATED)) {
+      const event = parseEvent(data);
+      if (event?.type === 'response.created') {
+        this.#asked = Math.max(0, this.#asked - 1);
+        if (typeof event.response?.id === 'string') this.#active.add(event.response.id);
+      }
       return;
     }
-    if (event.type !== 'response.done') return;
+    // The upstream answers the cancel sent after the client left once it has handled every earlier
+    // client event: from then on, no response the client asked for is still to be created.
+    if (this.#drained && data.includes(CANCEL_NOT_ACTIVE)) {
+      this.#asked = 0;
+      if (this.#idle()) this.#drained();
+      return;
+    }
+    if (!data.includes(RESPONSE_DONE)) return;
+    const event = parseEvent(data);
+    if (event?.type !== 'response.done') return;
+    if (typeof event.response?.id === 'string') this.#active.delete(event.response.id);
+    if (this.#drained && event.response?.status === 'cancelled') this.#asked = 0;
     const usage = realtimeUsage(event.response?.usage);
-    if (!usage) return;
+    if (usage) this.#bill(usage);
+    if (this.#idle()) this.#drained?.();
+  }
+
+  #bill(usage: Usage): void {
     this.#billing = this.#billing
       .then(() => this.#charge(usage))
       .catch((error: unknown) => {
@@ -201,7 +308,7 @@ export class RealtimeSession {
   async #charge(usage: Usage): Promise<void> {
     const deps = this.#deps;
     const plan = this.#plan;
-    const { user } = plan.caller.identity;
+    const { user, token } = plan.caller.identity;
     const { quota } = settleQuota({
       price: plan.price,
       usage,
@@ -211,7 +318,12 @@ export class RealtimeSession {
     });
     const held = this.#reservation;
     this.#reservation = undefined;
+    // Nothing holds for a response that finished after the session was refused more, or after the
+    // response before it while the client was gone: the upstream did the work, so it is owed.
     if (held) await deps.ledger.settle(held, quota);
+    else if (quota > 0) {
+      await deps.ledger.chargeOwed({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited }, quota);
+    }
     this.#quota += quota;
     this.#total = addUsage(this.#total, usage);
     this.#responses += 1;
@@ -248,96 +360,77 @@ export class RealtimeSession {
     noteSessionFailure(this.#request, type);
   }
 
-  /** Once: waits for the last charge, releases the open hold, writes the session's consume log. */
-  #finish(): Promise<void> {
-    this.#closing = true;
-    this.#ended ??= (async () => {
-      await this.#billing;
-      const deps = this.#deps;
-      const plan = this.#plan;
-      if (this.#reservation) await deps.ledger.refund(this.#reservation);
-      this.#reservation = undefined;
-      const channel = this.#channel;
-      if (!channel) return;
-      if (!this.#failed) await deps.limits.succeeded(plan.caller.identity.user.id, plan.caller.group);
-      if (this.#responses === 0) return;
-      const { user, token } = plan.caller.identity;
-      deps.recorder.recordConsume({
-        userId: user.id,
-        username: user.username,
-        tokenId: token.id,
-        tokenName: token.name,
-        channelId: channel.id,
-        channelName: channel.name,
-        modelName: plan.model,
-        group: plan.caller.group,
-        useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
-        isStream: true,
-        ip: '',
-        requestId: this.#request.id,
-        content: '',
-        quota: this.#quota,
-        promptTokens: this.#total.promptTokens,
-        completionTokens: this.#total.completionTokens,
-        clientType: clientType(this.#request.headers['user-agent']),
-        other: buildConsumeOther({
-          price: plan.price,
-          usage: this.#total,
-          firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
-          requestedModel: plan.model,
-          upstreamModel: this.#upstreamModel,
-          usedChannels: this.#tried,
-          requestPath: '/v1/realtime',
-          mode: 'realtime',
-        }),
-      });
-    })();
-    return this.#ended;
+  /** Waits for the last charge, releases the open hold, writes the session's consume log. */
+  async #finish(): Promise<void> {
+    await this.#billing;
+    const deps = this.#deps;
+    const plan = this.#plan;
+    if (this.#reservation) await deps.ledger.refund(this.#reservation);
+    this.#reservation = undefined;
+    const channel = this.#channel;
+    if (!channel) return;
+    if (!this.#failed) await deps.limits.succeeded(plan.caller.identity.user.id, plan.caller.group);
+    if (this.#responses === 0) return;
+    const { user, token } = plan.caller.identity;
+    deps.recorder.recordConsume({
+      userId: user.id,
+      username: user.username,
+      tokenId: token.id,
+      tokenName: token.name,
+      channelId: channel.id,
+      channelName: channel.name,
+      modelName: plan.model,
+      group: plan.caller.group,
+      useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
+      isStream: true,
+      ip: '',
+      requestId: this.#request.id,
+      content: '',
+      quota: this.#quota,
+      promptTokens: this.#total.promptTokens,
+      completionTokens: this.#total.completionTokens,
+      clientType: clientType(this.#request.headers['user-agent']),
+      other: buildConsumeOther({
+        price: plan.price,
+        usage: this.#total,
+        firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
+        requestedModel: plan.model,
+        upstreamModel: this.#upstreamModel,
+        usedChannels: this.#tried,
+        requestPath: '/v1/realtime',
+        mode: 'realtime',
+      }),
+    });
   }
 }
+
+interface ServerEvent {
+  type?: unknown;
+  response?: { id?: unknown; status?: unknown; usage?: unknown };
+}
+
+function parseEvent(data: Buffer): ServerEvent | undefined {
+  try {
+    const event: unknown = JSON.parse(data.toString('utf8'));
+    return typeof event === 'object' && event !== null ? (event as ServerEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Closes a socket that is still open (the code is passed on); the closing handshake needs the peer's frame read. */
+function shut(socket: WebSocket | undefined, code: number, reason: string): void {
+  if (socket && (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING)) {
+    if (socket.isPaused) socket.resume();
+    socket.close(sendableCloseCode(code), reason);
+  }
+}
+
+/** A channel setting the handshake cannot be built from (its `channel:*` code blames the channel). */
+const settingError = (error: AppError) => new DialError(error.status, error.code, error.message, false);
 
 /** Holds for the next response: nothing is set aside, but the wallet and a limited token must still have quota. */
 export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {
   const { user, token } = caller.identity;
   return deps.ledger.reserve({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited, amount: 0 });
-}
-
-/** The upstream refused or could not be reached. */
-class DialError extends Error {
-  readonly status: number;
-  readonly code: string;
-  constructor(status: number, code: string, message: string) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/** Opens the upstream WebSocket; a refused handshake becomes the upstream's own error. */
-function dial(target: { url: string; headers: Record<string, string> }, channel: ChannelSnapshot): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(target.url, {
-      headers: target.headers,
-      perMessageDeflate: false,
-      handshakeTimeout: CONNECT_TIMEOUT_MS,
-    });
-    socket.on('error', (error) =>
-      reject(new DialError(502, 'upstream_unreachable', `upstream unreachable: ${error.message}`)),
-    );
-    // Paused until the session listens: `session.created` may arrive with the handshake's answer.
-    socket.once('open', () => {
-      socket.pause();
-      resolve(socket);
-    });
-    socket.once('unexpected-response', (_request, response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const status = response.statusCode ?? 502;
-        const parsed = providerFor(channel.type).parseError(status, Buffer.concat(chunks).toString('utf8'));
-        reject(new DialError(status, parsed.code ?? `upstream_${status}`, parsed.message));
-        socket.terminate();
-      });
-    });
-  });
 }

@@ -8,6 +8,16 @@ const OPENAI = 1;
 const VOLCENGINE = 45;
 export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
 const AZURE_V1: ReadonlySet<WireFormat> = new Set<WireFormat>(['openai-responses', 'openai-responses-compact']);
+/**
+ * The values of an Azure channel's API version (`other`) that choose Azure's GA v1 API, which has no
+ * dated versions: `v1`, and `latest` / `preview`, the version names the v1 API itself knows.
+ */
+const AZURE_V1_VERSIONS: ReadonlySet<string> = new Set(['v1', 'latest', 'preview']);
+
+/** Whether an Azure channel's API version setting chooses Azure's GA v1 API (every operation under /openai/v1). */
+export function azureV1(other: string): boolean {
+  return AZURE_V1_VERSIONS.has(other.trim().toLowerCase());
+}
 
 /** The path of each OpenAI operation, after the API prefix (usually /v1). */
 const OPERATION: Partial<Record<WireFormat, string>> = {
@@ -55,11 +65,14 @@ export function buildOpenAIRequest(input: {
   }
   let url: string;
   if (type?.openaiUrl === 'azure') {
-    const version = channel.other || AZURE_DEFAULT_API_VERSION;
-    // Azure serves the Responses API (compaction included) under its v1 path, not per deployment.
-    url = AZURE_V1.has(format)
-      ? `${base}/openai/v1${operation}?api-version=preview`
-      : `${base}/openai/deployments/${encodeURIComponent(azureDeployment(upstreamModel))}${operation}?api-version=${encodeURIComponent(version)}`;
+    const version = channel.other.trim() || AZURE_DEFAULT_API_VERSION;
+    // The v1 API serves every operation under /openai/v1, the body's model naming the deployment; with a
+    // dated version Azure serves the Responses API (compaction included) there too, not per deployment.
+    url = azureV1(channel.other)
+      ? `${base}/openai/v1${operation}`
+      : AZURE_V1.has(format)
+        ? `${base}/openai/v1${operation}?api-version=preview`
+        : `${base}/openai/deployments/${encodeURIComponent(azureDeployment(upstreamModel))}${operation}?api-version=${encodeURIComponent(version)}`;
     headers['api-key'] = key;
   } else {
     url =

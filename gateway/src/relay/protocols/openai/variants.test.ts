@@ -37,6 +37,18 @@ describe('Azure deployments', () => {
     expect(request.headers['api-key']).toBe('tok');
     expect(request.body).toBe('{"model":"gpt-4.1"}');
   });
+
+  it('on the v1 API (API version v1), serve every operation under /openai/v1 without a dated version', () => {
+    const v1 = { type: 3, baseUrl: 'https://res.openai.azure.com', other: 'v1' };
+    const chat = build(v1, 'gpt-4.1', 'openai-chat', '{"model":"gpt-4.1"}');
+    expect(chat.url).toBe('https://res.openai.azure.com/openai/v1/chat/completions');
+    expect(chat.headers['api-key']).toBe('tok');
+    expect(chat.body).toBe('{"model":"gpt-4.1"}');
+    expect(build(v1, 'text-embedding-3-small', 'openai-embeddings').url).toBe(
+      'https://res.openai.azure.com/openai/v1/embeddings',
+    );
+    expect(build(v1, 'gpt-5', 'openai-responses').url).toBe('https://res.openai.azure.com/openai/v1/responses');
+  });
 });
 
 describe('Cloudflare Workers AI', () => {
