@@ -322,7 +322,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     });
     const id = String(submitted.body.result);
     const done = await settledTask(id, 'SUCCESS');
-    const refusals = () =>
+    const refusals = async () =>
       c.gateways.flatMap((g) => g.logs).filter((l) => l.msg === 'midjourney notifyHook refused by fetch_setting');
     const [refused] = await eventually(refusals, (logs) => logs.some((l) => l.task === id), 5000);
     expect(refused).toMatchObject({ code: 'OUTBOUND_URL_REFUSED', reason: 'private_ip' });
