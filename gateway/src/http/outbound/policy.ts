@@ -11,6 +11,7 @@ import {
   specialClass,
   unmapped,
 } from './addresses.ts';
+import { parsePortRange } from './ports.ts';
 
 /**
  * The rule for fetching a URL that a user (or an upstream's answer) supplied: the admin's
@@ -165,13 +166,9 @@ function portAllowed(port: number, entries: readonly string[]): boolean {
   const ranges = entries
     .filter((entry) => entry.trim() !== '')
     .map((entry) => {
-      const match = /^\s*(\d{1,5})(?:\s*-\s*(\d{1,5}))?\s*$/.exec(entry);
-      const low = Number(match?.[1]);
-      const high = match?.[2] === undefined ? low : Number(match[2]);
-      if (!match || low < 1 || high > 65535 || low > high) {
-        throw new OutboundRefused('setting', `fetch_setting.allowed_ports has an invalid entry "${entry}"`);
-      }
-      return [low, high] as const;
+      const range = parsePortRange(entry);
+      if (!range) throw new OutboundRefused('setting', `fetch_setting.allowed_ports has an invalid entry "${entry}"`);
+      return range;
     });
   return ranges.length === 0 || ranges.some(([low, high]) => port >= low && port <= high);
 }
