@@ -18,6 +18,7 @@ import type { Metrics } from './metrics.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
 import { playgroundPlugin } from './relay/playground.ts';
+import { trackTaskRequests } from './relay/tasks/metrics.ts';
 import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
 import { sunoPlugin } from './relay/tasks/suno/routes.ts';
 import { videoPlugin } from './relay/tasks/video/routes.ts';
@@ -118,9 +119,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     channelTester: deps.relay.tester,
   });
   await app.register(relayPlugin, deps.relay);
-  await app.register(midjourneyPlugin, deps.relay);
-  await app.register(sunoPlugin, deps.relay);
-  await app.register(videoPlugin, deps.relay);
+  for (const [platform, format] of [
+    [midjourneyPlugin, 'midjourney'],
+    [sunoPlugin, 'suno'],
+    [videoPlugin, 'video'],
+  ] as const) {
+    await app.register(async (scope) => {
+      trackTaskRequests(scope, deps.relay.metrics, format);
+      await scope.register(platform, deps.relay);
+    });
+  }
   await app.register(playgroundPlugin, {
     relay: deps.relay,
     guards: authGuards({

@@ -435,7 +435,8 @@ describe('channel types', () => {
     for (const mj of [2, 5])
       expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
     expect(byId.get(55)).toMatchObject({ offered: true, protocol: 'video', endpoints: ['video'], testable: false });
-    for (const task of [50, 51, 52, 54]) expect(byId.get(task)?.offered).toBe(false);
+    for (const task of [51, 57, 54]) expect(byId.get(task)?.offered).toBe(false);
+    expect(byId.get(50)).toMatchObject({ offered: true, protocol: 'kling', endpoints: ['video'], testable: false });
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 
@@ -696,8 +697,8 @@ describe('models', () => {
     expect(models).toContainEqual(expect.objectContaining({ id: 'SparkDesk-v3.5', owned_by: 'Xunfei' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'mj_imagine', owned_by: 'Midjourney' }));
     expect(models).toContainEqual(expect.objectContaining({ id: 'suno_music', owned_by: 'SunoAPI' }));
-    // Types Tollgate does not speak (Kling 50) lend the picker no models.
-    expect(models.map((m) => m.id)).not.toContain('kling-v1');
+    // Types Tollgate does not speak (MokaAI 44) lend the picker no models.
+    expect(models.map((m) => m.id)).not.toContain('m3e-large');
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length);
   });
 

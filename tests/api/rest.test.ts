@@ -153,7 +153,7 @@ describe('REST dialect with ra-data-simple-rest', () => {
     await expect(palm).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
     await expect(palm).rejects.toThrow('type 11 (PaLM) is not supported yet');
     await expect(
-      data.update('channel', { id: beta.id, data: { ...beta, type: 50 }, previousData: beta }),
+      data.update('channel', { id: beta.id, data: { ...beta, type: 57 }, previousData: beta }),
     ).rejects.toMatchObject({ status: 400, body: { code: 'CHANNEL_TYPE_UNSUPPORTED' } });
     expect((await data.delete('channel', { id: beta.id, previousData: beta })).data.name).toBe('beta');
     await expect(data.getOne('channel', { id: beta.id })).rejects.toMatchObject({ status: 404 });

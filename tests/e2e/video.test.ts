@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import { parseSamples, scrapeMetrics } from '../support/metrics.ts';
 import { type MockSora, startMockSora } from '../support/mock-sora.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -174,6 +175,21 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     expect(task).toMatchObject({ code: 'success', data: { task_id: submitted.id, progress: '100%' } });
   });
 
+  it("lists the caller's own videos newest first, page by page", async () => {
+    const { rows } = await db.query(
+      `select t.task_id from tasks t join users u on u.id = t.user_id
+       where t.platform = 'video' and u.username = 'root' order by t.id desc`,
+    );
+    const mine = rows.map((row) => String(row.task_id));
+    expect(mine.length).toBeGreaterThanOrEqual(3);
+    const first = await client.videos.list({ limit: 2 });
+    expect(first.data.map((video) => video.id)).toEqual(mine.slice(0, 2));
+    expect(first.has_more).toBe(true);
+    const rest = await client.videos.list({ limit: 100, after: mine[1] });
+    expect(rest.data.map((video) => video.id)).toEqual(mine.slice(2));
+    expect((await other.videos.list()).data).toEqual([]);
+  });
+
   it("never shows another user's video or its content", async () => {
     const [row] = (await db.query(`select task_id from tasks where platform = 'video' order by id limit 1`)).rows;
     await expect(other.videos.retrieve(row.task_id)).rejects.toMatchObject({ status: 404 });
@@ -187,6 +203,19 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       code: 'invalid_request',
     });
     await expect(client.videos.create({ model: 'sora-2', prompt: '' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('counts video requests in the relay metrics: charged ones by model and channel, refusals by why', async () => {
+    const samples = parseSamples(await scrapeMetrics(gateway), 'tollgate_relay_requests_total').filter(
+      (sample) => sample.labels.format === 'video',
+    );
+    const charged = samples.find(
+      (sample) =>
+        sample.labels.model === 'sora-2' && sample.labels.status === '2xx' && sample.labels.channel !== 'none',
+    );
+    expect(charged?.value).toBeGreaterThanOrEqual(3);
+    const refused = samples.filter((sample) => sample.labels.error_type === 'invalid_request');
+    expect(refused.reduce((sum, sample) => sum + sample.value, 0)).toBeGreaterThanOrEqual(2);
   });
 
   it('refunds a failed video once with a type-6 log', async () => {

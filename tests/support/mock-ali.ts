@@ -5,7 +5,9 @@ import { serveMock } from './mock-server.ts';
 /**
  * A local DashScope: the native text-rerank service, text-to-image as an asynchronous task (the
  * POST must carry `X-DashScope-Async: enable`; `GET /api/v1/tasks/{id}` reports PENDING, RUNNING,
- * then SUCCEEDED with result URLs), and the compatible mode's chat completions. Every call needs
+ * then SUCCEEDED with result URLs), Wan video synthesis as the same kind of task (SUCCEEDED with a
+ * `video_url` this mock serves without auth, as OSS signed links are; FAILED when created while
+ * `failNextVideo` is set), and the compatible mode's chat completions. Every API call needs
  * `Authorization: Bearer <key>`; errors are DashScope's `{code, message, request_id}`.
  */
 export interface RecordedAliRequest {
@@ -20,19 +22,45 @@ export interface MockAli {
   requests: RecordedAliRequest[];
   /** How many polls a task answers RUNNING before it has SUCCEEDED. */
   pollsBeforeDone: number;
+  /** The next video task fails (DataInspectionFailed) instead of finishing. */
+  failNextVideo: boolean;
+  /** The bytes every finished video is. */
+  videoContent: Buffer;
   close(): Promise<void>;
 }
 
 const RERANK = '/api/v1/services/rerank/text-rerank/text-rerank';
 const IMAGES = '/api/v1/services/aigc/text2image/image-synthesis';
+const VIDEOS = '/api/v1/services/aigc/video-generation/video-synthesis';
+const VIDEO_RESOLUTIONS = ['480P', '720P', '1080P'];
+
+interface VideoTask {
+  polls: number;
+  fails: boolean;
+  duration: number;
+  resolution: string;
+}
 const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 export async function startMockAli(key: string): Promise<MockAli> {
   const requests: RecordedAliRequest[] = [];
   const tasks = new Map<string, { polls: number; n: number; prompt: string; size: string }>();
-  const mock = { pollsBeforeDone: 1 };
+  const videos = new Map<string, VideoTask>();
+  const mock = {
+    pollsBeforeDone: 1,
+    failNextVideo: false,
+    videoContent: Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42'), randomBytes(32)]),
+  };
+  let baseUrl = '';
   const server = await serveMock(async (req, res, raw) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
+    const file = /^\/oss\/([^/]+)\.mp4$/.exec(path);
+    if (req.method === 'GET' && file) {
+      const video = videos.get(file[1] ?? '');
+      const done = video !== undefined && !video.fails && video.polls > mock.pollsBeforeDone;
+      res.writeHead(done ? 200 : 404, { 'content-type': done ? 'video/mp4' : 'text/plain' });
+      return void res.end(done ? mock.videoContent : 'NoSuchKey');
+    }
     let body: any;
     try {
       body = raw.length ? JSON.parse(raw.toString()) : undefined;
@@ -60,7 +88,61 @@ export async function startMockAli(key: string): Promise<MockAli> {
       tasks.set(id, { polls: 0, n: body.parameters?.n ?? 1, prompt, size: body.parameters?.size ?? '1024*1024' });
       return json(res, 200, { output: { task_status: 'PENDING', task_id: id }, request_id: requestId() });
     }
+    if (req.method === 'POST' && path === VIDEOS) {
+      if (req.headers['x-dashscope-async'] !== 'enable') {
+        return fail(res, 403, 'AccessDenied', 'current user api does not support synchronous calls');
+      }
+      const model = String(body?.model ?? '');
+      if (!/^wanx?2\.\d/.test(model)) return fail(res, 400, 'InvalidParameter', `Model not exist: ${model}`);
+      const input = body?.input ?? {};
+      const parameters = body?.parameters ?? {};
+      if (model.includes('t2v') && (typeof input.prompt !== 'string' || input.prompt === '')) {
+        return fail(res, 400, 'InvalidParameter', 'input.prompt is required');
+      }
+      if (model.includes('i2v') && typeof input.img_url !== 'string') {
+        return fail(res, 400, 'InvalidParameter', 'input.img_url is required');
+      }
+      if (parameters.resolution !== undefined && !VIDEO_RESOLUTIONS.includes(parameters.resolution)) {
+        return fail(res, 400, 'InvalidParameter', 'parameters.resolution is invalid');
+      }
+      if (parameters.size !== undefined && !/^\d+\*\d+$/.test(parameters.size)) {
+        return fail(res, 400, 'InvalidParameter', 'parameters.size must be width*height');
+      }
+      const id = `${randomBytes(4).toString('hex')}-${randomBytes(2).toString('hex')}`;
+      videos.set(id, {
+        polls: 0,
+        fails: mock.failNextVideo,
+        duration: parameters.duration ?? 5,
+        resolution: parameters.resolution ?? '720P',
+      });
+      mock.failNextVideo = false;
+      return json(res, 200, { output: { task_status: 'PENDING', task_id: id }, request_id: requestId() });
+    }
     const taskMatch = /^\/api\/v1\/tasks\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && taskMatch && videos.has(decodeURIComponent(taskMatch[1] ?? ''))) {
+      const id = decodeURIComponent(taskMatch[1] ?? '');
+      const video = videos.get(id)!;
+      video.polls++;
+      const ended = video.polls > mock.pollsBeforeDone;
+      const status = !ended ? 'RUNNING' : video.fails ? 'FAILED' : 'SUCCEEDED';
+      return json(res, 200, {
+        request_id: requestId(),
+        output: {
+          task_id: id,
+          task_status: status,
+          submit_time: '2025-09-01 10:00:00.000',
+          ...(status === 'SUCCEEDED'
+            ? { end_time: '2025-09-01 10:02:00.000', video_url: `${baseUrl}/oss/${id}.mp4`, orig_prompt: 'x' }
+            : {}),
+          ...(status === 'FAILED'
+            ? { code: 'DataInspectionFailed', message: 'Output data may contain inappropriate content.' }
+            : {}),
+        },
+        ...(status === 'SUCCEEDED'
+          ? { usage: { video_duration: video.duration, video_ratio: video.resolution, video_count: 1 } }
+          : {}),
+      });
+    }
     if (req.method === 'GET' && taskMatch) {
       const id = decodeURIComponent(taskMatch[1] ?? '');
       const task = tasks.get(id);
@@ -101,6 +183,7 @@ export async function startMockAli(key: string): Promise<MockAli> {
     }
     return fail(res, 404, 'NotFound', `no such API: ${req.method} ${path}`);
   });
+  baseUrl = server.url;
   return Object.assign(mock, { ...server, requests });
 }
 

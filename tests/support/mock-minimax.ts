@@ -1,23 +1,40 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { serveMock } from './mock-server.ts';
 
 /**
  * A local MiniMax endpoint: `POST /v1/text/chatcompletion_v2` (OpenAI-shaped; streamed as SSE whose
  * last chunk repeats the whole message beside the finish reason and usage) and `POST /v1/t2a_v2`
- * (speech as hex in `data.audio`). Like MiniMax it answers every refusal with HTTP 200 and a
- * `base_resp` whose status_code is not 0: 1004 for a missing or wrong Bearer key, 2013 for bad input.
+ * (speech as hex in `data.audio`), and Hailuo video: `POST /v1/video_generation` (model, prompt,
+ * duration 6 or 10, resolution) answers a task id, `GET /v1/query/video_generation?task_id=` advances
+ * it one state per query (Queueing → Processing → Success with a file id, or Fail when created while
+ * `behaviour.failNextVideo` is set), and `GET /v1/files/retrieve?file_id=` gives the file's
+ * download URL, served by this mock without auth as MiniMax's signed links are. Like MiniMax it
+ * answers every refusal with HTTP 200 and a `base_resp` whose status_code is not 0: 1004 for a
+ * missing or wrong Bearer key, 2013 for bad input.
  */
 export interface MockMinimaxBehaviour {
   reply?: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
   toolArgs?: Record<string, unknown>;
+  /** The next video task fails (status Fail) instead of finishing. */
+  failNextVideo?: boolean;
+}
+
+interface HailuoTask {
+  id: string;
+  status: 'Preparing' | 'Queueing' | 'Processing' | 'Success' | 'Fail';
+  fails: boolean;
+  fileId: string;
 }
 
 export interface MockMinimax {
   url: string;
   behaviour: MockMinimaxBehaviour;
   requests: Array<{ path: string; body: any }>;
+  videoTasks: Map<string, HailuoTask>;
+  /** The bytes every finished video file is. */
+  videoContent: Buffer;
   close(): Promise<void>;
 }
 
@@ -25,19 +42,42 @@ export interface MockMinimax {
 export const MOCK_SPEECH_AUDIO = Buffer.concat([Buffer.from([0xff, 0xf3, 0x44, 0xc4]), Buffer.from('minimax-speech')]);
 
 const VOICES = new Set(['male-qn-qingse', 'female-shaonv', 'English_Graceful_Lady']);
+const VIDEO_MODELS = new Set([
+  'MiniMax-Hailuo-02',
+  'MiniMax-Hailuo-2.3',
+  'T2V-01',
+  'T2V-01-Director',
+  'I2V-01',
+  'S2V-01',
+]);
+const VIDEO_RESOLUTIONS = new Set(['512P', '720P', '768P', '1080P']);
 
 export async function startMockMinimax(apiKey: string): Promise<MockMinimax> {
   const state = { behaviour: {} as MockMinimaxBehaviour };
   const requests: MockMinimax['requests'] = [];
+  const videoTasks = new Map<string, HailuoTask>();
+  const videoContent = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42'), randomBytes(40)]);
+  let baseUrl = '';
   const server = await serveMock(async (req, res, raw) => {
-    const path = new URL(req.url ?? '/', 'http://mock').pathname;
+    const url = new URL(req.url ?? '/', 'http://mock');
+    const path = url.pathname;
     const fail = (code: number, message: string) =>
       json(res, { base_resp: { status_code: code, status_msg: message } });
+    const download = /^\/download\/(\d+)\.mp4$/.exec(path);
+    if (req.method === 'GET' && download) {
+      const done = [...videoTasks.values()].some((t) => t.fileId === download[1] && t.status === 'Success');
+      res.writeHead(done ? 200 : 404, { 'content-type': done ? 'video/mp4' : 'text/plain' });
+      return void res.end(done ? videoContent : 'not found');
+    }
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       return fail(
         1004,
         "login fail: Please carry the API secret key in the 'Authorization' field of the request header",
       );
+    }
+    if (req.method === 'GET') {
+      requests.push({ path: `${path}${url.search}`, body: undefined });
+      return json(res, answerVideoQuery(url));
     }
     let body: any;
     try {
@@ -46,6 +86,30 @@ export async function startMockMinimax(apiKey: string): Promise<MockMinimax> {
       return fail(2013, 'invalid params, request body is not JSON');
     }
     requests.push({ path, body });
+    if (path === '/v1/video_generation') {
+      if (!VIDEO_MODELS.has(body.model)) return fail(2013, `invalid params, model ${body.model} is not supported`);
+      if (typeof body.prompt !== 'string' && typeof body.first_frame_image !== 'string') {
+        return fail(2013, 'invalid params, prompt or first_frame_image is required');
+      }
+      if (String(body.model).startsWith('I2V') && typeof body.first_frame_image !== 'string') {
+        return fail(2013, 'invalid params, first_frame_image is required');
+      }
+      if (body.duration !== undefined && body.duration !== 6 && body.duration !== 10) {
+        return fail(2013, 'invalid params, duration must be 6 or 10');
+      }
+      if (body.resolution !== undefined && !VIDEO_RESOLUTIONS.has(body.resolution)) {
+        return fail(2013, 'invalid params, resolution is not supported');
+      }
+      const id = String(106_000_000_000 + videoTasks.size);
+      videoTasks.set(id, {
+        id,
+        status: 'Preparing',
+        fails: state.behaviour.failNextVideo === true,
+        fileId: String(205_000_000_000 + videoTasks.size),
+      });
+      state.behaviour.failNextVideo = false;
+      return json(res, { task_id: id, base_resp: { status_code: 0, status_msg: 'success' } });
+    }
     if (path === '/v1/t2a_v2') {
       if (typeof body.text !== 'string' || body.text === '') return fail(2013, 'invalid params, text is required');
       if (!VOICES.has(body.voice_setting?.voice_id)) return fail(2054, 'voice id not exist');
@@ -120,10 +184,53 @@ export async function startMockMinimax(apiKey: string): Promise<MockMinimax> {
       })}\n\n`,
     );
   });
+  /** The video query and file APIs (GETs). */
+  function answerVideoQuery(url: URL) {
+    if (url.pathname === '/v1/query/video_generation') {
+      const task = videoTasks.get(url.searchParams.get('task_id') ?? '');
+      if (!task) return { base_resp: { status_code: 2013, status_msg: 'invalid params, task not found' } };
+      const next = {
+        Preparing: 'Queueing',
+        Queueing: 'Processing',
+        Processing: task.fails ? 'Fail' : 'Success',
+      } as const;
+      if (task.status in next) task.status = next[task.status as keyof typeof next];
+      return {
+        task_id: task.id,
+        status: task.status,
+        ...(task.status === 'Success' ? { file_id: task.fileId, video_width: 1366, video_height: 768 } : {}),
+        base_resp:
+          task.status === 'Fail'
+            ? { status_code: 1026, status_msg: 'video generation failed: sensitive content' }
+            : { status_code: 0, status_msg: 'success' },
+      };
+    }
+    if (url.pathname === '/v1/files/retrieve') {
+      const task = [...videoTasks.values()].find((t) => t.fileId === url.searchParams.get('file_id'));
+      if (task?.status !== 'Success') {
+        return { base_resp: { status_code: 1026, status_msg: 'file not found' } };
+      }
+      return {
+        file: {
+          file_id: Number(task.fileId),
+          bytes: videoContent.length,
+          created_at: Math.floor(Date.now() / 1000),
+          filename: 'output.mp4',
+          purpose: 'video_generation',
+          download_url: `${baseUrl}/download/${task.fileId}.mp4`,
+        },
+        base_resp: { status_code: 0, status_msg: 'success' },
+      };
+    }
+    return { base_resp: { status_code: 2013, status_msg: `unknown path ${url.pathname}` } };
+  }
+  baseUrl = server.url;
   return {
     url: server.url,
     close: server.close,
     requests,
+    videoTasks,
+    videoContent,
     get behaviour() {
       return state.behaviour;
     },

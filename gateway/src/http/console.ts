@@ -25,6 +25,7 @@ const GATEWAY_PREFIXES = [
   '/pg',
   '/mj',
   '/suno',
+  '/kling',
   '/dashboard/billing',
   '/healthz',
   '/readyz',

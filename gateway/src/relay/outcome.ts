@@ -131,7 +131,8 @@ export function errorTypeOf(error: unknown): RelayErrorType {
   return errorTypeOfStatus(error.status);
 }
 
-function errorTypeOfStatus(status: number): RelayErrorType {
+/** The error type an HTTP status stands for when nothing more is known. */
+export function errorTypeOfStatus(status: number): RelayErrorType {
   if (status === 401 || status === 403) return 'auth';
   if (status === 429) return 'rate_limit';
   if (status < 500) return 'invalid_request';

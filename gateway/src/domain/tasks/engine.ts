@@ -22,7 +22,7 @@ export interface TaskUpdate {
 }
 
 /**
- * One task platform (Midjourney today; Suno and video next): where its tasks are stored, how to ask
+ * One task platform (Midjourney, Suno, video): where its tasks are stored, how to ask
  * its upstream about them, and what counts as failed. The engine does the rest: one pod at a time,
  * batches per channel, timeouts, compare-and-set transitions and the refund of failures.
  */

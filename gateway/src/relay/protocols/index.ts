@@ -10,6 +10,7 @@ import { cohereProvider } from './cohere/index.ts';
 import { cozeProvider } from './coze/index.ts';
 import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
+import { klingProvider } from './kling/index.ts';
 import { midjourneyProvider } from './midjourney/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
@@ -20,6 +21,7 @@ import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
 import { vertexProvider } from './vertex/index.ts';
 import { videoProvider } from './video/index.ts';
+import { viduProvider } from './vidu/index.ts';
 import { xunfeiProvider } from './xunfei/index.ts';
 import { zhipuProvider } from './zhipu/index.ts';
 
@@ -44,6 +46,8 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   midjourney: midjourneyProvider,
   suno: sunoProvider,
   video: videoProvider,
+  vidu: viduProvider,
+  kling: klingProvider,
 };
 
 /**

@@ -4,6 +4,7 @@ import type { Json } from '../convert/types.ts';
 import type { SseEvent } from '../sse.ts';
 import type { Transport, UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
+import type { VideoTasks } from './video-tasks.ts';
 
 /** An HTTP request to an upstream, ready for the transport. */
 export interface UpstreamRequest {
@@ -159,4 +160,6 @@ export interface Provider {
   usageFromBody(format: WireFormat, body: unknown): Usage | undefined;
   streamObserver(format: WireFormat): StreamObserver;
   parseError(status: number, text: string): UpstreamError;
+  /** The protocol's video generation tasks (relay/tasks/video); absent where the upstream makes no videos. */
+  readonly video?: VideoTasks;
 }

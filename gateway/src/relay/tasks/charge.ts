@@ -5,8 +5,9 @@ import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
 import type { RelayPluginDeps } from '../index.ts';
 import type { ChannelSnapshot, ModelPrice } from '../types.ts';
+import { noteTaskCharged } from './metrics.ts';
 
-type ChargeDeps = Pick<RelayPluginDeps, 'ledger' | 'recorder' | 'alerts'>;
+type ChargeDeps = Pick<RelayPluginDeps, 'ledger' | 'recorder' | 'alerts' | 'metrics'>;
 
 /**
  * Holds a task's price on the caller's wallet and token (the playground has no token) until the
@@ -87,6 +88,12 @@ export async function chargeTask(
       request_path: request.url.split('?')[0] ?? '',
       ...charge.other,
     },
+  });
+  noteTaskCharged(deps.metrics, request, {
+    model: charge.model,
+    group: who.group,
+    channelId: charge.channel.id,
+    quota: charge.quota,
   });
   deps.alerts.charged(user, charge.quota, deps.ledger.balance(user.id));
 }

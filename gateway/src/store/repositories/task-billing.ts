@@ -197,6 +197,8 @@ export interface TaskBillingContext {
   upstream_model: string;
   model_price: number;
   group_ratio: number;
+  /** Which of the channel's keys submitted it: the upstream task belongs to that key's account. */
+  key_index?: number;
 }
 
 export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBillingContext | undefined {
@@ -229,6 +231,18 @@ export async function findUserTasks(
     .where('task_id', 'in', taskIds)
     .orderBy('id', 'desc')
     .execute();
+}
+
+/** A page of the user's tasks of a platform by id order, those after `afterId` in that order. */
+export async function listUserTasks(
+  db: Kysely<Database>,
+  platform: string,
+  userId: number,
+  page: { afterId: number | undefined; order: 'asc' | 'desc'; limit: number },
+): Promise<TaskRow[]> {
+  let query = db.selectFrom('tasks').selectAll().where('platform', '=', platform).where('user_id', '=', userId);
+  if (page.afterId !== undefined) query = query.where('id', page.order === 'desc' ? '<' : '>', page.afterId);
+  return query.orderBy('id', page.order).limit(page.limit).execute();
 }
 
 /** A platform's tasks still running upstream, oldest first. */

@@ -6,6 +6,7 @@ import type { Provider } from '../types.ts';
 import { minimaxErrorStatus, minimaxFailure, parseMinimaxError } from './errors.ts';
 import { buildMinimaxRequest, prepareMinimaxBody, SPEECH_FORMATS } from './request.ts';
 import { MinimaxStreamDecoder } from './stream.ts';
+import { hailuoVideo } from './video.ts';
 
 const CHAT_LIKE: ReadonlySet<WireFormat> = new Set<WireFormat>([
   'openai-chat',
@@ -16,13 +17,14 @@ const CHAT_LIKE: ReadonlySet<WireFormat> = new Set<WireFormat>([
 
 /**
  * MiniMax (channel type 35): chatcompletion_v2, OpenAI-shaped but failing with HTTP 200 and a
- * `base_resp`, and t2a_v2 speech, whose hex-encoded audio the OpenAI speech client gets as bytes.
+ * `base_resp`, t2a_v2 speech, whose hex-encoded audio the OpenAI speech client gets as bytes, and
+ * Hailuo video generation for the video routes.
  */
 export const minimaxProvider: Provider = {
   name: 'minimax',
-  formats: new Set<WireFormat>(['openai-chat', 'openai-audio-speech']),
+  formats: new Set<WireFormat>(['openai-chat', 'openai-audio-speech', 'video']),
   nativeFormat: (format) =>
-    format === 'openai-audio-speech' ? format : CHAT_LIKE.has(format) ? 'openai-chat' : undefined,
+    format === 'openai-audio-speech' || format === 'video' ? format : CHAT_LIKE.has(format) ? 'openai-chat' : undefined,
   prepareBody: prepareMinimaxBody,
   buildRequest: buildMinimaxRequest,
   async send(request, { transport, signal }) {
@@ -38,6 +40,7 @@ export const minimaxProvider: Provider = {
   usageFromBody: (format, body) => (format === 'openai-chat' ? openAIUsage(format, body) : undefined),
   streamObserver: (format) => new OpenAIStreamObserver(format),
   parseError: parseMinimaxError,
+  video: hailuoVideo,
 };
 
 /** t2a_v2's `data.audio` (hex) as the audio bytes, typed by `extra_info.audio_format`. */

@@ -1,6 +1,7 @@
 import type { WireFormat } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
 import type { Provider } from '../types.ts';
+import { soraVideo } from './sora.ts';
 
 const NONE = {
   observe() {},
@@ -24,6 +25,7 @@ export const videoProvider: Provider = {
     headers: { authorization: `Bearer ${input.key}`, 'content-type': 'application/json' },
     body: JSON.stringify(input.body),
   }),
+  video: soraVideo,
   usageFromBody: () => undefined,
   streamObserver: () => NONE,
   parseError: parseOpenAIError,

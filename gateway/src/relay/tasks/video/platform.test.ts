@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(() => dispose());
 
 const channel = { id: 7, type: 55, baseUrl: 'https://sora.example/', keys: ['sk-sora'] } as ChannelSnapshot;
-const routing = { channel: (id: number) => (id === 7 ? channel : undefined) } as unknown as RoutingIndex;
+const minimax = { id: 9, type: 35, baseUrl: 'https://minimax.example', keys: ['mm-key'] } as ChannelSnapshot;
+const routing = {
+  channel: (id: number) => (id === 7 ? channel : id === 9 ? minimax : undefined),
+} as unknown as RoutingIndex;
 
 function platform(answers: Array<[number, unknown]>) {
   const sent: UpstreamRequest[] = [];
@@ -32,14 +35,14 @@ function platform(answers: Array<[number, unknown]>) {
   return { sent, video };
 }
 
-const task = (publicId: string, upstreamId: string) =>
+const task = (publicId: string, upstreamId: string, channelId = 7) =>
   insertTask(store.db, {
     created_at: 1,
     updated_at: 1,
     task_id: publicId,
     platform: 'video',
     user_id: 1,
-    channel_id: 7,
+    channel_id: channelId,
     quota: 10,
     action: 'GENERATE',
     status: 'QUEUED',
@@ -78,6 +81,27 @@ describe('videoPlatform', () => {
     expect(row).toMatchObject({ status: 'SUCCESS', progress: '100%', start_time: 1000, finish_time: 1000 });
     const [same] = (await video.unfinished(10)).filter((t) => t.upstreamId === 'up-a');
     expect(await video.advance(same!, { status: 'QUEUED', progress: '0%', failReason: '', raw: null })).toBe(false);
+  });
+
+  it("asks a finished file's address where the vendor names a file (MiniMax), and asks again while it has none", async () => {
+    await task('video_m', 'mm-task', 9);
+    const tasks = (await platform([]).video.unfinished(10)).filter((t) => t.upstreamId === 'mm-task');
+    const success = { task_id: 'mm-task', status: 'Success', file_id: '42', base_resp: { status_code: 0 } };
+    const { sent, video } = platform([
+      [200, success],
+      [200, { file: { file_id: 42, download_url: 'https://cdn.example/42.mp4' }, base_resp: { status_code: 0 } }],
+    ]);
+    const states = await video.fetch(9, tasks, new AbortController().signal);
+    expect(sent.map((r) => [r.url, r.headers.authorization])).toEqual([
+      ['https://minimax.example/v1/query/video_generation?task_id=mm-task', 'Bearer mm-key'],
+      ['https://minimax.example/v1/files/retrieve?file_id=42', 'Bearer mm-key'],
+    ]);
+    expect(states.get('mm-task')).toMatchObject({ status: 'SUCCESS', url: 'https://cdn.example/42.mp4' });
+    const later = platform([
+      [200, success],
+      [200, { base_resp: { status_code: 1002, status_msg: 'rate limit' } }],
+    ]);
+    expect((await later.video.fetch(9, tasks, new AbortController().signal)).size).toBe(0);
   });
 
   it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {

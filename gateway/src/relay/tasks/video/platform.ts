@@ -1,17 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { TaskPlatform, TaskRecord, TaskUpdate } from '../../../domain/tasks/index.ts';
 import type { Database } from '../../../store/database.ts';
-import {
-  failTaskAndRefund,
-  taskBillingContext,
-  unfinishedTasks,
-  updateTaskIf,
-} from '../../../store/repositories/task-billing.ts';
+import { failTaskAndRefund, unfinishedTasks, updateTaskIf } from '../../../store/repositories/task-billing.ts';
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
+import type { VideoState } from '../../protocols/video-tasks.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
-import { pollChannel } from '../poll-channel.ts';
-import { readSoraVideo, soraUrl } from './sora.ts';
+import { taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
 
 export const VIDEO_PLATFORM = 'video';
 
@@ -29,7 +24,7 @@ export interface VideoPlatformDeps {
 
 const record = (row: TaskRow): VideoTaskRecord => ({
   id: row.id,
-  upstreamId: taskBillingContext(row)?.upstream_task_id ?? '',
+  upstreamId: videoTaskRef(row).upstreamId,
   channelId: row.channel_id,
   status: row.status,
   progress: row.progress,
@@ -37,7 +32,10 @@ const record = (row: TaskRow): VideoTaskRecord => ({
   row,
 });
 
-/** Video tasks on the task engine: `tasks` rows of platform `video`, each polled with `GET /v1/videos/{id}`. */
+/**
+ * Video tasks on the task engine: `tasks` rows of platform `video`, each asked after with its
+ * channel's protocol's status query (relay/protocols/video-tasks.ts), with the key that submitted it.
+ */
 export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRecord> {
   const { db } = deps;
   const seconds = () => Math.floor((deps.now ?? Date.now)() / 1000);
@@ -47,28 +45,32 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
     unfinished: async (limit) => (await unfinishedTasks(db, VIDEO_PLATFORM, limit)).map(record),
 
     async fetch(channelId, tasks, signal) {
-      const { channel, key } = pollChannel(deps.routing, channelId, 'video');
+      // A channel that is gone, or no longer makes videos (its type changed), is never asked: its
+      // tasks time out and are refunded.
+      const channel = deps.routing.channel(channelId);
+      const api = channel && videoTasksOf(channel);
+      if (!channel || !api) throw new Error(`channel ${channelId} is gone or makes no videos`);
       const states = new Map<string, TaskUpdate & { raw: unknown }>();
       for (const task of tasks) {
         if (signal.aborted) continue;
-        const response = await deps.transport.send(
-          {
-            url: soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}`),
-            method: 'GET',
-            headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
-          },
-          AbortSignal.any([signal, AbortSignal.timeout(60_000)]),
-        );
+        const ref = videoTaskRef(task.row);
+        const query = await api.query(channel, taskKey(channel, ref.keyIndex), ref);
+        const response = await deps.transport.send(query, AbortSignal.any([signal, AbortSignal.timeout(60_000)]));
         const body = await response.body.text();
         // One task the upstream cannot answer for now is left as it is; it times out if that lasts.
-        if (response.status !== 200) continue;
-        let video: ReturnType<typeof readSoraVideo>;
-        try {
-          video = readSoraVideo(JSON.parse(body));
-        } catch {
-          video = undefined;
+        const state = api.state(response.status, body);
+        if (!state) continue;
+        if (state.status === 'SUCCESS' && !state.url && state.file && api.fileUrl) {
+          // A finished file without its address yet is not done for us: the next poll asks again.
+          const located = await deps.transport.send(
+            await api.fileUrl.request(channel, taskKey(channel, ref.keyIndex), state.file),
+            AbortSignal.any([signal, AbortSignal.timeout(60_000)]),
+          );
+          const url = api.fileUrl.read(located.status, await located.body.text());
+          if (!url) continue;
+          state.url = url;
         }
-        if (video) states.set(task.upstreamId, { ...video, raw: video });
+        states.set(task.upstreamId, { ...state, raw: state });
       }
       return states;
     },
@@ -77,12 +79,14 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
       if (update.status === task.status && update.progress === task.progress) return false;
       const now = seconds();
       const started = update.status === 'IN_PROGRESS' || update.status === 'SUCCESS';
+      const url = (update.raw as VideoState | undefined)?.url;
       return updateTaskIf(db, task.id, task.status, {
         status: update.status,
         progress: update.progress,
         start_time: Number(task.row.start_time) || (started ? now : 0),
         finish_time: update.status === 'SUCCESS' ? now : Number(task.row.finish_time),
         updated_at: now,
+        ...(update.status === 'SUCCESS' && url ? { data: JSON.stringify({ url }) } : {}),
       });
     },
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskRow } from '../../../store/repositories/tasks.ts';
-import { readSoraVideo, soraParams, soraRatios, videoObject } from './sora.ts';
+import { readSoraVideo, soraParams, soraRatios } from './sora.ts';
 
 describe('Sora wire', () => {
   it('defaults seconds and size as OpenAI does and refuses values it would refuse', () => {
@@ -26,29 +25,5 @@ describe('Sora wire', () => {
     expect(readSoraVideo({ id: 'v1', status: 'failed', error: { message: 'blocked' } })?.failReason).toBe('blocked');
     expect(readSoraVideo({ id: 'v1', status: 'weird' })).toBeUndefined();
     expect(readSoraVideo({ status: 'queued' })).toBeUndefined();
-  });
-
-  it("shows a stored task as OpenAI's video object under the public id", () => {
-    const row = {
-      task_id: 'video_abc',
-      status: 'FAILURE',
-      progress: '50%',
-      submit_time: 1700000000,
-      finish_time: 1700000100,
-      fail_reason: 'upstream timeout',
-      properties: JSON.stringify({ origin_model_name: 'sora-2', input: 'p', seconds: '8', size: '1280x720' }),
-    } as unknown as TaskRow;
-    expect(videoObject(row)).toMatchObject({
-      id: 'video_abc',
-      object: 'video',
-      model: 'sora-2',
-      status: 'failed',
-      progress: 50,
-      created_at: 1700000000,
-      completed_at: null,
-      seconds: '8',
-      size: '1280x720',
-      error: { code: 'video_generation_failed', message: 'upstream timeout' },
-    });
   });
 });

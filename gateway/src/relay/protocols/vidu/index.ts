@@ -1,0 +1,47 @@
+import type { WireFormat } from '../../types.ts';
+import type { Provider } from '../types.ts';
+import { viduVideo } from './video.ts';
+
+const NONE = {
+  observe() {},
+  usage: undefined,
+  text: '',
+  toolCalls: 0,
+};
+
+/** Vidu's answers to a refused call: `{reason, message}` or its `err_code`. */
+function parseViduError(status: number, text: string) {
+  let message = text.slice(0, 300);
+  let code: string | null = null;
+  try {
+    const body = JSON.parse(text) as { reason?: unknown; message?: unknown; err_code?: unknown };
+    const reason = body.reason ?? body.err_code;
+    if (typeof reason === 'string') code = reason;
+    if (typeof body.message === 'string' && body.message !== '') message = body.message;
+    else if (code) message = code;
+  } catch {
+    // Not JSON: the start of the text says it.
+  }
+  return { status, message, type: 'upstream_error', code };
+}
+
+/**
+ * Vidu (channel type 52): video generation only. The task routes (relay/tasks/video) speak it through
+ * `video`; a submission is billed per call, never streamed, never converted.
+ */
+export const viduProvider: Provider = {
+  name: 'vidu',
+  formats: new Set<WireFormat>(['video']),
+  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
+  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  buildRequest: (input) => ({
+    url: `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
+    method: 'POST',
+    headers: { authorization: `Token ${input.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(input.body),
+  }),
+  video: viduVideo,
+  usageFromBody: () => undefined,
+  streamObserver: () => NONE,
+  parseError: parseViduError,
+};

@@ -1,0 +1,41 @@
+import type { FastifyRequest } from 'fastify';
+
+/** A refusal in OpenAI's error shape, `code` a stable error code. */
+export class VideoFailure extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(code: string, message: string, status = 400) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export const invalidVideo = (message: string) => new VideoFailure('invalid_request', message);
+
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A submission as read from JSON or multipart: its fields, and the form itself when it came as one. */
+export interface Submission {
+  fields: Record<string, unknown>;
+  form?: FormData;
+}
+
+export async function readSubmission(request: FastifyRequest): Promise<Submission> {
+  const contentType = String(request.headers['content-type'] ?? '');
+  if (contentType.startsWith('multipart/form-data')) {
+    if (!Buffer.isBuffer(request.body)) throw invalidVideo('the multipart body could not be read');
+    let form: FormData;
+    try {
+      form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': contentType } }).formData();
+    } catch {
+      throw invalidVideo('the multipart body could not be read');
+    }
+    const fields: Record<string, unknown> = {};
+    for (const [name, value] of form) if (typeof value === 'string') fields[name] = value;
+    return { fields, form };
+  }
+  if (!isRecord(request.body)) throw invalidVideo('the body must be a JSON object or multipart/form-data');
+  return { fields: request.body };
+}
