@@ -1166,7 +1166,7 @@ export const en = {
       ip_list:
         'Addresses or CIDR ranges, e.g. ["203.0.113.7", "10.0.0.0/8", "2001:db8::/32"]; a whitelisted address is fetched even if internal',
       ssrf_protection:
-        'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images) against the rules below; off fetches any http(s) URL',
+        'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images and videos) against the rules below; off fetches any http(s) URL',
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
       comma_separated: 'Comma separated',

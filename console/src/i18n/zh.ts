@@ -1360,7 +1360,7 @@ export const zh = {
       ip_list:
         'IP 或 CIDR 网段，例如 ["203.0.113.7", "10.0.0.0/8", "2001:db8::/32"]；白名单中的地址即使是内部地址也会放行',
       ssrf_protection:
-        '网关替用户发起的请求（Webhook 通知、Midjourney notifyHook、转发的图片）都先按下列规则检查地址；关闭后任何 http(s) 地址都会请求',
+        '网关替用户发起的请求（Webhook 通知、Midjourney notifyHook、转发的图片和视频）都先按下列规则检查地址；关闭后任何 http(s) 地址都会请求',
       chats: '聊天客户端列表，例如 [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
       comma_separated: '以逗号分隔',
