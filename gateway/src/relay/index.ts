@@ -24,7 +24,7 @@ export interface RelayPluginDeps extends PipelineDeps {
   options: OptionsService;
   bodyLimitBytes: number;
   tester: ChannelTester;
-  /** Fetches of URLs that clients or upstream answers supplied (result images), under fetch_setting.*. */
+  /** Fetches of URLs that clients or upstream answers supplied (result images and videos), under fetch_setting.*. */
   outbound: OutboundGuard;
 }
 

@@ -63,7 +63,7 @@ export const optionErrors = defineErrors({
   OPTION_INVALID_ENTRY: {
     status: 400,
     message: {
-      zh: '{key} 中的 "{item}" 无效，应为{expectedZh}',
+      zh: '{key} 中的 "{item}" 无效，应为 {expectedZh}',
       en: '{key}: "{item}" is invalid; each entry must be {expectedEn}',
     },
   },

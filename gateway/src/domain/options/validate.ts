@@ -113,12 +113,12 @@ function validateJson(definition: OptionDefinition, value: string): string {
 const ENTRY_SYNTAX = {
   'ip-ranges': {
     valid: (entry: string) => parseCidr(entry) !== undefined,
-    expectedZh: ' IP 地址或 CIDR 网段，例如 10.0.0.0/8',
+    expectedZh: 'IP 地址或 CIDR 网段，例如 10.0.0.0/8',
     expectedEn: 'an IP address or a CIDR range such as 10.0.0.0/8',
   },
   'port-ranges': {
     valid: (entry: string) => parsePortRange(entry) !== undefined,
-    expectedZh: ' 1 到 65535 的端口或端口范围，例如 443 或 8000-9000',
+    expectedZh: '1 到 65535 的端口或端口范围，例如 443 或 8000-9000',
     expectedEn: 'a port or a port range from 1 to 65535, such as 443 or 8000-9000',
   },
 };
