@@ -199,7 +199,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
     const done = await generic(id, 'SUCCESS');
     const [upstream] = [...mock.tasks.values()];
     expect(done.data).toMatchObject({ task_id: id, action: 'TEXT2VIDEO', progress: '100%' });
-    expect(done.data.url).toBe(`${mock.url}/files/${upstream!.task_id}.mp4`);
+    expect(done.data.url).toMatch(new RegExp(`/v1/videos/${id}/content$`));
     expect(mock.requests.some((r) => r.path === `/v1/videos/text2video/${upstream!.task_id}`)).toBe(true);
     const content = await fetch(`${gateway.url}/v1/videos/${id}/content`, {
       headers: { authorization: `Bearer ${apiKey}` },

@@ -1,11 +1,17 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { serveMock } from './mock-server.ts';
+import { VeoOperations } from './veo-operations.ts';
 
 /**
  * A local upstream that speaks Google's Gemini REST protocol (generateContent, streamGenerateContent
  * with `alt=sse` data events or as one JSON array without it, embedContent, batchEmbedContents and the
  * model list), so the relay can be tested end to end with the official `@google/genai` client or with
  * other formats converted to Gemini. Every request is recorded; behaviour can be scripted per test.
+ * Veo: `POST /v1beta/models/veo-…:predictLongRunning` answers an operation `models/{model}/operations/{id}`,
+ * `GET /v1beta/{operation}` advances it (`veo`), a finished video's URI `…/files/{id}:download?alt=media`
+ * takes the key and redirects to a signed `/download/{id}?signature=…` that needs no key (as Google's
+ * redirects to storage), so the content can be fetched only with the key, and the key need not follow.
  */
 export interface RecordedGeminiRequest {
   method: string;
@@ -64,6 +70,8 @@ export interface MockGemini {
   url: string;
   requests: RecordedGeminiRequest[];
   behaviour: MockGeminiBehaviour;
+  /** Veo's operations, and how the next one ends. */
+  veo: VeoOperations;
   close(): Promise<void>;
 }
 
@@ -92,6 +100,8 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 export async function startMockGemini(): Promise<MockGemini> {
   const requests: RecordedGeminiRequest[] = [];
   let behaviour: MockGeminiBehaviour = {};
+  const veo = new VeoOperations();
+  const files = new VideoFiles(veo);
   const server = await serveMock(async (req, res, raw) => {
     let body: any;
     try {
@@ -117,7 +127,7 @@ export async function startMockGemini(): Promise<MockGemini> {
       record.action = route[3];
     }
     requests.push(record);
-    await handle(behaviour, req, res, record).catch((error: unknown) => {
+    await handle(behaviour, req, res, record, files).catch((error: unknown) => {
       if (!res.headersSent) googleError(res, 500, String(error));
       else res.end();
     });
@@ -125,6 +135,7 @@ export async function startMockGemini(): Promise<MockGemini> {
   return {
     ...server,
     requests,
+    veo,
     get behaviour() {
       return behaviour;
     },
@@ -166,7 +177,88 @@ function googleError(res: ServerResponse, status: number, message: string, reaso
   json(res, status, { error });
 }
 
-async function handle(b: MockGeminiBehaviour, req: IncomingMessage, res: ServerResponse, r: RecordedGeminiRequest) {
+/** Finished Veo videos as Gemini's files: the download takes the key and redirects to a signed address. */
+class VideoFiles {
+  readonly #secret = randomBytes(16);
+  readonly veo: VeoOperations;
+  constructor(veo: VeoOperations) {
+    this.veo = veo;
+  }
+
+  signature(id: string): string {
+    return createHmac('sha256', this.#secret).update(id).digest('base64url');
+  }
+
+  /** `/download/{id}?signature=…`: the video's bytes for a good signature, whoever asks. */
+  serveSigned(res: ServerResponse, r: RecordedGeminiRequest): boolean {
+    const signed = /^\/download\/([^/]+)$/.exec(r.path);
+    if (!signed) return false;
+    if (r.query.get('signature') !== this.signature(signed[1]!)) {
+      googleError(res, 403, 'The signature of the download address does not match.');
+      return true;
+    }
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': this.veo.content.length });
+    res.end(this.veo.content);
+    return true;
+  }
+}
+
+/** `GET /{version}/models/{model}/operations/{id}` in Gemini's shape; false for other paths. */
+function answerOperation(files: VideoFiles, req: IncomingMessage, res: ServerResponse, r: RecordedGeminiRequest) {
+  if (req.method !== 'GET' || !/^\/v1beta\/models\/[^/]+\/operations\/[^/]+$/.test(r.path)) return false;
+  const name = r.path.slice('/v1beta/'.length);
+  const operation = files.veo.ask(name);
+  if (!operation) {
+    googleError(res, 404, `Operation ${name} not found.`);
+    return true;
+  }
+  if (!operation.done) {
+    json(res, 200, { name });
+    return true;
+  }
+  if (typeof operation.outcome === 'object') {
+    json(res, 200, { name, done: true, error: { code: 3, message: operation.outcome.error } });
+    return true;
+  }
+  const id = name.split('/').at(-1)!;
+  const generateVideoResponse =
+    operation.outcome === 'filtered'
+      ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['The prompt was blocked by the safety filters.'] }
+      : { generatedSamples: [{ video: { uri: `http://${req.headers.host}/v1beta/files/${id}:download?alt=media` } }] };
+  json(res, 200, {
+    name,
+    done: true,
+    response: {
+      '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
+      generateVideoResponse,
+    },
+  });
+  return true;
+}
+
+/** `GET /v1beta/files/{id}:download?alt=media` (with the key): a redirect to the signed address. */
+function answerDownload(files: VideoFiles, res: ServerResponse, r: RecordedGeminiRequest, host: string) {
+  const download = /^\/v1beta\/files\/([^/:]+):download$/.exec(r.path);
+  if (!download) return false;
+  const id = download[1]!;
+  const known = [...files.veo.operations.keys()].some((name) => name.endsWith(`/operations/${id}`));
+  if (!known || r.query.get('alt') !== 'media') {
+    googleError(res, 404, `File ${id} not found.`);
+    return true;
+  }
+  res.writeHead(302, { location: `http://${host}/download/${id}?signature=${files.signature(id)}` });
+  res.end();
+  return true;
+}
+
+async function handle(
+  b: MockGeminiBehaviour,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: RecordedGeminiRequest,
+  files: VideoFiles,
+) {
+  if (files.serveSigned(res, r)) return;
   const header = req.headers['x-goog-api-key'];
   const key = (Array.isArray(header) ? header[0] : header) ?? r.query.get('key') ?? '';
   if (!key) {
@@ -201,6 +293,7 @@ async function handle(b: MockGeminiBehaviour, req: IncomingMessage, res: ServerR
     }));
     return json(res, 200, { models });
   }
+  if (answerOperation(files, req, res, r) || answerDownload(files, res, r, String(req.headers.host))) return;
   if (req.method !== 'POST' || !r.action || !r.model) {
     return googleError(res, 404, `Requested entity was not found. (${req.method} ${r.path})`);
   }
@@ -208,6 +301,11 @@ async function handle(b: MockGeminiBehaviour, req: IncomingMessage, res: ServerR
     return googleError(res, 400, 'Invalid JSON payload received.');
   }
   switch (r.action) {
+    case 'predictLongRunning': {
+      const refused = files.veo.check(r.model, r.body, { gcsImages: false });
+      if (refused) return googleError(res, refused.status, refused.message);
+      return json(res, 200, { name: files.veo.create(`models/${r.model}`, r.model, r.body).name });
+    }
     case 'generateContent':
       return json(res, 200, answer(b, r.body, r.model));
     case 'streamGenerateContent':

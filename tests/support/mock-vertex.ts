@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { type MockAnthropic, startMockAnthropic } from './mock-anthropic.ts';
 import { type MockGemini, startMockGemini } from './mock-gemini.ts';
 import { serveMock } from './mock-server.ts';
+import { VeoOperations } from './veo-operations.ts';
 
 /**
  * A local Google Cloud for Vertex AI: an OAuth token endpoint (`POST /token`) that grants an access
@@ -15,7 +16,9 @@ import { serveMock } from './mock-server.ts';
  * (`GET /v1beta1/publishers/google/models`, Model Garden's ListPublisherModels) takes either, and pages
  * by `pageSize`/`pageToken`. Gemini methods answer as Google's Gemini publisher and Claude's rawPredict /
  * streamRawPredict as Anthropic's Messages API — by the Gemini and Anthropic mocks behind it, whose
- * behaviour tests script through `gemini` and `anthropic`.
+ * behaviour tests script through `gemini` and `anthropic`. Veo's `predictLongRunning` answers an
+ * operation under the publisher model, and `fetchPredictOperation {operationName}` advances it (`veo`)
+ * to done with the video inline (`bytesBase64Encoded`, as Vertex answers without a storageUri).
  */
 export interface TestServiceAccount {
   /** The key file's fields, as Google's console downloads them. */
@@ -82,6 +85,8 @@ export interface MockVertex {
   trust(account: TestServiceAccount): void;
   /** Trusts an API key for express mode (`/v1/publishers/google/models/…` with `x-goog-api-key` or `?key=`). */
   trustApiKey(key: string): void;
+  /** Veo's operations, and how the next one ends. */
+  veo: VeoOperations;
   /** The publishers behind the API, for scripting replies and usage. */
   gemini: MockGemini;
   anthropic: MockAnthropic;
@@ -125,6 +130,7 @@ export async function startMockVertex(): Promise<MockVertex> {
   const requests: RecordedVertexRequest[] = [];
   const grants: MockVertex['grants'] = [];
   const refusals: string[] = [];
+  const veo = new VeoOperations();
   let tokenUri = '';
 
   const server = await serveMock(async (req, res, raw) => {
@@ -231,8 +237,11 @@ export async function startMockVertex(): Promise<MockVertex> {
     return googleError(res, 404, `Publisher Model \`${resource}\` not found.`);
   });
 
-  /** Google's publisher: Gemini's generateContent family, with Vertex's stricter content roles. */
+  /** Google's publisher: Gemini's generateContent family, with Vertex's stricter content roles, and Veo. */
   async function answerGemini(record: RecordedVertexRequest, body: any, url: URL, res: ServerResponse) {
+    if (record.action === 'predictLongRunning' || record.action === 'fetchPredictOperation') {
+      return answerVeo(record, body, res);
+    }
     if (record.action !== 'generateContent' && record.action !== 'streamGenerateContent') {
       return googleError(res, 400, `Method ${record.action} is not supported by publishers/google models here.`);
     }
@@ -247,6 +256,39 @@ export async function startMockVertex(): Promise<MockVertex> {
       body,
       res,
     );
+  }
+
+  /** Veo: a new operation under the publisher model, or the state of one it made (the video inline once done). */
+  function answerVeo(record: RecordedVertexRequest, body: any, res: ServerResponse) {
+    const model = record.model!;
+    const resource = `projects/${record.project ?? 'express-project'}/locations/${record.location ?? 'us-central1'}/publishers/google/models/${model}`;
+    if (record.action === 'predictLongRunning') {
+      const refused = veo.check(model, body, { gcsImages: true });
+      if (refused) return googleError(res, refused.status, refused.message);
+      return json(res, 200, { name: veo.create(resource, model, body).name });
+    }
+    const name = typeof body.operationName === 'string' ? body.operationName : '';
+    const known = veo.operations.get(name);
+    if (!known || known.model !== model || (record.project && !name.startsWith(`projects/${record.project}/`))) {
+      return googleError(res, 404, `Operation ${name} not found for ${resource}.`);
+    }
+    const operation = veo.ask(name)!;
+    if (!operation.done) return json(res, 200, { name });
+    if (typeof operation.outcome === 'object') {
+      return json(res, 200, { name, done: true, error: { code: 3, message: operation.outcome.error } });
+    }
+    const response =
+      operation.outcome === 'filtered'
+        ? { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ['The prompt was blocked by the safety filters.'] }
+        : {
+            raiMediaFilteredCount: 0,
+            videos: [{ bytesBase64Encoded: veo.content.toString('base64'), mimeType: 'video/mp4' }],
+          };
+    return json(res, 200, {
+      name,
+      done: true,
+      response: { '@type': 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse', ...response },
+    });
   }
 
   /** Anthropic's publisher: the Messages API with the version in the body and the model in the URL. */
@@ -279,6 +321,7 @@ export async function startMockVertex(): Promise<MockVertex> {
     requests,
     grants,
     refusals,
+    veo,
     trustApiKey(key) {
       apiKeys.add(key);
     },

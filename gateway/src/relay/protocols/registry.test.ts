@@ -49,7 +49,9 @@ describe('channel-type registry', () => {
       expect(providerFor(type.id)).toBe(PROVIDERS[type.protocol!]);
       expect(type.endpoints.length).toBeGreaterThan(0);
       for (const endpoint of type.endpoints) {
-        expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
+        // Videos are the protocol's video tasks, beside its chat where it has one (Veo on Gemini and Vertex).
+        if (endpoint === 'video') expect(providerFor(type.id).video, endpoint).toBeDefined();
+        else expect(providerFor(type.id).nativeFormat(ENDPOINT_FORMAT[endpoint]), endpoint).toBeDefined();
       }
       // Task-only types have no chat to test with (new-api does not test them either).
       expect(type.testable).toBe(type.endpoints.some((e) => e !== 'midjourney' && e !== 'suno' && e !== 'video'));

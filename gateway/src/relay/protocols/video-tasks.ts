@@ -1,5 +1,6 @@
+import type { UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot } from '../types.ts';
-import type { UpstreamRequest } from './types.ts';
+import type { AuthorizeInput, SendInput, UpstreamRequest } from './types.ts';
 
 /**
  * A protocol's video generation API, for the task routes (relay/tasks/video): how a submission is
@@ -78,6 +79,14 @@ export interface VideoTaskRef {
   upstreamId: string;
   upstreamModel: string;
   action: string;
+  /** The finished video's address from its state, kept without credentials (what `content` may fetch with them). */
+  url?: string;
+}
+
+/** A finished video's bytes, read out of an answer that carries them inside a document. */
+export interface VideoBytes {
+  type: string;
+  bytes: Buffer;
 }
 
 export interface VideoTasks {
@@ -96,9 +105,25 @@ export interface VideoTasks {
   state(status: number, body: string): VideoState | undefined;
   /**
    * The request for a finished video's bytes where the vendor serves them itself (Sora's content
-   * endpoint, with a variant); absent: the content is fetched from the state's `url`.
+   * endpoint, with a variant; Gemini's file URI, with the key); absent: the content is fetched from
+   * the state's `url`. Undefined when the vendor has no such variant.
    */
-  content?(channel: ChannelSnapshot, key: string, task: VideoTaskRef, variant: string): Promise<UpstreamRequest>;
+  content?(
+    channel: ChannelSnapshot,
+    key: string,
+    task: VideoTaskRef,
+    variant: string,
+  ): Promise<UpstreamRequest | undefined>;
+  /**
+   * The bytes out of content's answer where it is a document holding them (Vertex's operation, the
+   * video base64-encoded), or why there are none; absent: the answer is the bytes themselves.
+   */
+  contentBytes?(body: string): VideoBytes | string;
+  /**
+   * Sends the protocol's video requests where a credential must be fetched first (Vertex's OAuth
+   * access token); absent: the transport sends them as built.
+   */
+  send?(request: UpstreamRequest, input: SendInput & AuthorizeInput): Promise<UpstreamResponse>;
   /**
    * Where a finished task names a file instead of an address (MiniMax's file_id): the call that
    * asks the file's download address, and reading its answer (undefined: ask again at the next poll).

@@ -5,6 +5,7 @@ import { prepareGeminiBody } from './prepare.ts';
 import { buildGeminiRequest } from './request.ts';
 import { GeminiStreamObserver } from './stream.ts';
 import { geminiUsage } from './usage.ts';
+import { geminiVideo } from './video.ts';
 
 const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>(['gemini-generate', 'gemini-embed']);
 
@@ -18,7 +19,7 @@ const NATIVE: Partial<Record<WireFormat, WireFormat>> = {
   'openai-embeddings': 'gemini-embed',
 };
 
-/** Google's Gemini API (channel type 24): generateContent, streamGenerateContent, embeddings. */
+/** Google's Gemini API (channel type 24): generateContent, streamGenerateContent, embeddings, Veo videos. */
 export const geminiProvider: Provider = {
   name: 'gemini',
   formats: FORMATS,
@@ -28,6 +29,7 @@ export const geminiProvider: Provider = {
   usageFromBody: geminiUsage,
   streamObserver: () => new GeminiStreamObserver(),
   parseError: parseGeminiError,
+  video: geminiVideo,
 };
 
 export { parseGeminiError } from './errors.ts';

@@ -1,6 +1,6 @@
 import { type GoogleCredentials, parseGoogleCredentials } from '../../../domain/channels/service-account.ts';
 import type { Json } from '../../convert/types.ts';
-import type { WireFormat } from '../../types.ts';
+import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import { buildClaudeRequest, prepareClaudeBody } from '../anthropic/index.ts';
 import { prepareGeminiBody } from '../gemini/index.ts';
 import type { BuildInput, ProviderContext, UpstreamRequest } from '../types.ts';
@@ -74,18 +74,39 @@ export function buildVertexRequest(input: BuildInput): UpstreamRequest {
         problem: 'an API key reaches only Google models (express mode); Claude needs a service-account key',
       });
     }
-    const base = (channel.baseUrl || EXPRESS_BASE_URL).replace(/\/+$/, '');
     headers['x-goog-api-key'] = credentials.apiKey;
-    return {
-      url: `${base}/v1/publishers/google/models/${pathSegment(model)}:${method}`,
-      method: 'POST',
-      headers,
-      body,
-    };
   }
-  const located = regionFor(channel.other, model);
-  if ('problem' in located) throw vertexChannelError('channel:region_invalid', { problem: located.problem });
-  const { region } = located;
+  const url = publisherModelUrl(channel, credentials, { publisher, model, method });
+  if (format === 'claude-messages') {
+    // Anthropic's beta flags and per-model header settings apply on Vertex too; its key and version header do not.
+    const { 'x-api-key': _key, 'anthropic-version': _version, ...claude } = buildClaudeRequest(input).headers;
+    return { url, method: 'POST', headers: claude, body };
+  }
+  return { url, method: 'POST', headers, body };
+}
+
+/**
+ * A publisher model's method: `{host}/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}`
+ * for a service account (the region by the channel's setting unless given), or express mode's
+ * `{host}/v1/publishers/google/models/{model}:{method}` for an API key. The host is the region's, or
+ * the channel's base URL when it has one (a proxy; a path prefix is kept).
+ */
+export function publisherModelUrl(
+  channel: Pick<ChannelSnapshot, 'baseUrl' | 'other'>,
+  credentials: GoogleCredentials,
+  target: { publisher: string; model: string; method: string; region?: string },
+): string {
+  const { publisher, model, method } = target;
+  if ('apiKey' in credentials) {
+    const base = (channel.baseUrl || EXPRESS_BASE_URL).replace(/\/+$/, '');
+    return `${base}/v1/publishers/google/models/${pathSegment(model)}:${method}`;
+  }
+  let region = target.region;
+  if (region === undefined) {
+    const located = regionFor(channel.other, model);
+    if ('problem' in located) throw vertexChannelError('channel:region_invalid', { problem: located.problem });
+    region = located.region;
+  }
   const base = (channel.baseUrl || `https://${vertexHost(region)}`).replace(/\/+$/, '');
   const path = [
     'projects',
@@ -99,10 +120,5 @@ export function buildVertexRequest(input: BuildInput): UpstreamRequest {
   ]
     .map((part, i) => (i % 2 === 1 ? pathSegment(part) : part))
     .join('/');
-  if (format === 'claude-messages') {
-    // Anthropic's beta flags and per-model header settings apply on Vertex too; its key and version header do not.
-    const { 'x-api-key': _key, 'anthropic-version': _version, ...claude } = buildClaudeRequest(input).headers;
-    return { url: `${base}/v1/${path}:${method}`, method: 'POST', headers: claude, body };
-  }
-  return { url: `${base}/v1/${path}:${method}`, method: 'POST', headers, body };
+  return `${base}/v1/${path}:${method}`;
 }

@@ -7,6 +7,7 @@ import type { VideoState } from '../../protocols/video-tasks.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
 import { taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { sendVideoRequest } from './upstream.ts';
 
 export const VIDEO_PLATFORM = 'video';
 
@@ -54,16 +55,22 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
       for (const task of tasks) {
         if (signal.aborted) continue;
         const ref = videoTaskRef(task.row);
-        const query = await api.query(channel, taskKey(channel, ref.keyIndex), ref);
-        const response = await deps.transport.send(query, AbortSignal.any([signal, AbortSignal.timeout(60_000)]));
+        const key = taskKey(channel, ref.keyIndex);
+        const query = await api.query(channel, key, ref);
+        const response = await sendVideoRequest(
+          { transport: deps.transport, tasks: api, channel, key },
+          query,
+          AbortSignal.any([signal, AbortSignal.timeout(60_000)]),
+        );
         const body = await response.body.text();
         // One task the upstream cannot answer for now is left as it is; it times out if that lasts.
         const state = api.state(response.status, body);
         if (!state) continue;
         if (state.status === 'SUCCESS' && !state.url && state.file && api.fileUrl) {
           // A finished file without its address yet is not done for us: the next poll asks again.
-          const located = await deps.transport.send(
-            await api.fileUrl.request(channel, taskKey(channel, ref.keyIndex), state.file),
+          const located = await sendVideoRequest(
+            { transport: deps.transport, tasks: api, channel, key },
+            await api.fileUrl.request(channel, key, state.file),
             AbortSignal.any([signal, AbortSignal.timeout(60_000)]),
           );
           const url = api.fileUrl.read(located.status, await located.body.text());

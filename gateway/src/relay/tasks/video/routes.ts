@@ -11,6 +11,7 @@ import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, readSubmission, VideoFailure } from './submission.ts';
 import { createVideo, submitVideo, taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { fetchVideoContent } from './upstream.ts';
 import { videoObject, videoProperties, videoUrl } from './view.ts';
 
 const CONTENT_TIMEOUT_MS = 60_000;
@@ -50,6 +51,7 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       );
   });
   const caller = (request: FastifyRequest) => authenticateKey(request, deps.keys, options);
+  const serverAddress = () => options.get('ServerAddress').replace(/\/+$/, '');
   // Kling's native routes: the same tasks in Kling's shapes, with Kling's error answers.
   await app.register(klingRoutes, deps);
   const ownTask = async (who: RelayCaller, id: string): Promise<TaskRow> => {
@@ -107,7 +109,9 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
         start_time: Number(row.start_time),
         finish_time: Number(row.finish_time),
         progress: row.progress,
-        url: row.status === 'SUCCESS' ? (videoUrl(row) ?? '') : '',
+        // The gateway's own content route, whatever the vendor: only the owner's key downloads it, and a
+        // vendor's address (which may need the channel's key, or expire) is never handed out.
+        url: row.status === 'SUCCESS' ? `${serverAddress()}/v1/videos/${encodeURIComponent(row.task_id)}/content` : '',
         data: videoObject(row),
       },
     };
@@ -150,7 +154,16 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       const signal = AbortSignal.timeout(CONTENT_TIMEOUT_MS);
       let response: UpstreamResponse;
       if (tasks.content) {
-        response = await deps.transport.send(await tasks.content(channel, key, ref, variant), signal);
+        const upstream = await tasks.content(channel, key, ref, variant);
+        if (!upstream) {
+          throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
+        }
+        response = await fetchVideoContent(
+          { transport: deps.transport, tasks, channel, key },
+          deps.outbound,
+          upstream,
+          signal,
+        );
       } else {
         const url = videoUrl(row);
         if (!url || variant !== 'video') {
@@ -162,6 +175,12 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       if (response.status !== 200) {
         await response.body.text();
         throw new VideoFailure('upstream_error', `the upstream answered HTTP ${response.status}`, 502);
+      }
+      if (tasks.contentBytes) {
+        // The vendor answered with a document holding the bytes (Vertex's operation, base64).
+        const video = tasks.contentBytes(await response.body.text());
+        if (typeof video === 'string') throw new VideoFailure('upstream_error', video, 502);
+        return reply.header('content-type', video.type).send(video.bytes);
       }
       const type = response.headers['content-type'];
       reply.header('content-type', typeof type === 'string' ? type : 'application/octet-stream');

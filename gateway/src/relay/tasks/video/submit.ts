@@ -26,6 +26,8 @@ import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, type Submission, VideoFailure } from './submission.ts';
+import { sendVideoRequest } from './upstream.ts';
+import { videoUrl } from './view.ts';
 
 const SUBMIT_TIMEOUT_MS = 60_000;
 /** OpenAI's Videos API makes sora-2 when no model is named. */
@@ -169,7 +171,13 @@ export async function submitVideo(
     let status: number;
     let text: string;
     try {
-      const response = await deps.transport.send(submit.upstream, AbortSignal.timeout(SUBMIT_TIMEOUT_MS));
+      const upstream = {
+        transport: deps.transport,
+        tasks: submit.tasks,
+        channel,
+        key: taskKey(channel, submit.keyIndex),
+      };
+      const response = await sendVideoRequest(upstream, submit.upstream, AbortSignal.timeout(SUBMIT_TIMEOUT_MS));
       status = response.status;
       text = await response.body.text();
     } catch (error) {
@@ -244,13 +252,15 @@ export async function submitVideo(
   }
 }
 
-/** How the upstream knows a task, from the row's billing context: its id, model, action and key. */
+/** How the upstream knows a task, from the row's billing context: its id, model, action, key and video's address. */
 export function videoTaskRef(row: TaskRow): VideoTaskRef & { keyIndex: number | undefined } {
   const context = taskBillingContext(row);
+  const url = videoUrl(row);
   return {
     upstreamId: context?.upstream_task_id ?? '',
     upstreamModel: context?.upstream_model ?? '',
     action: row.action,
     keyIndex: context?.key_index,
+    ...(url ? { url } : {}),
   };
 }
