@@ -435,8 +435,10 @@ describe('channel types', () => {
     for (const mj of [2, 5])
       expect(byId.get(mj)).toMatchObject({ offered: true, protocol: 'midjourney', testable: false });
     expect(byId.get(55)).toMatchObject({ offered: true, protocol: 'video', endpoints: ['video'], testable: false });
-    for (const task of [51, 57, 54]) expect(byId.get(task)?.offered).toBe(false);
+    expect(byId.get(57)?.offered).toBe(false);
     expect(byId.get(50)).toMatchObject({ offered: true, protocol: 'kling', endpoints: ['video'], testable: false });
+    expect(byId.get(51)).toMatchObject({ offered: true, protocol: 'jimeng', endpoints: ['video'], testable: false });
+    expect(byId.get(54)).toMatchObject({ offered: true, protocol: 'seedance', endpoints: ['video'], testable: false });
     expect(types.filter((type) => type.offered && type.protocol === null)).toEqual([]);
   });
 

@@ -40,6 +40,7 @@ export {
   settleQuota,
   type ToolSurcharges,
   taskCallQuota,
+  taskTokenQuota,
   type UsageSemantics,
 } from './quota.ts';
 export { countTextTokens, type EncodingName, encodingFor, warmUpTokenizers } from './tokenizer.ts';

@@ -169,6 +169,15 @@ export function taskCallQuota(price: ModelPrice, options: BillingOptions, taskRa
   return roundExact((price.modelRatio / 2) * options.getNumber('QuotaPerUnit') * price.groupRatio * taskRatio);
 }
 
+/**
+ * What a finished task priced by model ratio costs by the tokens its upstream reports (reference §9.2's
+ * token settlement, Seedance's `usage.total_tokens`): tokens × model ratio × group ratio × the task's
+ * own ratios, truncated to whole quota as new-api does.
+ */
+export function taskTokenQuota(tokens: number, modelRatio: number, groupRatio: number, taskRatio = 1): number {
+  return Math.max(0, Math.floor(snap(tokens * modelRatio * groupRatio * taskRatio)));
+}
+
 function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {
   const count = Math.max(1, Math.floor(n));
   return (price.perCallUsd ?? 0) * options.getNumber('QuotaPerUnit') * price.groupRatio * count * multiplier;

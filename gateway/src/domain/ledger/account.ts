@@ -4,7 +4,8 @@ import { Mutex } from './mutex.ts';
 /** A database write whose COMMIT failed in flight: its transaction id tells what became of it. */
 export interface UncertainWrite {
   xid: string;
-  op: 'take' | 'flush' | 'return' | 'charge';
+  /** `within`: a charge written in the caller's transaction (settleWithin), out of the lease row. */
+  op: 'take' | 'flush' | 'return' | 'charge' | 'within';
   leaseId: string | undefined;
   /** Spending the write subtracted from the row (`unflushed` at the time). */
   flushed: number;

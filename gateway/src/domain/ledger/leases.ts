@@ -9,6 +9,7 @@ import {
   type LeaseWriteResult,
   renewLeases,
   returnLease,
+  spendFromLease,
   trackedTransaction,
   transactionStatus,
   writeLease,
@@ -29,6 +30,19 @@ export interface LeaseWriterConfig {
   sliceQuota: number;
   ttlSeconds: number;
 }
+
+/** One account's part of a charge written together with the caller's rows. */
+export interface DirectCharge {
+  account: AccountLease;
+  amount: number;
+}
+
+/**
+ * Writes the ledger's side of a charge inside the caller's transaction; the caller calls it after its
+ * log and dashboard rows and before the counter rows of users, tokens and channels (the order every
+ * writer of those rows locks them in, so the transaction cannot deadlock with the usage writer).
+ */
+export type ChargeBalances = () => Promise<void>;
 
 /** A lease never takes more than this share of what is left, so other pods still find some. */
 const BALANCE_SHARE = 0.25;
@@ -127,6 +141,80 @@ export class LeaseWriter {
     }
   }
 
+  /**
+   * Charges each account `amount` in one transaction that also runs the caller's `write` (the caller
+   * holds every account's lock, in the ledger's order). Per account, what its lease has available is
+   * taken out of the lease row (spent, like a flush of it); only the rest (a lease lost or given back
+   * meanwhile, or a charge above what was reserved) comes off the balance, which then may go below
+   * zero exactly as `settle` lets it. Either way `initial = balance + Σ lease rows + Σ spent + debt`
+   * holds at COMMIT, and a crash right after it loses nothing: the sweeper returns the row as written.
+   * The in-memory lease follows only once the transaction committed. `release` gives the request's
+   * reservation back to the leases; it runs in the same turn as the charge is planned, so that nothing
+   * else can be promised the quota in between.
+   */
+  async chargeWithin<T>(
+    charges: DirectCharge[],
+    release: () => void,
+    write: (trx: Transaction<Database>, chargeBalances: ChargeBalances) => Promise<T>,
+  ): Promise<T> {
+    for (const { account } of charges) if (account.uncertain) await this.reconcile(account);
+    release();
+    const plans = charges.map(({ account, amount }) => {
+      const fromLease = account.leaseId === undefined ? 0 : Math.min(amount, Math.max(0, account.available));
+      // Held while the transaction runs, so no reservation is promised out of it meanwhile.
+      account.reserved += fromLease;
+      return {
+        account,
+        amount,
+        leaseId: account.leaseId,
+        fromLease,
+        lost: false,
+        balance: undefined as number | undefined,
+      };
+    });
+    try {
+      const result = await this.#tracked(
+        charges.map((c) => c.account),
+        (account) => ({ op: 'within', leaseId: account.leaseId, flushed: 0, debt: 0 }),
+        async (trx) => {
+          let charged = false;
+          const value = await write(trx, async () => {
+            if (charged) throw new Error('the balances of this charge were already written');
+            for (const plan of plans) {
+              plan.lost =
+                plan.fromLease > 0 &&
+                !(await spendFromLease(trx, { id: plan.leaseId!, holder: this.#holder, amount: plan.fromLease }));
+              const direct = plan.lost ? plan.amount : plan.amount - plan.fromLease;
+              // Written even when 0: it locks the balance row before the next account's lease row.
+              plan.balance = await chargeAccount(trx, plan.account.ref, direct);
+              if (plan.balance === undefined) {
+                throw new AccountMissingError(`${plan.account.ref.kind} ${plan.account.ref.id} does not exist`);
+              }
+            }
+            charged = true;
+          });
+          if (!charged) throw new Error('the transaction of a charge did not write its balances');
+          return value;
+        },
+      );
+      for (const plan of plans) {
+        plan.account.reserved -= plan.fromLease;
+        plan.account.balance = plan.balance;
+        if (plan.lost) this.#lose(plan.account);
+        else plan.account.rowAmount -= plan.fromLease;
+      }
+      return result;
+    } catch (error) {
+      for (const plan of plans) {
+        plan.account.reserved -= plan.fromLease;
+        // COMMIT's reply lost: counted as spent until reconcile reads the row, so that nothing is
+        // promised meanwhile out of quota that may be gone.
+        if (plan.account.uncertain) plan.account.rowAmount -= plan.fromLease;
+      }
+      throw error;
+    }
+  }
+
   /** The lease row is gone (swept): what the row did not reflect yet was never charged, so it is owed. */
   #lose(account: AccountLease): void {
     this.#log.warn(
@@ -214,14 +302,16 @@ export class LeaseWriter {
     if (status !== 'committed') {
       if (status === null)
         this.#log.error({ write, account: account.ref }, 'ledger write outcome unknown; assumed lost');
-      return;
-    }
-    account.unflushed -= write.flushed;
-    account.debt -= write.debt;
-    if (write.op === 'charge') return;
-    if (write.op === 'return') {
-      account.retire(this.nextGeneration(), account.unflushed);
-      return;
+      // A charge within was counted as spent meanwhile: the row below says what it really holds.
+      if (write.op !== 'within') return;
+    } else {
+      account.unflushed -= write.flushed;
+      account.debt -= write.debt;
+      if (write.op === 'charge') return;
+      if (write.op === 'return') {
+        account.retire(this.nextGeneration(), account.unflushed);
+        return;
+      }
     }
     const row = write.leaseId === undefined ? undefined : await findLease(this.#db, write.leaseId);
     if (row && row.holder === this.#holder) {

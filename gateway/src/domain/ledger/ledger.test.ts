@@ -379,6 +379,29 @@ describe('quota ledger on one pod', () => {
     expect(await leasesOf('user', ids.userId)).toEqual([]);
   });
 
+  it('settleWithin: a lost COMMIT reply is resolved by its transaction id, a rolled-back charge takes nothing', async () => {
+    const ids = await seed(1_000_000, 1_000_000);
+    const flaky = unreliable(db);
+    const ledger = await start({ db: flaky.db });
+    const charge = (amount: number) =>
+      ledger
+        .reserve({ userId: ids.userId, tokenId: ids.tokenId, amount })
+        .then((r) => ledger.settleWithin(r, amount, (_trx, chargeBalances) => chargeBalances()));
+    await charge(1_000);
+    flaky.control.fail = 'commit-lost';
+    await expect(charge(2_000)).rejects.toThrow('during COMMIT'); // charged, though the ledger cannot know it yet
+    flaky.control.fail = 'rolled-back';
+    await expect(charge(4_000)).rejects.toThrow('before COMMIT'); // not charged
+    // Until they are resolved, both count as spent: nothing is promised out of quota that may be gone.
+    expect(ledger.balance(ids.userId)).toBe(1_000_000 - 7_000);
+    await charge(8_000); // resolves both first
+    expect(ledger.balance(ids.userId)).toBe(1_000_000 - 11_000);
+    expect(ledger.tokenBalance(ids.tokenId)).toBe(1_000_000 - 11_000);
+    await ledger.close();
+    expect(await balances(ids)).toEqual({ user: 1_000_000 - 11_000, token: 1_000_000 - 11_000 });
+    expect(await leasesOf('user', ids.userId)).toEqual([]);
+  });
+
   it.skipIf(!hasPostgres())('keeps serving other accounts while one waits for its top-up', async () => {
     const slow = await seed(1_000_000);
     const fast = await seed(1_000_000);

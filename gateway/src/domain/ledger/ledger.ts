@@ -1,14 +1,14 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { ClusterState } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database } from '../../store/database.ts';
 import { AccountMissingError, type AccountRef, type LeaseWriteResult } from '../../store/repositories/quota-leases.ts';
 import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
-import { LeaseWriter, type LedgerLogger } from './leases.ts';
+import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
 import { type LeaseSweeper, startLeaseSweeper } from './sweeper.ts';
 
-export type { LedgerLogger } from './leases.ts';
+export type { ChargeBalances, LedgerLogger } from './leases.ts';
 
 export interface QuotaLedgerConfig {
   db: Kysely<Database>;
@@ -84,6 +84,26 @@ const now = () => performance.now();
 
 function checkQuota(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer quota`);
+}
+
+/** The order in which a caller holding several account locks takes them: wallets first, then by id. */
+function byLockOrder(a: AccountLease, b: AccountLease): number {
+  return (a.ref.kind === b.ref.kind ? 0 : a.ref.kind === 'user' ? -1 : 1) || a.ref.id - b.ref.id;
+}
+
+/** Runs `fn` holding the locks of all `accounts`, taken one after another in lock order. */
+async function lockedInOrder<T>(accounts: AccountLease[], fn: () => Promise<T>): Promise<T> {
+  const sorted = [...accounts].sort(byLockOrder);
+  const held: AccountLease[] = [];
+  try {
+    for (const account of sorted) {
+      await account.lock.acquire();
+      held.push(account);
+    }
+    return await fn();
+  } finally {
+    for (const account of held.reverse()) account.lock.release();
+  }
 }
 
 /**
@@ -204,6 +224,38 @@ export class QuotaLedger {
       for (const hold of state.holds) this.#release(hold);
       await Promise.all(state.holds.map((hold) => this.#spend(hold.ref, actualQuota)));
       return actualQuota;
+    } finally {
+      this.#finished();
+    }
+  }
+
+  /**
+   * Charges exactly `actualQuota` for the request like `settle`, but durably: in one database
+   * transaction together with the caller's `write` (a task row, its consume log and counters), which
+   * calls `chargeBalances` at its place in the lock order (see ChargeBalances). The charge comes out
+   * of the lease the reservation was promised from (its row, not just memory), so a crash right after
+   * COMMIT neither loses nor repeats it, and nothing else is charged through the ledger. Rejects, and
+   * charges nothing, if the transaction does; the reservation is over either way.
+   */
+  async settleWithin<T>(
+    reservation: Reservation,
+    actualQuota: number,
+    write: (trx: Transaction<Database>, chargeBalances: ChargeBalances) => Promise<T>,
+  ): Promise<T> {
+    checkQuota(actualQuota, 'actualQuota');
+    const state = this.#claim(reservation);
+    if (!state) throw new Error('this reservation was already settled or refunded');
+    try {
+      const accounts = state.holds.map((hold) => this.#account(hold.ref));
+      return await lockedInOrder(accounts, () =>
+        this.#leases.chargeWithin(
+          accounts.map((account) => ({ account, amount: actualQuota })),
+          () => {
+            for (const hold of state.holds) this.#release(hold);
+          },
+          write,
+        ),
+      );
     } finally {
       this.#finished();
     }
@@ -462,7 +514,8 @@ export class QuotaLedger {
     const singles: Array<Promise<unknown>> = [];
     const alone = (account: AccountLease, write: () => Promise<void>) =>
       singles.push(write().finally(() => account.lock.release()));
-    for (const [key, account] of this.#accounts) {
+    // Locks that are waited for are taken in one order (byLockOrder), as settleWithin takes them.
+    for (const [key, account] of [...this.#accounts].sort(([, a], [, b]) => byLockOrder(a, b))) {
       if (all) await account.lock.acquire();
       else if (!account.lock.tryAcquire()) continue;
       const idle = account.holds === 0 && at - account.lastActive >= this.#idleMs;

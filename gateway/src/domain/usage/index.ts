@@ -22,4 +22,4 @@ export type {
   UsageStats,
   UsageWriter,
 } from './types.ts';
-export { databaseUsageWriter } from './writer.ts';
+export { databaseUsageWriter, writeUsageBatch } from './writer.ts';

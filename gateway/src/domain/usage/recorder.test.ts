@@ -6,6 +6,7 @@ import type {
   RootOperationNode,
   UnknownRow,
 } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createTestStore, hasPostgres } from '../../../../tests/support/database.ts';
@@ -16,7 +17,7 @@ import { hourOf } from '../../store/repositories/quota-data.ts';
 import { buildConsumeOther } from './other.ts';
 import { UsageRecorder, UsageRecorderClosedError, type UsageRecorderConfig } from './recorder.ts';
 import type { ConsumeRecord, ErrorRecord, UsageSettings, UsageWriter } from './types.ts';
-import { databaseUsageWriter } from './writer.ts';
+import { databaseUsageWriter, writeUsageBatch } from './writer.ts';
 
 /** Counts the statements sent through a Kysely instance, by kind and table; can fail chosen ones. */
 class Statements implements KyselyPlugin {
@@ -307,6 +308,35 @@ describe('UsageRecorder', () => {
     expect(r.stats().flushes).toBe(2);
     const { want, got } = await expectCounters([...first, ...second], () => HOUR + 10);
     for (const [key, b] of want.buckets) expect(got.buckets.get(key)).toMatchObject(b);
+  });
+
+  it('batchOf gives the rows recordConsume would write, for a caller writing them in its own transaction', async () => {
+    const queued = recorder({ writer: databaseUsageWriter(store.db), now: () => (HOUR + 10) * 1000 });
+    const own = recorder({ writer: databaseUsageWriter(store.db), now: () => (HOUR + 10) * 1000 });
+    const records = Array.from({ length: 6 }, (_, i) => consume(i, { clientType: 'curl' }));
+    for (const rec of records.slice(0, 3)) queued.recordConsume(rec);
+    await queued.flush();
+    const order: string[] = [];
+    for (const rec of records.slice(3)) {
+      const batch = own.batchOf(rec);
+      expect(batch).toMatchObject({ records: 1, logs: [{ request_id: rec.requestId, quota: rec.quota }] });
+      await store.db.transaction().execute((trx) =>
+        writeUsageBatch(trx, batch, async () => {
+          order.push('between');
+        }),
+      );
+    }
+    expect(order).toEqual(['between', 'between', 'between']);
+    expect(own.stats()).toMatchObject({ queuedRecords: 0, queuedLogs: 0, flushes: 0 });
+    const { want, got } = await expectCounters(records, () => HOUR + 10);
+    for (const [key, b] of want.buckets) expect(got.buckets.get(key)).toMatchObject(b);
+    const logs = await store.db.selectFrom('logs').select(['request_id', 'other']).orderBy('request_id').execute();
+    expect(logs.map((l) => l.request_id)).toEqual(records.map((r) => r.requestId).sort());
+    const observed = await store.db
+      .selectFrom('channel_observations')
+      .select(sql<number>`sum(count)`.as('n'))
+      .execute();
+    expect(Number(observed[0]!.n)).toBe(6);
   });
 
   it('upserts channel observations per (channel, group, client type): counts add up, first and last seen widen', async () => {

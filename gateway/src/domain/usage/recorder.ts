@@ -120,11 +120,30 @@ export class UsageRecorder {
   /** Queues a settled request: its consume log (when LogConsumeEnabled), counters and hourly bucket. */
   recordConsume(record: ConsumeRecord): void {
     this.#accept(record, 'consume');
+    this.#addConsume(this.#pending, record, (row) => this.#queueLog(row));
+    this.#scheduled();
+  }
+
+  /**
+   * What recordConsume would queue for this record (log row, counters, hourly bucket, observation),
+   * as a batch for a caller that writes it in its own transaction (writeUsageBatch) instead.
+   */
+  batchOf(record: ConsumeRecord): UsageBatch {
+    this.#accept(record, 'consume');
+    const pending = new PendingUsage();
+    this.#addConsume(pending, record, (row) => pending.addLog(row()));
+    return pending.take(Number.POSITIVE_INFINITY)!;
+  }
+
+  #addConsume(
+    pending: PendingUsage,
+    record: ConsumeRecord,
+    addLog: (row: () => Parameters<PendingUsage['addLog']>[0]) => void,
+  ): void {
     const at = record.at ?? this.#seconds();
     const modelName = pgText(logModelName(record.modelName));
-    if (this.#settings.logConsumeEnabled()) this.#queueLog(() => consumeLogRow(record, at, modelName));
-    this.#pending.addCounters(record, at, modelName, this.#settings.dataExportEnabled());
-    this.#scheduled();
+    if (this.#settings.logConsumeEnabled()) addLog(() => consumeLogRow(record, at, modelName));
+    pending.addCounters(record, at, modelName, this.#settings.dataExportEnabled());
   }
 
   /** Queues an error log when error logs are on (ERROR_LOG_ENABLED); an error adds to no counter. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import {
   addChannelObservations,
@@ -18,14 +18,27 @@ import type { UsageBatch, UsageWriter } from './types.ts';
 export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
   return {
     async write(batch: UsageBatch) {
-      await db.transaction().execute(async (tx) => {
-        if (batch.logs.length > 0) await insertLogRows(tx, batch.logs);
-        if (batch.quotaData.length > 0) await addQuotaBuckets(tx, batch.quotaData);
-        if (batch.observations.length > 0) await addChannelObservations(tx, batch.observations);
-        if (batch.users.length > 0) await addUserUsage(tx, batch.users);
-        if (batch.tokens.length > 0) await addTokenUsage(tx, batch.tokens);
-        if (batch.channels.length > 0) await addChannelUsage(tx, batch.channels);
-      });
+      await db.transaction().execute((tx) => writeUsageBatch(tx, batch));
     },
   };
+}
+
+/**
+ * Writes a batch inside the caller's transaction. `beforeCounters` runs between the rows nobody else
+ * locks for long (logs, buckets, observations) and the counter rows: a caller charging balances there
+ * (the ledger's lease and balance rows) locks every row in the same order as this writer and the
+ * ledger do, so their transactions cannot deadlock.
+ */
+export async function writeUsageBatch(
+  tx: Transaction<Database>,
+  batch: UsageBatch,
+  beforeCounters?: () => Promise<void>,
+): Promise<void> {
+  if (batch.logs.length > 0) await insertLogRows(tx, batch.logs);
+  if (batch.quotaData.length > 0) await addQuotaBuckets(tx, batch.quotaData);
+  if (batch.observations.length > 0) await addChannelObservations(tx, batch.observations);
+  await beforeCounters?.();
+  if (batch.users.length > 0) await addUserUsage(tx, batch.users);
+  if (batch.tokens.length > 0) await addTokenUsage(tx, batch.tokens);
+  if (batch.channels.length > 0) await addChannelUsage(tx, batch.channels);
 }

@@ -10,12 +10,14 @@ import { cohereProvider } from './cohere/index.ts';
 import { cozeProvider } from './coze/index.ts';
 import { difyProvider } from './dify/index.ts';
 import { geminiProvider } from './gemini/index.ts';
+import { jimengProvider } from './jimeng/index.ts';
 import { klingProvider } from './kling/index.ts';
 import { midjourneyProvider } from './midjourney/index.ts';
 import { minimaxProvider } from './minimax/index.ts';
 import { ollamaProvider } from './ollama/index.ts';
 import { openAIProvider } from './openai/index.ts';
 import { replicateProvider } from './replicate/index.ts';
+import { seedanceProvider } from './seedance/index.ts';
 import { sunoProvider } from './suno/index.ts';
 import { tencentProvider } from './tencent/index.ts';
 import type { AuthorizeInput, Provider, SendInput, StreamDecoder, UpstreamRequest } from './types.ts';
@@ -48,6 +50,8 @@ export const PROVIDERS: Readonly<Record<Protocol, Provider>> = {
   video: videoProvider,
   vidu: viduProvider,
   kling: klingProvider,
+  seedance: seedanceProvider,
+  jimeng: jimengProvider,
 };
 
 /**

@@ -115,20 +115,19 @@ describe('channel-type registry', () => {
 
   it('spells composite keys as their parts joined by the separator (spec doc 2 §9)', () => {
     const composite = CHANNEL_TYPES.filter((t) => t.key.parts);
-    // Spec doc 2 §9 names 15, 18, 22, 23 and 33; Zhipu v3's id.secret (16) and Kling's AccessKey|SecretKey (50)
-    // are split the same way.
-    expect(composite.map((t) => t.id)).toEqual([15, 16, 18, 22, 23, 33, 50]);
+    // Spec doc 2 §9 names 15, 18, 22, 23 and 33; Zhipu v3's id.secret (16), Kling's AccessKey|SecretKey (50)
+    // and Jimeng's AccessKeyID|SecretAccessKey (51) are split the same way.
+    expect(composite.map((t) => t.id)).toEqual([15, 16, 18, 22, 23, 33, 50, 51]);
     for (const type of composite) {
       const forms = [type.key.parts!, ...(type.key.alternative ? [type.key.alternative] : [])];
       expect(forms.map((parts) => parts.join(type.key.separator)).join(' or ')).toBe(type.key.hint);
     }
   });
 
-  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, Sora (55) and Kling (50) on the video routes, and not the task types whose routes do not exist yet', () => {
+  it('offers Midjourney (2, 5) on the /mj routes, Suno (36) on /suno, and the video vendors (50, 51, 52, 54, 55) on the video routes', () => {
     for (const id of [2, 5]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['midjourney']);
     expect(CHANNEL_TYPES.find((t) => t.id === 36)?.endpoints).toEqual(['suno']);
-    for (const id of [50, 52, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['video']);
-    for (const id of [51, 54]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.offered).toBe(false);
+    for (const id of [50, 51, 52, 54, 55]) expect(CHANNEL_TYPES.find((t) => t.id === id)?.endpoints).toEqual(['video']);
   });
 });
 

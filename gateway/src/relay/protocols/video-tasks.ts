@@ -58,6 +58,11 @@ export interface VideoState {
   url?: string;
   /** The vendor's id of the finished file where its address takes one more call (`fileUrl`). */
   file?: string;
+  /**
+   * The tokens the finished video used, where the vendor reports them (Seedance's `usage.total_tokens`):
+   * a task priced by model ratio is settled by them once it succeeds (relay/tasks/video/platform.ts).
+   */
+  totalTokens?: number;
 }
 
 /** The upstream took the task: its own id and first state. */

@@ -1,6 +1,9 @@
 import type { FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
+import { writeUsageBatch } from '../../domain/usage/writer.ts';
 import { AppError } from '../../errors.ts';
+import type { Database } from '../../store/database.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
 import type { RelayPluginDeps } from '../index.ts';
@@ -46,11 +49,17 @@ export interface TaskCharge {
   action: string;
   /** Platform fields of the log's `other` (ratios, the upstream model of a mapping). */
   other?: Record<string, unknown>;
+  /** Inserts the task row (tasks or midjourneys, with its `quota`) in the charge's transaction. */
+  insertTask: (trx: Transaction<Database>) => Promise<unknown>;
 }
 
 /**
- * Charges a task the upstream accepted: settles its reservation at the per-call quota and writes the
- * consume log carrying the task id (its refund, if the task fails, names the same id).
+ * Records a task the upstream accepted and charges it, all in one transaction: the task row, the
+ * consume log carrying the task id, the dashboard bucket, the used quota of user, token and channel,
+ * and the charge itself out of the reservation's lease (ledger.settleWithin). A task row therefore
+ * never exists without its charge on the books, even if the pod dies right after: a refund of the
+ * task (it fails or times out) gives back exactly what this committed. If the database refuses,
+ * nothing is charged and no task exists for the client to fetch.
  */
 export async function chargeTask(
   deps: ChargeDeps,
@@ -59,8 +68,7 @@ export async function chargeTask(
   charge: TaskCharge,
 ): Promise<void> {
   const { user, token } = who.identity;
-  await deps.ledger.settle(charge.reservation, charge.quota);
-  deps.recorder.recordConsume({
+  const usage = deps.recorder.batchOf({
     userId: user.id,
     username: user.username,
     tokenId: token.id,
@@ -88,6 +96,10 @@ export async function chargeTask(
       request_path: request.url.split('?')[0] ?? '',
       ...charge.other,
     },
+  });
+  await deps.ledger.settleWithin(charge.reservation, charge.quota, async (trx, chargeBalances) => {
+    await charge.insertTask(trx);
+    await writeUsageBatch(trx, usage, chargeBalances);
   });
   noteTaskCharged(deps.metrics, request, {
     model: charge.model,

@@ -313,3 +313,19 @@ export async function leasedQuota(db: Db, kind: AccountKind, ids: readonly numbe
     .execute();
   return new Map(rows.map((r) => [r.account_id, r.amount]));
 }
+
+/**
+ * Takes `amount` out of a holder's lease row as spent (a charge written in the caller's transaction,
+ * not by the next flush), without renewing it. Answers false when the row is gone: the sweeper
+ * returned it, the amount with it, so the caller charges the balance instead.
+ */
+export async function spendFromLease(db: Db, lease: { id: string; holder: string; amount: number }): Promise<boolean> {
+  const row = await db
+    .updateTable('quota_leases')
+    .set((eb) => ({ amount: eb('amount', '-', lease.amount) }))
+    .where('id', '=', lease.id)
+    .where('holder', '=', lease.holder)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}

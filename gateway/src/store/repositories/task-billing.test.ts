@@ -8,6 +8,7 @@ import {
   findUserTasks,
   insertMidjourney,
   insertTask,
+  succeedTaskAndSettle,
   unfinishedMidjourneys,
   unfinishedTasks,
   updateMidjourneyIf,
@@ -201,5 +202,65 @@ describe('task billing', () => {
     expect(row).toMatchObject({ status: 'FAILURE', fail_reason: 'upstream timeout', finish_time: 9 });
     expect(await findUserTasks(store.db, 'suno', ids.user + 1, ['task_public'])).toEqual([]);
     expect(await unfinishedTasks(store.db, 'suno', 10)).toEqual([]);
+  });
+
+  it('settles a finished task to what it used once, the difference logged with its id and the books moved', async () => {
+    const videoTask = (taskId: string) =>
+      insertTask(store.db, {
+        created_at: 1,
+        updated_at: 1,
+        task_id: taskId,
+        platform: 'video',
+        user_id: ids.user,
+        token_id: ids.token,
+        group: 'default',
+        channel_id: ids.channel,
+        quota: 50,
+        action: 'GENERATE',
+        status: 'IN_PROGRESS',
+        submit_time: 1,
+        private_data: JSON.stringify({
+          upstream_task_id: 'up',
+          model_name: 'seedance',
+          model_price: -1,
+          group_ratio: 1,
+        }),
+      });
+    for (const [taskId, actual, type] of [
+      ['video_more', 80, LOG_TYPE.consume],
+      ['video_less', 20, LOG_TYPE.refund],
+    ] as const) {
+      const id = await videoTask(taskId);
+      const before = await balances();
+      const input = {
+        id,
+        previous: 'IN_PROGRESS',
+        changes: { progress: '100%', finish_time: 3 },
+        settlement: { actual, reason: 'tokens=1', other: { total_tokens: 1 } },
+        atSeconds: 3,
+      };
+      const results = await Promise.all(Array.from({ length: 4 }, () => succeedTaskAndSettle(store.db, input)));
+      expect(results.filter((r) => r !== undefined)).toEqual([{ delta: actual - 50 }]);
+      const after = await balances();
+      const delta = actual - 50;
+      expect(Number(after.user.quota)).toBe(Number(before.user.quota) - delta);
+      expect(Number(after.user.used_quota)).toBe(Number(before.user.used_quota) + delta);
+      const token = (b: typeof before) => b.tokens.find((t) => t.id === ids.token)!;
+      expect(Number(token(after).remain_quota)).toBe(Number(token(before).remain_quota) - delta);
+      expect(Number(token(after).used_quota)).toBe(Number(token(before).used_quota) + delta);
+      expect(Number(after.channel.used_quota)).toBe(Number(before.channel.used_quota) + delta);
+      const logs = await store.db.selectFrom('logs').selectAll().where('other', 'like', `%${taskId}%`).execute();
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ type, quota: Math.abs(delta), model_name: 'seedance', created_at: 3 });
+      expect(JSON.parse(logs[0]!.other)).toEqual({
+        task_id: taskId,
+        total_tokens: 1,
+        pre_consumed_quota: 50,
+        actual_quota: actual,
+        platform: 'video',
+      });
+      const [row] = await findUserTasks(store.db, 'video', ids.user, [taskId]);
+      expect(row).toMatchObject({ status: 'SUCCESS', progress: '100%', quota: actual });
+    }
   });
 });

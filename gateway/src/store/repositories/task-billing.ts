@@ -8,7 +8,10 @@ export type { MidjourneyRow } from './tasks.ts';
 /** Statuses after which a task never changes again. */
 export const FINAL_TASK_STATUSES = ['SUCCESS', 'FAILURE'] as const;
 
-export async function insertMidjourney(db: Kysely<Database>, row: Insertable<MidjourneysTable>): Promise<number> {
+export async function insertMidjourney(
+  db: Kysely<Database> | Transaction<Database>,
+  row: Insertable<MidjourneysTable>,
+): Promise<number> {
   const inserted = await db.insertInto('midjourneys').values(row).returning('id').executeTakeFirstOrThrow();
   return inserted.id;
 }
@@ -97,6 +100,72 @@ export interface TaskCharge {
 type Trx = Transaction<Database>;
 
 /**
+ * Moves `amount` of a task's charge between its payer and the books: positive gives it back (wallet and
+ * limited token balance up, used quota of user, token and channel down), negative takes more. Answers
+ * the names its log carries.
+ */
+async function shiftTaskCharge(
+  trx: Trx,
+  charge: TaskCharge,
+  amount: number,
+): Promise<{ username: string; tokenName: string; channelName: string }> {
+  const user = await trx
+    .updateTable('users')
+    .set({ quota: sql`quota + ${amount}`, used_quota: sql`used_quota - ${amount}` })
+    .where('id', '=', charge.userId)
+    .returning('username')
+    .executeTakeFirst();
+  let tokenName = '';
+  if (charge.tokenId > 0) {
+    const token = await trx
+      .updateTable('tokens')
+      .set({
+        // An unlimited token's balance is never moved: only its used quota.
+        remain_quota: sql`case when unlimited_quota then remain_quota else remain_quota + ${amount} end`,
+        used_quota: sql`used_quota - ${amount}`,
+      })
+      .where('id', '=', charge.tokenId)
+      .returning('name')
+      .executeTakeFirst();
+    tokenName = token?.name ?? '';
+  }
+  const channel = await trx
+    .updateTable('channels')
+    .set({ used_quota: sql`used_quota - ${amount}` })
+    .where('id', '=', charge.channelId)
+    .returning('name')
+    .executeTakeFirst();
+  return { username: user?.username ?? '', tokenName, channelName: channel?.name ?? '' };
+}
+
+/** A task's billing log (a refund or a settlement's difference), carrying the task id in `other`. */
+async function insertTaskLog(
+  trx: Trx,
+  charge: TaskCharge,
+  names: { username: string; tokenName: string; channelName: string },
+  log: { type: number; quota: number; content: string; atSeconds: number; other: Record<string, unknown> },
+): Promise<void> {
+  await trx
+    .insertInto('logs')
+    .values({
+      user_id: charge.userId,
+      created_at: log.atSeconds,
+      type: log.type,
+      content: log.content,
+      username: names.username,
+      token_name: names.tokenName,
+      token_id: charge.tokenId,
+      model_name: charge.modelName,
+      quota: log.quota,
+      channel_id: charge.channelId,
+      channel_name: names.channelName,
+      group: charge.group,
+      other: JSON.stringify({ task_id: charge.taskId, ...log.other, platform: charge.platform }),
+    })
+    .execute();
+}
+
+/**
  * Gives a failed task's whole charge back inside the caller's transaction: the wallet and (limited)
  * token balances up, the used quota of user, token and channel down, and a type-6 refund log carrying
  * the task id and reason. Callers run it only after their compare-and-set to FAILURE succeeded, so
@@ -110,50 +179,14 @@ export async function refundTaskCharge(
 ): Promise<number> {
   const { quota } = charge;
   if (quota <= 0) return 0;
-  const user = await trx
-    .updateTable('users')
-    .set({ quota: sql`quota + ${quota}`, used_quota: sql`used_quota - ${quota}` })
-    .where('id', '=', charge.userId)
-    .returning('username')
-    .executeTakeFirst();
-  let tokenName = '';
-  if (charge.tokenId > 0) {
-    const token = await trx
-      .updateTable('tokens')
-      .set({
-        // An unlimited token was never debited: only its used quota goes down.
-        remain_quota: sql`case when unlimited_quota then remain_quota else remain_quota + ${quota} end`,
-        used_quota: sql`used_quota - ${quota}`,
-      })
-      .where('id', '=', charge.tokenId)
-      .returning('name')
-      .executeTakeFirst();
-    tokenName = token?.name ?? '';
-  }
-  const channel = await trx
-    .updateTable('channels')
-    .set({ used_quota: sql`used_quota - ${quota}` })
-    .where('id', '=', charge.channelId)
-    .returning('name')
-    .executeTakeFirst();
-  await trx
-    .insertInto('logs')
-    .values({
-      user_id: charge.userId,
-      created_at: atSeconds,
-      type: LOG_TYPE.refund,
-      content: `任务失败退款 (task ${charge.taskId}): ${reason}`,
-      username: user?.username ?? '',
-      token_name: tokenName,
-      token_id: charge.tokenId,
-      model_name: charge.modelName,
-      quota,
-      channel_id: charge.channelId,
-      channel_name: channel?.name ?? '',
-      group: charge.group,
-      other: JSON.stringify({ task_id: charge.taskId, reason, platform: charge.platform }),
-    })
-    .execute();
+  const names = await shiftTaskCharge(trx, charge, quota);
+  await insertTaskLog(trx, charge, names, {
+    type: LOG_TYPE.refund,
+    quota,
+    content: `任务失败退款 (task ${charge.taskId}): ${reason}`,
+    atSeconds,
+    other: { reason },
+  });
   return quota;
 }
 
@@ -199,6 +232,13 @@ export interface TaskBillingContext {
   group_ratio: number;
   /** Which of the channel's keys submitted it: the upstream task belongs to that key's account. */
   key_index?: number;
+  /**
+   * Set when the task was priced by a configured model ratio (not a per-call price): the ratio it was
+   * priced at, by which it is settled once the upstream reports the tokens it used.
+   */
+  model_ratio?: number;
+  /** The task's own ratios it was priced with (seconds, size, video input), named as the consume log names them. */
+  other_ratios?: Record<string, number>;
 }
 
 export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBillingContext | undefined {
@@ -210,7 +250,10 @@ export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBill
   }
 }
 
-export async function insertTask(db: Kysely<Database>, row: Insertable<TasksTable>): Promise<number> {
+export async function insertTask(
+  db: Kysely<Database> | Transaction<Database>,
+  row: Insertable<TasksTable>,
+): Promise<number> {
   const inserted = await db.insertInto('tasks').values(row).returning('id').executeTakeFirstOrThrow();
   return inserted.id;
 }
@@ -303,5 +346,70 @@ export async function failTaskAndRefund(
       platform: row.platform,
     };
     return { row, refunded: await refundTaskCharge(trx, charge, input.reason, input.atSeconds) };
+  });
+}
+
+/** A finished task's charge set to what it used: the new total and why, for its log. */
+export interface TaskSettlement {
+  actual: number;
+  /** The log's content (the figures the total came from). */
+  reason: string;
+  /** Fields for the log's `other` (tokens, ratios). */
+  other: Record<string, unknown>;
+}
+
+/**
+ * Moves a task from `previous` to SUCCESS with `changes` (compare-and-set) and settles its charge to
+ * the actual quota in the same transaction: more is taken with a consume log of the difference, an
+ * overcharge given back with a refund log, both carrying the task id, so the books stay balanced and
+ * it happens once however many pods try. Answers the difference, undefined when another got there first.
+ */
+export async function succeedTaskAndSettle(
+  db: Kysely<Database>,
+  input: {
+    id: number;
+    previous: string;
+    changes: Updateable<TasksTable>;
+    settlement: TaskSettlement;
+    atSeconds: number;
+  },
+): Promise<{ delta: number } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('tasks')
+      .selectAll()
+      .where('id', '=', input.id)
+      .where('status', '=', input.previous)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) return undefined;
+    const { actual } = input.settlement;
+    const charged = Number(before.quota);
+    await trx
+      .updateTable('tasks')
+      .set({ ...input.changes, status: 'SUCCESS', quota: actual })
+      .where('id', '=', input.id)
+      .execute();
+    const delta = actual - charged;
+    if (delta === 0) return { delta };
+    const charge: TaskCharge = {
+      userId: before.user_id,
+      tokenId: before.token_id,
+      channelId: before.channel_id,
+      group: before.group,
+      modelName: taskBillingContext(before)?.model_name ?? '',
+      quota: Math.abs(delta),
+      taskId: before.task_id,
+      platform: before.platform,
+    };
+    const names = await shiftTaskCharge(trx, charge, -delta);
+    await insertTaskLog(trx, charge, names, {
+      type: delta > 0 ? LOG_TYPE.consume : LOG_TYPE.refund,
+      quota: Math.abs(delta),
+      content: `任务差额结算 (task ${before.task_id}): ${input.settlement.reason}`,
+      atSeconds: input.atSeconds,
+      other: { ...input.settlement.other, pre_consumed_quota: charged, actual_quota: actual },
+    });
+    return { delta };
   });
 }

@@ -258,14 +258,8 @@ async function submit(
       return reply.code(status).send(answer);
     }
 
-    // The task row first: if the database refuses it, the reservation goes back and nothing is charged
-    // for a task the client could never fetch (and the books hold no charge without its log).
-    await insertMidjourney(
-      deps.db,
-      uploaded
-        ? { ...row, status: 'SUCCESS', progress: '100%', finish_time: Date.now(), quota }
-        : { ...row, status: 'SUBMITTED', progress: '0%', quota },
-    );
+    // The task row and its charge in one transaction: if the database refuses, nothing is charged for
+    // a task the client could never fetch (and the books hold no charge without its log).
     await chargeTask(deps, who, request, {
       reservation,
       channel,
@@ -275,6 +269,13 @@ async function submit(
       startedMs: started,
       taskId,
       action: submission.action,
+      insertTask: (trx) =>
+        insertMidjourney(
+          trx,
+          uploaded
+            ? { ...row, status: 'SUCCESS', progress: '100%', finish_time: Date.now(), quota }
+            : { ...row, status: 'SUBMITTED', progress: '0%', quota },
+        ),
     });
     settled = true;
     // 21 (exists) and 22 (queued) are as good as submitted to clients (new-api rewrites them).

@@ -195,30 +195,8 @@ async function submit(
       group_ratio: price.groupRatio,
     };
     const now = Math.floor(Date.now() / 1000);
-    // The task row first: if the database refuses it, the reservation goes back and nothing is charged
-    // for a task the client could never fetch.
-    await insertTask(deps.db, {
-      created_at: now,
-      updated_at: now,
-      task_id: taskId,
-      platform: SUNO_PLATFORM,
-      user_id: user.id,
-      token_id: token.id,
-      group: who.group,
-      channel_id: channel.id,
-      quota,
-      action: action.toUpperCase(),
-      status: 'SUBMITTED',
-      progress: '0%',
-      submit_time: Math.floor(started / 1000),
-      // What the task log page shows of the request (new-api's task properties).
-      properties: JSON.stringify({
-        input: typeof body.prompt === 'string' ? body.prompt : '',
-        origin_model_name: model,
-        upstream_model_name: mapping.upstreamModel,
-      }),
-      private_data: JSON.stringify(billing),
-    });
+    // The task row and its charge in one transaction: if the database refuses, nothing is charged for
+    // a task the client could never fetch.
     await chargeTask(deps, who, request, {
       reservation,
       channel,
@@ -229,6 +207,29 @@ async function submit(
       taskId,
       action: action.toUpperCase(),
       other: mapping.mapped ? { is_model_mapped: true, upstream_model_name: mapping.upstreamModel } : {},
+      insertTask: (trx) =>
+        insertTask(trx, {
+          created_at: now,
+          updated_at: now,
+          task_id: taskId,
+          platform: SUNO_PLATFORM,
+          user_id: user.id,
+          token_id: token.id,
+          group: who.group,
+          channel_id: channel.id,
+          quota,
+          action: action.toUpperCase(),
+          status: 'SUBMITTED',
+          progress: '0%',
+          submit_time: Math.floor(started / 1000),
+          // What the task log page shows of the request (new-api's task properties).
+          properties: JSON.stringify({
+            input: typeof body.prompt === 'string' ? body.prompt : '',
+            origin_model_name: model,
+            upstream_model_name: mapping.upstreamModel,
+          }),
+          private_data: JSON.stringify(billing),
+        }),
     });
     settled = true;
     return reply.code(200).send(success(taskId));

@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore } from '../../../../../tests/support/database.ts';
 import type { Store } from '../../../store/index.ts';
 import { insertTask } from '../../../store/repositories/task-billing.ts';
+import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { jsonAnswer } from '../../protocols/answer.ts';
 import type { UpstreamRequest } from '../../protocols/types.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
 import type { ChannelSnapshot } from '../../types.ts';
-import { videoPlatform } from './platform.ts';
+import { tokenSettlement, videoPlatform } from './platform.ts';
 
 let store: Store;
 let dispose: () => Promise<void>;
@@ -107,5 +108,21 @@ describe('videoPlatform', () => {
   it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {
     const { video } = platform([]);
     await expect(video.fetch(8, [], new AbortController().signal)).rejects.toThrow('channel 8 is gone');
+  });
+
+  it('settles a task priced by model ratio by the tokens it used; a per-call price stands', () => {
+    const row = (context: Record<string, unknown>) => ({ private_data: JSON.stringify(context) }) as TaskRow;
+    const priced = { upstream_task_id: 'u', model_name: 'm', model_price: -1, group_ratio: 1 };
+    // new-api's worked example: 1000 tokens × 0.391 × 1 × 28/46 = 238.0 (truncated).
+    expect(
+      tokenSettlement(row({ ...priced, model_ratio: 0.391, other_ratios: { video_input: 28 / 46 } }), 1000),
+    ).toMatchObject({
+      actual: 238,
+      other: { total_tokens: 1000, model_ratio: 0.391, group_ratio: 1, video_input_ratio: 28 / 46 },
+    });
+    expect(tokenSettlement(row({ ...priced, model_ratio: 3.85, group_ratio: 2 }), 108_000)?.actual).toBe(831_600);
+    expect(tokenSettlement(row({ ...priced, model_price: 0.4 }), 108_000)).toBeUndefined();
+    expect(tokenSettlement(row({ ...priced, model_ratio: 3.85 }), undefined)).toBeUndefined();
+    expect(tokenSettlement(row({ ...priced, model_ratio: 3.85, group_ratio: 0 }), 1000)).toBeUndefined();
   });
 });

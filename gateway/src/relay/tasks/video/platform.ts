@@ -1,7 +1,15 @@
 import type { Kysely } from 'kysely';
+import { taskTokenQuota } from '../../../domain/billing/index.ts';
 import type { TaskPlatform, TaskRecord, TaskUpdate } from '../../../domain/tasks/index.ts';
 import type { Database } from '../../../store/database.ts';
-import { failTaskAndRefund, unfinishedTasks, updateTaskIf } from '../../../store/repositories/task-billing.ts';
+import {
+  failTaskAndRefund,
+  succeedTaskAndSettle,
+  type TaskSettlement,
+  taskBillingContext,
+  unfinishedTasks,
+  updateTaskIf,
+} from '../../../store/repositories/task-billing.ts';
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import type { VideoState } from '../../protocols/video-tasks.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
@@ -21,6 +29,30 @@ export interface VideoPlatformDeps {
   transport: Transport;
   timeoutMs: number;
   now?: () => number;
+}
+
+/**
+ * What a finished task costs by the tokens its upstream reports, when it was priced by a configured
+ * model ratio (new-api's token settlement; a per-call price is final): undefined when it is not settled.
+ */
+export function tokenSettlement(row: TaskRow, tokens: number | undefined): TaskSettlement | undefined {
+  const context = taskBillingContext(row);
+  if (tokens === undefined || tokens <= 0 || !context?.model_ratio) return undefined;
+  const ratios = context.other_ratios ?? {};
+  const other = Object.values(ratios).reduce((product, value) => (value > 0 ? product * value : product), 1);
+  const actual = taskTokenQuota(tokens, context.model_ratio, context.group_ratio, other);
+  // Nothing to settle by (a free group): the price charged at submission stands.
+  if (actual <= 0) return undefined;
+  return {
+    actual,
+    reason: `tokens=${tokens}, model_ratio=${context.model_ratio}, group_ratio=${context.group_ratio}, other_ratio=${other}`,
+    other: {
+      total_tokens: tokens,
+      model_ratio: context.model_ratio,
+      group_ratio: context.group_ratio,
+      ...Object.fromEntries(Object.entries(ratios).map(([name, value]) => [`${name}_ratio`, value])),
+    },
+  };
 }
 
 const record = (row: TaskRow): VideoTaskRecord => ({
@@ -86,15 +118,25 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
       if (update.status === task.status && update.progress === task.progress) return false;
       const now = seconds();
       const started = update.status === 'IN_PROGRESS' || update.status === 'SUCCESS';
-      const url = (update.raw as VideoState | undefined)?.url;
-      return updateTaskIf(db, task.id, task.status, {
+      const state = update.raw as VideoState | undefined;
+      const changes = {
         status: update.status,
         progress: update.progress,
         start_time: Number(task.row.start_time) || (started ? now : 0),
         finish_time: update.status === 'SUCCESS' ? now : Number(task.row.finish_time),
         updated_at: now,
-        ...(update.status === 'SUCCESS' && url ? { data: JSON.stringify({ url }) } : {}),
+        ...(update.status === 'SUCCESS' && state?.url ? { data: JSON.stringify({ url: state.url }) } : {}),
+      };
+      const settlement = update.status === 'SUCCESS' ? tokenSettlement(task.row, state?.totalTokens) : undefined;
+      if (!settlement) return updateTaskIf(db, task.id, task.status, changes);
+      const settled = await succeedTaskAndSettle(db, {
+        id: task.id,
+        previous: task.status,
+        changes,
+        settlement,
+        atSeconds: now,
       });
+      return settled !== undefined;
     },
 
     async fail(task, reason) {

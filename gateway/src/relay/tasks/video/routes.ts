@@ -7,6 +7,7 @@ import { authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
 import type { UpstreamResponse } from '../../transport.ts';
+import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, readSubmission, VideoFailure } from './submission.ts';
@@ -52,8 +53,9 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   });
   const caller = (request: FastifyRequest) => authenticateKey(request, deps.keys, options);
   const serverAddress = () => options.get('ServerAddress').replace(/\/+$/, '');
-  // Kling's native routes: the same tasks in Kling's shapes, with Kling's error answers.
+  // Kling's and Jimeng's native routes: the same tasks in their shapes, with their error answers.
   await app.register(klingRoutes, deps);
+  await app.register(jimengRoutes, deps);
   const ownTask = async (who: RelayCaller, id: string): Promise<TaskRow> => {
     const [row] = await findUserTasks(db, VIDEO_PLATFORM, who.identity.user.id, [id]);
     if (!row) throw notFound();

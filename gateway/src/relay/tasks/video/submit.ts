@@ -199,36 +199,14 @@ export async function submitVideo(
       model_price: price.perCallUsd ?? -1,
       group_ratio: price.groupRatio,
       key_index: submit.keyIndex,
+      // A task priced by a configured model ratio is settled by the tokens the upstream reports.
+      ...(price.perCallUsd === undefined && price.configured ? { model_ratio: price.modelRatio } : {}),
+      ...(Object.keys(plan.ratios).length > 0 ? { other_ratios: plan.ratios } : {}),
     };
     const now = Math.floor(Date.now() / 1000);
     const { state } = answer;
-    // The task row first: if the database refuses it, the reservation goes back and nothing is charged
-    // for a video the client could never retrieve.
-    await insertTask(deps.db, {
-      created_at: now,
-      updated_at: now,
-      task_id: taskId,
-      platform: VIDEO_PLATFORM,
-      user_id: user.id,
-      token_id: token.id,
-      group: who.group,
-      channel_id: channel.id,
-      quota,
-      action,
-      status: state.status,
-      progress: state.progress,
-      submit_time: Math.floor(started / 1000),
-      ...(state.url ? { data: JSON.stringify({ url: state.url }) } : {}),
-      properties: JSON.stringify({
-        input: job.prompt,
-        origin_model_name: job.model,
-        upstream_model_name: job.upstreamModel,
-        seconds: plan.seconds,
-        size: plan.size,
-        ...(submit.remixedFrom ? { remixed_from: submit.remixedFrom } : {}),
-      }),
-      private_data: JSON.stringify(billing),
-    });
+    // The task row and its charge in one transaction: if the database refuses, nothing is charged for
+    // a video the client could never retrieve.
     await chargeTask(deps, who, request, {
       reservation,
       channel,
@@ -242,6 +220,32 @@ export async function submitVideo(
         ...Object.fromEntries(Object.entries(plan.ratios).map(([name, value]) => [`${name}_ratio`, value])),
         ...(job.model !== job.upstreamModel ? { is_model_mapped: true, upstream_model_name: job.upstreamModel } : {}),
       },
+      insertTask: (trx) =>
+        insertTask(trx, {
+          created_at: now,
+          updated_at: now,
+          task_id: taskId,
+          platform: VIDEO_PLATFORM,
+          user_id: user.id,
+          token_id: token.id,
+          group: who.group,
+          channel_id: channel.id,
+          quota,
+          action,
+          status: state.status,
+          progress: state.progress,
+          submit_time: Math.floor(started / 1000),
+          ...(state.url ? { data: JSON.stringify({ url: state.url }) } : {}),
+          properties: JSON.stringify({
+            input: job.prompt,
+            origin_model_name: job.model,
+            upstream_model_name: job.upstreamModel,
+            seconds: plan.seconds,
+            size: plan.size,
+            ...(submit.remixedFrom ? { remixed_from: submit.remixedFrom } : {}),
+          }),
+          private_data: JSON.stringify(billing),
+        }),
     });
     settled = true;
     const [row] = await findUserTasks(deps.db, VIDEO_PLATFORM, user.id, [taskId]);
