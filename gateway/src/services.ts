@@ -22,6 +22,8 @@ import { SetupService } from './domain/setup.ts';
 import { StatusService } from './domain/status.ts';
 import { TaskService } from './domain/tasks/index.ts';
 import { TokenService } from './domain/tokens/index.ts';
+import { OutboundGuard } from './http/outbound/guard.ts';
+import { fetchSettings } from './http/outbound/policy.ts';
 import type { Store } from './store/index.ts';
 
 export interface Services {
@@ -43,6 +45,8 @@ export interface Services {
   email: EmailService;
   oauth: OAuthService;
   notifier: Notifier;
+  /** Fetches of user-supplied URLs (webhooks, notifyHooks, result images), under fetch_setting.*. */
+  outbound: OutboundGuard;
   channels: ChannelService;
   tokens: TokenService;
   redemptions: RedemptionService;
@@ -77,6 +81,7 @@ export function createServices(
   const mailer = new SmtpMailer(options);
   const login = new LoginService({ db, options, sessions });
   const logs = new LogService({ db, options });
+  const outbound = new OutboundGuard({ settings: () => fetchSettings(options) });
   return {
     ...deps,
     setup,
@@ -86,12 +91,13 @@ export function createServices(
     registration,
     login,
     userAdmin: new UserAdminService({ db, sessions, registration, bus: cluster.bus }),
-    self: new SelfService({ db, options, sessions, keyring, bus: cluster.bus }),
+    self: new SelfService({ db, options, sessions, keyring, outbound, bus: cluster.bus }),
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
     mailer,
     email: new EmailService({ db, options, verification, mailer, sessions }),
     oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth }),
-    notifier: new Notifier({ mailer, keyring, counters: cluster.counters, limit: config.notifyLimit }),
+    notifier: new Notifier({ mailer, keyring, counters: cluster.counters, outbound, limit: config.notifyLimit }),
+    outbound,
     channels: new ChannelService({
       db,
       keyring,

@@ -497,6 +497,32 @@ describe('self-service', () => {
     });
   });
 
+  it('refuses a webhook the gateway may not call when it is saved, as fetch_setting says', async () => {
+    const c = await user('hooked');
+    const save = (webhook_url: string) => c.put('/api/user/setting', { notify_type: 'webhook', webhook_url });
+    for (const [url, reason] of [
+      ['https://127.0.0.1/hook', 'private_ip'],
+      ['https://[::ffff:169.254.169.254]/latest', 'private_ip'],
+      ['https://localhost/hook', 'private_ip'],
+      ['https://hooks.example:22/hook', 'port'],
+    ] as const) {
+      const answer = await save(url);
+      expect(answer.status, url).toBe(200);
+      expect(answer.body, url).toMatchObject({ success: false, code: 'OUTBOUND_URL_REFUSED' });
+      expect(answer.body.message, url).toContain(`(${reason})`);
+    }
+    expect(JSON.parse((await c.get('/api/user/self')).body.data.setting).webhook_url).toBe('');
+
+    const option = async (key: string, value: string) =>
+      expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
+    await option('fetch_setting.allow_private_ip', 'true');
+    expect((await save('https://127.0.0.1/hook')).body.success).toBe(true);
+    await option('fetch_setting.allow_private_ip', 'false');
+    await option('fetch_setting.enable_ssrf_protection', 'false');
+    expect((await save('https://hooks.example:22/hook')).body.success).toBe(true);
+    await option('fetch_setting.enable_ssrf_protection', 'true');
+  });
+
   it('transfers affiliate earnings of at least one unit, never more than earned, even when racing', async () => {
     const c = await user('earner');
     await gateway.store.db

@@ -657,6 +657,10 @@ describe('console account pages', { timeout: 60_000 }, () => {
     await byTestId(page, 'notify-webhook-url').fill('http://hooks.example.test/tollgate');
     await byTestId(page, 'notify-save').click();
     await card.getByText('Webhook 地址必须以 https:// 开头').waitFor();
+    // An address the gateway would never call (fetch_setting: no internal addresses) is refused by the gateway.
+    await byTestId(page, 'notify-webhook-url').fill('https://127.0.0.1/tollgate');
+    await byTestId(page, 'notify-save').click();
+    await page.getByText('出于安全设置，服务器不会请求该地址（private_ip）', { exact: false }).waitFor();
     await byTestId(page, 'notify-webhook-url').fill('https://hooks.example.test/tollgate');
     await byTestId(page, 'notify-webhook-secret').fill('hook-secret');
     await screenshot(page, 'account-personal-notify');

@@ -565,6 +565,28 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await page.locator('[data-testid="confirm-cancel"]').click();
       expect(await login.locator('[data-option="PasswordLoginEnabled"]').isChecked()).toBe(true);
       expect(puts).toEqual([]);
+      // System: the outbound request guard (fetch_setting.*), on by default, its rules said in words.
+      const guard = page.locator('[data-section="fetch"]');
+      await guard.getByText('出站请求防护（SSRF）', { exact: true }).waitFor();
+      expect(await guard.locator('[data-option="fetch_setting.enable_ssrf_protection"]').isChecked()).toBe(true);
+      await guard.getByText('允许上述请求访问回环、内网、链路本地、CGNAT 等内部地址', { exact: false }).waitFor();
+      await guard.locator('[data-option="fetch_setting.allow_private_ip"]').check();
+      await guard.locator('[data-option="fetch_setting.ip_list"]').fill('["10.0.0.0/8"]');
+      await guard.locator('[data-testid="save-fetch"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
+        { key: 'fetch_setting.allow_private_ip', value: 'true' },
+        { key: 'fetch_setting.ip_list', value: '["10.0.0.0/8"]' },
+      ]);
+      await guard.scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-12-settings-fetch');
+      for (const [key, value] of [
+        ['fetch_setting.allow_private_ip', 'false'],
+        ['fetch_setting.ip_list', '[]'],
+      ]) {
+        expect((await rootApi.put('/api/option/', { key, value })).body.success).toBe(true);
+      }
     } finally {
       page.off('request', onRequest);
     }

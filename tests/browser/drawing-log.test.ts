@@ -61,6 +61,9 @@ beforeAll(async () => {
     ['QuotaForNewUser', '50000000'],
     ['ServerAddress', server.url],
     ['MjForwardUrlEnabled', 'true'],
+    // The mock's images are on 127.0.0.1 at a random port: the outbound guard must be told they may be fetched.
+    ['fetch_setting.allow_private_ip', 'true'],
+    ['fetch_setting.allowed_ports', '[]'],
   ]) {
     expect((await root.put('/api/option/', { key: name, value })).body, name).toMatchObject({ success: true });
   }

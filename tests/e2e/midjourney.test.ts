@@ -31,6 +31,7 @@ interface Cluster {
   gateways: [GatewayProcess, GatewayProcess];
   mocks: [MockMidjourney, MockMidjourney];
   db: pg.Client;
+  root: DashboardClient;
   key: string;
   otherKey: string;
   poorKey: string;
@@ -94,6 +95,9 @@ async function startCluster(): Promise<Cluster> {
     ServerAddress: a.url,
     MjNotifyEnabled: 'true',
     MjModeClearEnabled: 'true',
+    // The hook server and the mocks' images are on 127.0.0.1 with random ports: fetch_setting must say so.
+    'fetch_setting.allow_private_ip': 'true',
+    'fetch_setting.allowed_ports': '[]',
   })) {
     expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
   }
@@ -127,6 +131,7 @@ async function startCluster(): Promise<Cluster> {
     gateways,
     mocks,
     db,
+    root,
     key,
     otherKey: String(otherToken.body.data.key),
     poorKey: String(poor.body.data.key),
@@ -298,6 +303,41 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     expect(JSON.parse(refunds[0]!.other)).toMatchObject({ task_id: id, reason: 'upstream timeout' });
   });
 
+  it('refuses the notifyHook and the image on 127.0.0.1 once private addresses are no longer allowed', async () => {
+    const [a, b] = c.gateways;
+    expect(
+      (await c.root.put('/api/option/', { key: 'fetch_setting.allow_private_ip', value: 'false' })).body.success,
+    ).toBe(true);
+    // Both processes go by the new rule before the task can finish on either.
+    for (const gateway of c.gateways) {
+      const admin = Object.assign(new DashboardClient(gateway.url), { cookie: c.root.cookie, userId: c.root.userId });
+      await eventually(
+        async () => ((await admin.get('/api/option/')).body.data as Array<{ key: string; value: string }>) ?? [],
+        (list) => list.some((o) => o.key === 'fetch_setting.allow_private_ip' && o.value === 'false'),
+        5000,
+      );
+    }
+    const submitted = await mj(a.url, c.key, '/mj/submit/imagine', {
+      prompt: 'a quiet harbour',
+      notifyHook: c.hookUrl,
+    });
+    const id = String(submitted.body.result);
+    const done = await settledTask(id, 'SUCCESS');
+    const refusals = async () =>
+      c.gateways.flatMap((g) => g.logs).filter((l) => l.msg === 'midjourney notifyHook refused by fetch_setting');
+    const [refused] = await eventually(refusals, (logs) => logs.some((l) => l.task === id), 5000);
+    expect(refused).toMatchObject({ code: 'OUTBOUND_URL_REFUSED', reason: 'private_ip' });
+    expect(c.hooks.filter((h) => h.id === id)).toHaveLength(0);
+
+    const image = await fetch(done.imageUrl);
+    expect(image.status).toBe(403);
+    expect(await image.json()).toMatchObject({ code: 4, type: 'new_api_error' });
+    expect((await fetch(`${b.url}/mj/image/${id}`)).status).toBe(403);
+    expect(
+      (await c.root.put('/api/option/', { key: 'fetch_setting.allow_private_ip', value: 'true' })).body.success,
+    ).toBe(true);
+  });
+
   it('polled from one pod at a time, billed every task once, and balanced the books', async () => {
     const lists = c.mocks.flatMap((mock) => mock.lists).sort((x, y) => x.start - y.start);
     expect(lists.length).toBeGreaterThan(5);
@@ -308,11 +348,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('Midjourney tasks across two gate
     const perTask = await c.db.query(
       `select other::json->>'task_id' as task, count(*)::int as n from logs where type = 2 group by 1`,
     );
-    expect(perTask.rows.length).toBe(6);
+    expect(perTask.rows.length).toBe(7);
     for (const row of perTask.rows) expect(row.n).toBe(1);
     const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
     const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
-    expect(charged).toBe(4 * IMAGINE + UPSCALE + UPLOAD);
+    expect(charged).toBe(5 * IMAGINE + UPSCALE + UPLOAD);
     expect(refunded).toBe(2 * IMAGINE);
     const token = await q(`select remain_quota, used_quota from tokens where name = 'mj'`);
     const user = await q(

@@ -118,6 +118,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
     expect((await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify(PRICES) })).body.success).toBe(
       true,
     );
+    // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
+    for (const [key, value] of [
+      ['fetch_setting.allow_private_ip', 'true'],
+      ['fetch_setting.allowed_ports', '[]'],
+    ]) {
+      expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
+    }
     const token = await root.post('/api/token/', { name: 'kling', remain_quota: 50_000_000, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     apiKey = String(token.body.data.key);

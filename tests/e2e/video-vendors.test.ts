@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupRoot } from '../support/client.ts';
+import { type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
 import { type MockAli, startMockAli } from '../support/mock-ali.ts';
@@ -38,6 +38,7 @@ let vidu: MockVidu;
 let minimax: MockMinimax;
 let ali: MockAli;
 let db: pg.Client;
+let root: DashboardClient;
 let key: string;
 let client: OpenAI;
 let initial: { wallet: number; token: number };
@@ -116,7 +117,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
     cleanups.push(async () => {
       if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
     });
-    const root = await setupRoot(gateway.url);
+    root = await setupRoot(gateway.url);
     for (const channel of [
       { name: 'vidu', type: 52, key: vidu.key, base_url: vidu.url, models: 'viduq1' },
       { name: 'hailuo', type: 35, key: 'minimax-secret', base_url: minimax.url, models: 'MiniMax-Hailuo-02' },
@@ -132,6 +133,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
     expect(ratio.body.success).toBe(true);
     const price = await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify(PRICES) });
     expect(price.body.success).toBe(true);
+    // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
+    for (const [key, value] of [
+      ['fetch_setting.allow_private_ip', 'true'],
+      ['fetch_setting.allowed_ports', '[]'],
+    ]) {
+      expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
+    }
     const token = await root.post('/api/token/', { name: 'video', remain_quota: 50_000_000, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     key = String(token.body.data.key);
@@ -181,6 +189,19 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       const { rows } = await db.query('select data from tasks where task_id = $1', [submitted.body.id]);
       expect(JSON.parse(rows[0].data)).toEqual({ url: `${vidu.url}/cdn/${task!.id}.mp4` });
       expect((await content(submitted.body.id)).equals(vidu.content)).toBe(true);
+
+      // The address came from Vidu's answer: with internal addresses refused (the default), it is not fetched.
+      const option = async (value: string) =>
+        expect((await root.put('/api/option/', { key: 'fetch_setting.allow_private_ip', value })).body.success).toBe(
+          true,
+        );
+      await option('false');
+      const refused = await fetch(`${gateway.url}/v1/videos/${submitted.body.id}/content`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: { code: 'OUTBOUND_URL_REFUSED' } });
+      await option('true');
     });
 
     it("refuses what Vidu would, or passes Vidu's refusal on, and charges nothing", async () => {

@@ -119,6 +119,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
     const options = {
       GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
       ModelPrice: { 'veo-3.0-generate-001': 0.4, 'veo-3.0-fast-generate-001': 0.15 },
+      // Gemini's download redirects to a signed address on the mock (127.0.0.1, random port): the outbound guard must allow it.
+      'fetch_setting.allow_private_ip': true,
+      'fetch_setting.allowed_ports': [],
     };
     for (const [key, value] of Object.entries(options)) {
       expect((await root.put('/api/option/', { key, value: JSON.stringify(value) })).body.success).toBe(true);

@@ -144,6 +144,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
       ['GroupRatio', { default: GROUP_RATIO, vip: 1, svip: 1 }],
       ['ModelPrice', { [SEEDANCE_PRO]: 0.4, jimeng_vgfm_t2v_l20: 0.2, jimeng_t2v_v30: 0.3, jimeng_i2v_first_v30: 0.3 }],
       ['ModelRatio', { [SEEDANCE_2]: SEEDANCE_2_RATIO }],
+      // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
+      ['fetch_setting.allow_private_ip', true],
+      ['fetch_setting.allowed_ports', []],
     ] as const) {
       const saved = await root.put('/api/option/', { key, value: JSON.stringify(value) });
       expect(saved.body.success, JSON.stringify(saved.body)).toBe(true);

@@ -1140,6 +1140,7 @@ export const en = {
       gemini: 'Gemini',
       claude: 'Claude',
       system_general: 'General',
+      fetch: 'Outbound requests (SSRF protection)',
       login: 'Sign-in and registration',
       email_domain: 'Email domains',
       smtp: 'SMTP',
@@ -1153,6 +1154,19 @@ export const en = {
       site: 'Site content',
     },
     help: {
+      allow_private_ip:
+        'Lets those fetches reach loopback, private, link-local, CGNAT and other internal addresses; leave off unless the hooks live on your own network',
+      allowed_ports: 'Ports that may be fetched, e.g. ["80", "443", "8000-9000"]; [] allows any port',
+      apply_ip_filter_for_domain:
+        'Also check the addresses a domain resolves to against the IP list (internal addresses are refused either way)',
+      domain_filter_mode:
+        'Off: the domain list is refused (blacklist); on: only the domain list is fetched (whitelist)',
+      domain_list: 'e.g. ["example.com", "*.example.com"]; *. also matches the domain itself',
+      ip_filter_mode: 'Off: the IP list is refused (blacklist); on: only the IP list is fetched (whitelist)',
+      ip_list:
+        'Addresses or CIDR ranges, e.g. ["203.0.113.7", "10.0.0.0/8", "2001:db8::/32"]; a whitelisted address is fetched even if internal',
+      ssrf_protection:
+        'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images and videos) against the rules below; off fetches any http(s) URL',
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
       comma_separated: 'Comma separated',
@@ -1212,6 +1226,14 @@ export const en = {
     },
     fields: {
       about: 'About',
+      allow_private_ip: 'Allow internal addresses',
+      allowed_ports: 'Allowed ports',
+      apply_ip_filter_for_domain: 'Apply the IP list to domains',
+      domain_filter_mode: 'Domain list is a whitelist',
+      domain_list: 'Domain list',
+      ip_filter_mode: 'IP list is a whitelist',
+      ip_list: 'IP list',
+      ssrf_protection: 'Check URLs before fetching them (SSRF protection)',
       audio_completion_ratio: 'Audio completion ratio',
       audio_ratio: 'Audio ratio',
       auto_disable_channel: 'Disable channels automatically on failures',

@@ -1336,6 +1336,7 @@ export const zh = {
       gemini: 'Gemini 设置',
       claude: 'Claude 设置',
       system_general: '通用设置',
+      fetch: '出站请求防护（SSRF）',
       login: '配置登录注册',
       email_domain: '邮箱域名白名单',
       smtp: '配置 SMTP',
@@ -1349,6 +1350,17 @@ export const zh = {
       site: '站点内容',
     },
     help: {
+      allow_private_ip:
+        '允许上述请求访问回环、内网、链路本地、CGNAT 等内部地址；除非回调地址就在你自己的网络中，否则请保持关闭',
+      allowed_ports: '允许请求的端口，例如 ["80", "443", "8000-9000"]；[] 表示不限端口',
+      apply_ip_filter_for_domain: '域名解析出的地址也按 IP 列表检查（内部地址无论如何都会被拒绝）',
+      domain_filter_mode: '关闭：拒绝域名列表中的域名（黑名单）；开启：只请求域名列表中的域名（白名单）',
+      domain_list: '例如 ["example.com", "*.example.com"]；*. 也匹配该域名本身',
+      ip_filter_mode: '关闭：拒绝 IP 列表中的地址（黑名单）；开启：只请求 IP 列表中的地址（白名单）',
+      ip_list:
+        'IP 或 CIDR 网段，例如 ["203.0.113.7", "10.0.0.0/8", "2001:db8::/32"]；白名单中的地址即使是内部地址也会放行',
+      ssrf_protection:
+        '网关替用户发起的请求（Webhook 通知、Midjourney notifyHook、转发的图片和视频）都先按下列规则检查地址；关闭后任何 http(s) 地址都会请求',
       chats: '聊天客户端列表，例如 [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
       comma_separated: '以逗号分隔',
@@ -1407,6 +1419,14 @@ export const zh = {
     },
     fields: {
       about: '关于',
+      allow_private_ip: '允许内部地址',
+      allowed_ports: '允许的端口',
+      apply_ip_filter_for_domain: '对域名应用 IP 列表',
+      domain_filter_mode: '域名列表为白名单',
+      domain_list: '域名列表',
+      ip_filter_mode: 'IP 列表为白名单',
+      ip_list: 'IP 列表',
+      ssrf_protection: '请求前检查地址（SSRF 防护）',
       audio_completion_ratio: '音频补全倍率',
       audio_ratio: '音频倍率',
       auto_disable_channel: '失败时自动禁用渠道',

@@ -2,10 +2,13 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryClusterState } from '../cluster/index.ts';
+import { OutboundGuard } from '../http/outbound/guard.ts';
+import { type FetchSettings, fetchSettings } from '../http/outbound/policy.ts';
 import type { UserRow } from '../store/database.ts';
 import type { Mailer, MailMessage } from './accounts/mailer.ts';
 import { Keyring } from './keyring.ts';
 import { Notifier } from './notifications.ts';
+import { findOptionDefinition } from './options/index.ts';
 
 const keyring = new Keyring('notification-test-secret');
 const received: Array<{ headers: IncomingHttpHeaders; body: any }> = [];
@@ -22,6 +25,17 @@ const hook = createServer((request, response) => {
   });
 });
 let hookUrl = '';
+
+/** fetch_setting.* as the defaults have them; each test says what it changes. */
+const stored = (key: string) => findOptionDefinition(key)!.default;
+const defaults = fetchSettings({
+  getBoolean: (key: string) => stored(key) === 'true',
+  getJson: (key: string) => JSON.parse(stored(key)),
+} as never);
+/** The local hook server: loopback on a random port. */
+const localHooks: FetchSettings = { ...defaults, allowPrivateIp: true, ports: [] };
+let settings = localHooks;
+const outbound = new OutboundGuard({ settings: () => settings });
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
@@ -49,6 +63,7 @@ function notifier(mailer = new RecordingMailer(), count = 2) {
     mailer,
     keyring,
     counters: createMemoryClusterState().counters,
+    outbound,
     limit: { count, windowMs: 60_000 },
   });
 }
@@ -84,6 +99,37 @@ describe('notifications', () => {
     status = 500;
     await expect(notifier().notify(user, note)).rejects.toMatchObject({ code: 'NOTIFY_WEBHOOK_FAILED' });
     status = 200;
+  });
+
+  it('refuses a webhook on 127.0.0.1 by default, and delivers it once private addresses are allowed', async () => {
+    received.length = 0;
+    const user = userWith({ notify_type: 'webhook', webhook_url: hookUrl });
+    settings = { ...defaults, ports: [] };
+    await expect(notifier().notify(user, note)).rejects.toMatchObject({
+      code: 'OUTBOUND_URL_REFUSED',
+      reason: 'private_ip',
+    });
+    settings = defaults;
+    await expect(notifier().notify(user, note)).rejects.toMatchObject({ code: 'OUTBOUND_URL_REFUSED', reason: 'port' });
+    expect(received).toHaveLength(0);
+    settings = { ...defaults, allowPrivateIp: true, ports: [] };
+    expect(await notifier().notify(user, note)).toBe('sent');
+    settings = { ...defaults, enabled: false };
+    expect(await notifier().notify(user, note)).toBe('sent');
+    expect(received).toHaveLength(2);
+    settings = localHooks;
+  });
+
+  it('does not follow a webhook that redirects', async () => {
+    received.length = 0;
+    status = 302;
+    const user = userWith({ notify_type: 'webhook', webhook_url: hookUrl });
+    await expect(notifier().notify(user, note)).rejects.toMatchObject({
+      code: 'NOTIFY_WEBHOOK_FAILED',
+      message: expect.stringContaining('HTTP 302'),
+    });
+    status = 200;
+    expect(received).toHaveLength(1);
   });
 
   it('mails the notification address, else the account email, with escaped HTML', async () => {

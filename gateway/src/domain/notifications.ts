@@ -1,5 +1,7 @@
 import type { SlidingWindowCounters } from '../cluster/index.ts';
 import { AppError, defineErrors } from '../errors.ts';
+import type { OutboundGuard } from '../http/outbound/guard.ts';
+import { OutboundRefused } from '../http/outbound/policy.ts';
 import type { UserRow } from '../store/database.ts';
 import type { Mailer } from './accounts/mailer.ts';
 import { readSetting } from './accounts/settings.ts';
@@ -27,6 +29,8 @@ export interface NotifierDeps {
   mailer: Mailer;
   keyring: Keyring;
   counters: SlidingWindowCounters;
+  /** The webhook is a user's URL: fetched only where fetch_setting.* allows. */
+  outbound: OutboundGuard;
   /** At most `count` notifications of one type per user per window (reference §9.3). */
   limit: { count: number; windowMs: number };
 }
@@ -43,12 +47,12 @@ export class Notifier {
   }
 
   async notify(user: UserRow, notification: Notification): Promise<NotifyResult> {
-    const { counters, limit, keyring, mailer } = this.#deps;
+    const { counters, limit, keyring, mailer, outbound } = this.#deps;
     const setting = readSetting(user.setting, keyring);
     const { allowed } = await counters.take(`notify:${user.id}:${notification.type}`, limit.windowMs, limit.count);
     if (!allowed) return 'throttled';
     if (setting.notify_type === 'webhook' && setting.webhook_url) {
-      await postWebhook(setting.webhook_url, setting.webhook_secret, notification);
+      await postWebhook(outbound, setting.webhook_url, setting.webhook_secret, notification);
       return 'sent';
     }
     const to = setting.notification_email || user.email;
@@ -63,12 +67,19 @@ export class Notifier {
   }
 }
 
-async function postWebhook(url: string, secret: string, notification: Notification): Promise<void> {
+/** Throws OutboundRefused (stable code OUTBOUND_URL_REFUSED) when fetch_setting.* forbids the URL. */
+async function postWebhook(
+  outbound: OutboundGuard,
+  url: string,
+  secret: string,
+  notification: Notification,
+): Promise<void> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (secret) headers.authorization = `Bearer ${secret}`;
-  let response: Response;
+  let status: number;
   try {
-    response = await fetch(url, {
+    const response = await outbound.send({
+      url,
       method: 'POST',
       headers,
       body: JSON.stringify({
@@ -77,16 +88,18 @@ async function postWebhook(url: string, secret: string, notification: Notificati
         timestamp: Math.floor(Date.now() / 1000),
       }),
       signal: AbortSignal.timeout(10_000),
-      redirect: 'error',
     });
+    status = response.status;
+    await response.body.dump();
   } catch (error) {
+    if (error instanceof OutboundRefused) throw error;
     throw new AppError(NOTIFICATION_ERRORS.NOTIFY_WEBHOOK_FAILED, {
       detail: error instanceof Error ? error.message : 'unreachable',
     });
   }
-  await response.body?.cancel();
-  if (!response.ok)
-    throw new AppError(NOTIFICATION_ERRORS.NOTIFY_WEBHOOK_FAILED, { detail: `HTTP ${response.status}` });
+  // A redirect is not followed (it could lead anywhere): like any other non-2xx, the call failed.
+  if (status < 200 || status >= 300)
+    throw new AppError(NOTIFICATION_ERRORS.NOTIFY_WEBHOOK_FAILED, { detail: `HTTP ${status}` });
 }
 
 function paragraphs(text: string): string {

@@ -4,6 +4,7 @@ import { BILLING_OPENAI_CODES } from '../domain/billing/index.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { requestLanguage, toAppError } from '../http/errors.ts';
+import type { OutboundGuard } from '../http/outbound/guard.ts';
 import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
@@ -23,6 +24,8 @@ export interface RelayPluginDeps extends PipelineDeps {
   options: OptionsService;
   bodyLimitBytes: number;
   tester: ChannelTester;
+  /** Fetches of URLs that clients or upstream answers supplied (result images and videos), under fetch_setting.*. */
+  outbound: OutboundGuard;
 }
 
 interface Route {

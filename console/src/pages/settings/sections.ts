@@ -256,6 +256,29 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
     ],
   },
   {
+    // What the gateway may fetch when a URL comes from a user or an upstream (webhooks, notifyHook, images).
+    id: 'fetch',
+    title: 'settings.sections.fetch',
+    fields: [
+      sw('fetch_setting.enable_ssrf_protection', 'settings.fields.ssrf_protection', {
+        help: 'settings.help.ssrf_protection',
+      }),
+      sw('fetch_setting.allow_private_ip', 'settings.fields.allow_private_ip', {
+        help: 'settings.help.allow_private_ip',
+      }),
+      json('fetch_setting.allowed_ports', 'settings.fields.allowed_ports', { help: 'settings.help.allowed_ports' }),
+      sw('fetch_setting.domain_filter_mode', 'settings.fields.domain_filter_mode', {
+        help: 'settings.help.domain_filter_mode',
+      }),
+      json('fetch_setting.domain_list', 'settings.fields.domain_list', { help: 'settings.help.domain_list' }),
+      sw('fetch_setting.ip_filter_mode', 'settings.fields.ip_filter_mode', { help: 'settings.help.ip_filter_mode' }),
+      json('fetch_setting.ip_list', 'settings.fields.ip_list', { help: 'settings.help.ip_list' }),
+      sw('fetch_setting.apply_ip_filter_for_domain', 'settings.fields.apply_ip_filter_for_domain', {
+        help: 'settings.help.apply_ip_filter_for_domain',
+      }),
+    ],
+  },
+  {
     id: 'login',
     title: 'settings.sections.login',
     fields: [

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
+import type { OutboundGuard } from '../../http/outbound/guard.ts';
+import { OutboundRefused } from '../../http/outbound/policy.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { findLiveUserBy, findLiveUserById, updateUser } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
@@ -31,15 +33,18 @@ export class SelfService {
   readonly #sessions: SessionService;
   readonly #keyring: Keyring;
   readonly #bus: Bus | undefined;
+  readonly #outbound: OutboundGuard;
 
   constructor(deps: {
     db: Kysely<Database>;
     options: OptionsService;
     sessions: SessionService;
     keyring: Keyring;
+    outbound: OutboundGuard;
     bus?: Bus | undefined;
   }) {
     this.#bus = deps.bus;
+    this.#outbound = deps.outbound;
     this.#db = deps.db;
     this.#options = deps.options;
     this.#sessions = deps.sessions;
@@ -135,7 +140,21 @@ export class SelfService {
 
   async saveSetting(user: UserRow, input: UserSettingInput): Promise<void> {
     const setting = writeSetting(input, readSetting(user.setting, this.#keyring), this.#keyring);
+    await this.#checkWebhook(readSetting(setting, this.#keyring).webhook_url);
     await updateUser(this.#db, user.id, { setting });
+  }
+
+  /**
+   * A webhook the gateway would refuse to call is refused now, where the user can fix it. A name that
+   * does not resolve yet is let through: delivery checks again, and the host may simply not exist yet.
+   */
+  async #checkWebhook(url: string): Promise<void> {
+    if (url === '') return;
+    try {
+      await this.#outbound.check(url);
+    } catch (error) {
+      if (!(error instanceof OutboundRefused) || error.reason !== 'dns') throw error;
+    }
   }
 
   groups(user: UserRow): Record<string, GroupInfo> {

@@ -30,6 +30,8 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   readonly above?: number;
   /** Extra syntax for string options. */
   readonly format?: 'url' | 'status-code-ranges';
+  /** Extra syntax for each entry of a JSON string list. */
+  readonly entries?: 'ip-ranges' | 'port-ranges';
   /** The only values a string option may take. */
   readonly choices?: readonly string[];
   /** The structure a JSON option must have. */
@@ -88,6 +90,13 @@ const json = <K extends string>(key: K, value: unknown, expected: Shape): Option
   default: JSON.stringify(value),
   shape: expected,
 });
+
+/** A JSON list of strings, each of them in the given syntax. */
+const entries = <K extends string>(
+  key: K,
+  value: string[],
+  syntax: 'ip-ranges' | 'port-ranges',
+): OptionDefinition<K, 'json'> => ({ ...json(key, value, shape.array(shape.string())), entries: syntax });
 
 const ratioMap = shape.record(shape.number(0));
 const stringList = shape.array(shape.string());
@@ -396,8 +405,10 @@ export const OPTION_DEFINITIONS = [
   bool('fetch_setting.domain_filter_mode', false),
   bool('fetch_setting.ip_filter_mode', false),
   json('fetch_setting.domain_list', [], stringList),
-  json('fetch_setting.ip_list', [], stringList),
-  json('fetch_setting.allowed_ports', ['80', '443', '8080', '8443'], stringList),
+  /** Addresses or CIDR ranges. */
+  entries('fetch_setting.ip_list', [], 'ip-ranges'),
+  /** "443" or "8000-9000"; an empty list allows any port. */
+  entries('fetch_setting.allowed_ports', ['80', '443', '8080', '8443'], 'port-ranges'),
   bool('fetch_setting.apply_ip_filter_for_domain', true),
   url('WorkerUrl'),
   secret('WorkerValidKey'),

@@ -60,6 +60,13 @@ export const optionErrors = defineErrors({
       en: '{key} has the wrong shape: {path} must be {expectedEn}',
     },
   },
+  OPTION_INVALID_ENTRY: {
+    status: 400,
+    message: {
+      zh: '{key} 中的 "{item}" 无效，应为 {expectedZh}',
+      en: '{key}: "{item}" is invalid; each entry must be {expectedEn}',
+    },
+  },
   OPTION_MANAGED: {
     status: 409,
     message: {

@@ -146,6 +146,29 @@ describe('validateOption', () => {
     );
   });
 
+  it('checks each entry of the fetch_setting IP and port lists', () => {
+    expect(validateOption('fetch_setting.ip_list', '["10.0.0.0/8", "203.0.113.7", "2001:db8::/32", ""]')).toBe(
+      '["10.0.0.0/8", "203.0.113.7", "2001:db8::/32", ""]',
+    );
+    expect(validateOption('fetch_setting.allowed_ports', '["443", "8000-9000"]')).toBe('["443", "8000-9000"]');
+    expect(validateOption('fetch_setting.allowed_ports', '[]')).toBe('[]');
+    for (const bad of ['10.0.0.0/33', 'example.com', '10.0.0/8']) {
+      expect(rejection('fetch_setting.ip_list', JSON.stringify(['8.8.8.8', bad])).code, bad).toBe(
+        'OPTION_INVALID_ENTRY',
+      );
+    }
+    for (const bad of ['0', '65536', '9000-8000', 'https', '80,443']) {
+      expect(rejection('fetch_setting.allowed_ports', JSON.stringify([bad])).code, bad).toBe('OPTION_INVALID_ENTRY');
+    }
+    expect(rejection('fetch_setting.allowed_ports', '["443", "99999"]').localized('en')).toBe(
+      'fetch_setting.allowed_ports: "99999" is invalid; each entry must be a port or a port range from 1 to 65535, such as 443 or 8000-9000',
+    );
+    expect(rejection('fetch_setting.ip_list', '["x"]').localized('zh')).toBe(
+      'fetch_setting.ip_list 中的 "x" 无效，应为 IP 地址或 CIDR 网段，例如 10.0.0.0/8',
+    );
+    expect(rejection('fetch_setting.ip_list', '[1]').code).toBe('OPTION_INVALID_SHAPE');
+  });
+
   it('checks URLs and choices', () => {
     expect(validateOption('ServerAddress', 'https://gw.example.com/')).toBe('https://gw.example.com');
     expect(validateOption('general_setting.docs_link', '')).toBe('');

@@ -1,4 +1,6 @@
 import { AppError } from '../../errors.ts';
+import { parseCidr } from '../../http/outbound/addresses.ts';
+import { parsePortRange } from '../../http/outbound/ports.ts';
 import { findOptionDefinition, type OptionDefinition } from './definitions.ts';
 import { optionErrors as E } from './errors.ts';
 import { checkShape } from './shapes.ts';
@@ -103,6 +105,27 @@ function validateJson(definition: OptionDefinition, value: string): string {
       });
     }
   }
+  if (definition.entries) checkEntries(key, parsed as string[], definition.entries);
   // Kept as written: admins edit these in a text area and expect their layout back.
   return value.trim();
+}
+
+const ENTRY_SYNTAX = {
+  'ip-ranges': {
+    valid: (entry: string) => parseCidr(entry) !== undefined,
+    expectedZh: 'IP 地址或 CIDR 网段，例如 10.0.0.0/8',
+    expectedEn: 'an IP address or a CIDR range such as 10.0.0.0/8',
+  },
+  'port-ranges': {
+    valid: (entry: string) => parsePortRange(entry) !== undefined,
+    expectedZh: '1 到 65535 的端口或端口范围，例如 443 或 8000-9000',
+    expectedEn: 'a port or a port range from 1 to 65535, such as 443 or 8000-9000',
+  },
+};
+
+/** A list entry that could never match would silently change what the list means: refused when saved. */
+function checkEntries(key: string, list: string[], syntax: keyof typeof ENTRY_SYNTAX): void {
+  const { valid, expectedZh, expectedEn } = ENTRY_SYNTAX[syntax];
+  const item = list.find((entry) => entry.trim() !== '' && !valid(entry));
+  if (item !== undefined) throw new AppError(E.OPTION_INVALID_ENTRY, { key, item, expectedZh, expectedEn });
 }

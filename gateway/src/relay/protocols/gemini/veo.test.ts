@@ -8,6 +8,8 @@ import {
   startMockVertex,
   type TestServiceAccount,
 } from '../../../../../tests/support/mock-vertex.ts';
+import { OutboundGuard } from '../../../http/outbound/guard.ts';
+import type { FetchSettings } from '../../../http/outbound/policy.ts';
 import { fetchVideoContent, sendVideoRequest } from '../../tasks/video/upstream.ts';
 import { Transport } from '../../transport.ts';
 import type { ChannelSnapshot } from '../../types.ts';
@@ -15,6 +17,20 @@ import { vertexProvider } from '../vertex/index.ts';
 import { isRefusal, type VideoJob, type VideoState, type VideoTasks } from '../video-tasks.ts';
 import { geminiProvider } from './index.ts';
 import { veoBody, veoPlan } from './veo.ts';
+
+/** fetch_setting.* at its defaults, and as the local mocks (127.0.0.1, random ports) need it. */
+const fetchDefaults: FetchSettings = {
+  enabled: true,
+  allowPrivateIp: false,
+  domainAllowList: false,
+  domains: [],
+  ipAllowList: false,
+  ips: [],
+  ports: ['80', '443', '8080', '8443'],
+  ipFilterForDomains: true,
+};
+const loopback: FetchSettings = { ...fetchDefaults, allowPrivateIp: true, ports: [] };
+const guard = (settings: FetchSettings) => new OutboundGuard({ settings: () => settings });
 
 const job = (fields: Record<string, unknown>, model = 'veo-3.0-generate-001'): VideoJob => ({
   model,
@@ -164,7 +180,12 @@ describe('Veo on the Gemini API (type 24)', () => {
     expect(run.task.url).not.toContain('AIza');
 
     const request = (await tasks.content!(ch, 'AIza-veo', run.task, 'video'))!;
-    const content = await fetchVideoContent(run.upstream, request, AbortSignal.timeout(5000));
+    // The signed address is the vendor's answer: the outbound guard refuses it where the mock lives (loopback)…
+    await expect(
+      fetchVideoContent(run.upstream, guard(fetchDefaults), request, AbortSignal.timeout(5000)),
+    ).rejects.toMatchObject({ code: 'OUTBOUND_URL_REFUSED' });
+    // …unless internal addresses are allowed.
+    const content = await fetchVideoContent(run.upstream, guard(loopback), request, AbortSignal.timeout(5000));
     expect(content.status).toBe(200);
     expect(Buffer.from(await content.body.arrayBuffer()).equals(mock.veo.content)).toBe(true);
     // The key went to the file, not on to the signed address it redirected to.
@@ -252,7 +273,7 @@ describe('Veo on Vertex AI (type 41)', () => {
     // Nothing of the video is kept: the content route asks the operation again and decodes it.
     expect(run.states.at(-1)).toEqual({ status: 'SUCCESS', progress: '100%', failReason: '' });
     const request = (await tasks.content!(ch, account.json, run.task, 'video'))!;
-    const answer = await fetchVideoContent(run.upstream, request, AbortSignal.timeout(5000));
+    const answer = await fetchVideoContent(run.upstream, guard(fetchDefaults), request, AbortSignal.timeout(5000));
     const video = tasks.contentBytes!(await answer.body.text());
     expect(typeof video !== 'string' && video.type).toBe('video/mp4');
     expect(typeof video !== 'string' && video.bytes.equals(mock.veo.content)).toBe(true);

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { TaskPlatform, TaskRecord, TaskUpdate } from '../../../domain/tasks/index.ts';
+import type { OutboundGuard } from '../../../http/outbound/guard.ts';
+import { OutboundRefused } from '../../../http/outbound/policy.ts';
 import type { Database } from '../../../store/database.ts';
 import {
   failMidjourneyAndRefund,
@@ -24,6 +26,8 @@ export interface MidjourneyPlatformDeps {
   timeoutMs: number;
   /** Whether MjNotifyEnabled is on now. */
   notifyEnabled: () => boolean;
+  /** The notifyHook is the client's URL: called only where fetch_setting.* allows. */
+  outbound: OutboundGuard;
   logger: { warn(obj: object, msg: string): void };
 }
 
@@ -112,9 +116,14 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
 
     transitioned(task) {
       if (!task.row.notify_hook || !deps.notifyEnabled()) return;
-      void notify(deps, task).catch((err: unknown) =>
-        deps.logger.warn({ err, task: task.upstreamId }, 'midjourney notifyHook call failed'),
-      );
+      void notify(deps, task).catch((err: unknown) => {
+        if (err instanceof OutboundRefused) {
+          deps.logger.warn(
+            { code: err.code, reason: err.reason, detail: err.message, task: task.upstreamId },
+            'midjourney notifyHook refused by fetch_setting',
+          );
+        } else deps.logger.warn({ err, task: task.upstreamId }, 'midjourney notifyHook call failed');
+      });
     },
   };
 }
@@ -123,10 +132,12 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
 async function notify(deps: MidjourneyPlatformDeps, task: MjTaskRecord): Promise<void> {
   const row = await deps.db.selectFrom('midjourneys').selectAll().where('id', '=', task.id).executeTakeFirst();
   if (!row) return;
-  await fetch(row.notify_hook, {
+  const response = await deps.outbound.send({
+    url: row.notify_hook,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(mjTaskView(row, undefined)),
     signal: AbortSignal.timeout(10_000),
   });
+  await response.body.dump();
 }

@@ -119,10 +119,13 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
     app.get<{ Params: { id: string } }>(`${prefix}/mj/image/:id`, async (request, reply) => {
       const row = await findMidjourneyByMjId(db, request.params.id);
       if (!row?.image_url) throw new MjFailure('image_not_found', MJ_FAILURE, 404);
-      const response = await deps.transport.send(
-        { url: row.image_url, method: 'GET', headers: {} },
-        AbortSignal.timeout(SUBMIT_TIMEOUT_MS),
-      );
+      // The URL is the upstream's answer: fetched only where fetch_setting.* allows, redirects checked too.
+      const response = await deps.outbound.send({
+        url: row.image_url,
+        method: 'GET',
+        signal: AbortSignal.timeout(SUBMIT_TIMEOUT_MS),
+        maxRedirects: 3,
+      });
       if (response.status !== 200) {
         await response.body.text().catch(() => '');
         throw new MjFailure(`image upstream answered ${response.status}`, MJ_FAILURE, 502);

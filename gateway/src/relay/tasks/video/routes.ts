@@ -6,7 +6,7 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
-import type { UpstreamRequest } from '../../protocols/index.ts';
+import type { UpstreamResponse } from '../../transport.ts';
 import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
@@ -153,21 +153,27 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
       const variant = request.query.variant ?? 'video';
       if (!VARIANTS.includes(variant)) throw invalidVideo('variant must be video, thumbnail or spritesheet');
       const { channel, tasks, ref, key } = upstreamOf(row);
-      let upstream: UpstreamRequest | undefined;
+      const signal = AbortSignal.timeout(CONTENT_TIMEOUT_MS);
+      let response: UpstreamResponse;
       if (tasks.content) {
-        upstream = await tasks.content(channel, key, ref, variant);
+        const upstream = await tasks.content(channel, key, ref, variant);
+        if (!upstream) {
+          throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
+        }
+        response = await fetchVideoContent(
+          { transport: deps.transport, tasks, channel, key },
+          deps.outbound,
+          upstream,
+          signal,
+        );
       } else {
         const url = videoUrl(row);
-        if (url && variant === 'video') upstream = { url, method: 'GET', headers: {} };
+        if (!url || variant !== 'video') {
+          throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
+        }
+        // The file's address came in the upstream's answer: fetched only where fetch_setting.* allows.
+        response = await deps.outbound.send({ url, method: 'GET', signal, maxRedirects: 3 });
       }
-      if (!upstream) {
-        throw new VideoFailure('variant_unavailable', `the upstream gave no ${variant} for this video`, 404);
-      }
-      const response = await fetchVideoContent(
-        { transport: deps.transport, tasks, channel, key },
-        upstream,
-        AbortSignal.timeout(CONTENT_TIMEOUT_MS),
-      );
       if (response.status !== 200) {
         await response.body.text();
         throw new VideoFailure('upstream_error', `the upstream answered HTTP ${response.status}`, 502);

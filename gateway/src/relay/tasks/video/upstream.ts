@@ -1,3 +1,4 @@
+import type { OutboundGuard } from '../../../http/outbound/guard.ts';
 import type { UpstreamRequest } from '../../protocols/index.ts';
 import type { VideoTasks } from '../../protocols/video-tasks.ts';
 import type { Transport, UpstreamResponse } from '../../transport.ts';
@@ -27,21 +28,19 @@ const MAX_REDIRECTS = 3;
 /**
  * A finished video's bytes: the content request, then the redirects it answers (Gemini's file
  * download sends the caller on to a signed address) followed without the request's headers, so
- * the key never leaves the vendor's own host.
+ * the key never leaves the vendor's own host. A redirect's address is the vendor's answer, not the
+ * channel's: it is fetched under the outbound guard (fetch_setting.*), every hop checked.
  */
 export async function fetchVideoContent(
   upstream: VideoUpstream,
+  outbound: OutboundGuard,
   request: UpstreamRequest,
   signal: AbortSignal,
 ): Promise<UpstreamResponse> {
-  let response = await sendVideoRequest(upstream, request, signal);
-  let url = request.url;
-  for (let hop = 0; hop < MAX_REDIRECTS && REDIRECTS.has(response.status); hop++) {
-    const location = response.headers.location;
-    if (typeof location !== 'string' || location === '') break;
-    await response.body.text();
-    url = new URL(location, url).toString();
-    response = await upstream.transport.send({ url, method: 'GET', headers: {} }, signal);
-  }
-  return response;
+  const response = await sendVideoRequest(upstream, request, signal);
+  const location = response.headers.location;
+  if (!REDIRECTS.has(response.status) || typeof location !== 'string' || location === '') return response;
+  await response.body.text();
+  const url = new URL(location, request.url).toString();
+  return outbound.send({ url, method: 'GET', signal, maxRedirects: MAX_REDIRECTS - 1 });
 }
