@@ -22,12 +22,21 @@ export interface OutboundResponse {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** A resolver that does not answer must not hold a request (or a settings save) for its own retries. */
+const LOOKUP_TIMEOUT_MS = 5000;
+
 export const systemLookup: Lookup = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: NodeLookupAddress[]) =>
-      error ? reject(error) : resolve(addresses),
-    ),
-  );
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(Object.assign(new Error(`DNS lookup of ${hostname} timed out`), { code: 'ETIMEOUT' })),
+      LOOKUP_TIMEOUT_MS,
+    );
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: NodeLookupAddress[]) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(addresses);
+    });
+  });
 
 /**
  * Server-side HTTP to URLs that users or upstream answers supplied (callbacks, webhooks, result
