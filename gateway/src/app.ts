@@ -1,8 +1,8 @@
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { authGuards } from './api/auth.ts';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import { authGuards, signedIn } from './api/auth.ts';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
@@ -119,6 +119,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     channelTester: deps.relay.tester,
   });
   await app.register(relayPlugin, deps.relay);
+  const guards = authGuards({
+    db: deps.services.store.db,
+    sessions: deps.services.sessions,
+    keyring: deps.services.keyring,
+  });
+  const consoleUserId = async (request: FastifyRequest) => {
+    await guards.user(request);
+    return signedIn(request).user.id;
+  };
   for (const [platform, format] of [
     [midjourneyPlugin, 'midjourney'],
     [sunoPlugin, 'suno'],
@@ -126,18 +135,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ] as const) {
     await app.register(async (scope) => {
       trackTaskRequests(scope, deps.relay.metrics, format);
-      await scope.register(platform, deps.relay);
+      await scope.register(platform, { ...deps.relay, consoleUserId });
     });
   }
-  await app.register(playgroundPlugin, {
-    relay: deps.relay,
-    guards: authGuards({
-      db: deps.services.store.db,
-      sessions: deps.services.sessions,
-      keyring: deps.services.keyring,
-    }),
-    keyring: deps.services.keyring,
-  });
+  await app.register(playgroundPlugin, { relay: deps.relay, guards, keyring: deps.services.keyring });
   await app.register(restPlugin, {
     prefix: '/rest',
     services: deps.services,

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { type MockMidjourney, startMockMidjourney } from '../support/mock-midjourney.ts';
+import { type MockSora, startMockSora } from '../support/mock-sora.ts';
 import { type MockSuno, startMockSuno } from '../support/mock-suno.ts';
 import {
   type ConsoleGateway,
@@ -24,11 +25,12 @@ let server: ConsoleGateway;
 let browser: Browser;
 let mock: MockMidjourney;
 let suno: MockSuno;
+let sora: MockSora;
 let key: string;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  [server, browser, mock, suno] = await Promise.all([
+  [server, browser, mock, suno, sora] = await Promise.all([
     startConsoleGateway({
       GLOBAL_API_RATE_LIMIT_ENABLE: 'false',
       CRITICAL_RATE_LIMIT_ENABLE: 'false',
@@ -37,6 +39,7 @@ beforeAll(async () => {
     launchBrowser(),
     startMockMidjourney(),
     startMockSuno(),
+    startMockSora('sora-secret'),
   ]);
   const root = await setupRoot(server.url);
   const channel = await root.post('/api/channel/', {
@@ -57,6 +60,15 @@ beforeAll(async () => {
     group: 'default',
   });
   expect(music.body).toMatchObject({ success: true });
+  const video = await root.post('/api/channel/', {
+    name: 'sora',
+    type: 55,
+    key: sora.key,
+    base_url: sora.url,
+    models: 'sora-2',
+    group: 'default',
+  });
+  expect(video.body).toMatchObject({ success: true });
   for (const [name, value] of [
     ['QuotaForNewUser', '50000000'],
     ['ServerAddress', server.url],
@@ -84,6 +96,7 @@ afterAll(async () => {
   await browser?.close();
   await mock?.close();
   await suno?.close();
+  await sora?.close();
   await server?.stop();
 });
 
@@ -203,5 +216,33 @@ describe('drawing log', () => {
       .toBe('Unable to generate: lyrics flagged');
     await screenshot(page, 'task-log-live');
     expect(errors).toEqual([]);
+  });
+
+  it('plays a finished video from the gateway for its owner', async () => {
+    const { context, page } = await openPage(browser, server.url);
+    contexts.push(context);
+    await signInByApi(page, server.url, ALICE);
+    const answer = await fetch(`${server.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer sk-${key.replace(/^sk-/, '')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sora-2', prompt: 'a lighthouse at dusk' }),
+    });
+    const submitted = (await answer.json()) as { id: string };
+    expect(answer.status, JSON.stringify(submitted)).toBe(200);
+    await page.goto('/task');
+    const live = row(page, submitted.id);
+    await expect
+      .poll(() => live.locator('[data-testid="task-status"]').textContent(), { timeout: 15_000 })
+      .toBe('成功');
+    await live.locator('[data-testid="task-video"]').click();
+    const player = page.locator('[data-testid="task-video-player"]');
+    await expect.poll(() => player.getAttribute('src')).toMatch(/^blob:/);
+    // The bytes the player got are the upstream's, through the gateway's content route and the session.
+    const source = String(await player.getAttribute('src'));
+    const bytes = await page.evaluate(async (url: string) => {
+      const body = await (await fetch(url)).arrayBuffer();
+      return Array.from(new Uint8Array(body));
+    }, source);
+    expect(Buffer.from(bytes).equals(sora.content)).toBe(true);
   });
 });

@@ -34,6 +34,8 @@ let mock: MockSora;
 let db: pg.Client;
 let client: OpenAI;
 let other: OpenAI;
+let rootSession: DashboardClient;
+let otherSession: DashboardClient;
 let initial: { wallet: number; token: number };
 
 const completed = (id: string, status: string) =>
@@ -77,6 +79,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
     });
     const root = await setupRoot(gateway.url);
+    rootSession = root;
     const created = await root.post('/api/channel/', {
       name: 'sora',
       type: 55,
@@ -100,6 +103,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     client = new OpenAI({ apiKey: String(token.body.data.key), baseURL: `${gateway.url}/v1`, maxRetries: 0 });
     expect((await root.post('/api/user/', { username: 'other', password: 'password-1' })).body.success).toBe(true);
     const dashboard = new DashboardClient(gateway.url);
+    otherSession = dashboard;
     expect((await dashboard.login('other', 'password-1')).body.success).toBe(true);
     const otherKey = String(
       (await dashboard.post('/api/token/', { name: 'other', unlimited_quota: true })).body.data.key,
@@ -188,6 +192,28 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     const rest = await client.videos.list({ limit: 100, after: mine[1] });
     expect(rest.data.map((video) => video.id)).toEqual(mine.slice(2));
     expect((await other.videos.list()).data).toEqual([]);
+  });
+
+  it("serves a video's content to its owner's console session too, never to another user's", async () => {
+    const [row] = (
+      await db.query(
+        `select t.task_id from tasks t join users u on u.id = t.user_id
+         where t.platform = 'video' and t.status = 'SUCCESS' and u.username = 'root' order by t.id limit 1`,
+      )
+    ).rows;
+    const bySession = (session: DashboardClient, headers: Record<string, string> = {}) =>
+      fetch(`${gateway.url}/v1/videos/${row.task_id}/content`, {
+        headers: { cookie: session.cookie, 'new-api-user': String(session.userId), ...headers },
+      });
+    const owner = await bySession(rootSession);
+    expect(owner.status).toBe(200);
+    expect(Buffer.from(await owner.arrayBuffer()).equals(mock.content)).toBe(true);
+    expect((await bySession(otherSession)).status).toBe(404);
+    // A session without the user header is not signed in (401), as on /api.
+    const anonymous = await fetch(`${gateway.url}/v1/videos/${row.task_id}/content`, {
+      headers: { cookie: rootSession.cookie },
+    });
+    expect(anonymous.status).toBe(401);
   });
 
   it("never shows another user's video or its content", async () => {

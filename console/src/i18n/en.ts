@@ -571,6 +571,8 @@ export const en = {
   task: {
     title: 'Task log',
     open_result: 'Open result',
+    play_video: 'Play video',
+    video_unavailable: 'The video could not be loaded',
     unfinished: 'Unfinished',
     detail: 'Task details',
     fields: {

@@ -771,6 +771,8 @@ export const zh = {
   task: {
     title: '任务日志',
     open_result: '打开结果',
+    play_video: '播放视频',
+    video_unavailable: '视频无法加载',
     unfinished: '未完成',
     detail: '任务详情',
     fields: {

@@ -20,6 +20,7 @@ import { PageBar } from '../log/LogList.tsx';
 import { liveQueryOptions } from '../midjourney/live.ts';
 import { type FilterField, TaskFilterBar } from '../midjourney/TaskFilterBar.tsx';
 import { taskResults } from './result.ts';
+import { VideoResult } from './VideoResult.tsx';
 
 /** A creative task (spec doc 3 §3). */
 interface CreativeTask {
@@ -34,6 +35,7 @@ interface CreativeTask {
   status: string;
   fail_reason: string;
   quota: number;
+  user_id?: number;
   data: unknown;
   username?: string;
   [key: string]: unknown;
@@ -218,6 +220,11 @@ export function TaskList() {
 /** The task's results from its data: images as thumbnails that open a preview, anything else as a link. */
 function Results({ task, onImage }: { task: CreativeTask; onImage: (url: string) => void }) {
   const translate = useTranslate();
+  const user = useSessionUser();
+  // A video plays from the gateway, for its owner only; its vendor's address is never linked.
+  if (task.platform === 'video') {
+    return task.status === 'SUCCESS' && task.user_id === user?.id ? <VideoResult taskId={task.task_id} /> : null;
+  }
   const results = taskResults(task.data);
   if (results.length === 0) return null;
   return (

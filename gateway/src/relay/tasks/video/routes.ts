@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SESSION_COOKIE } from '../../../api/auth.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, listUserTasks } from '../../../store/repositories/task-billing.ts';
@@ -26,8 +27,18 @@ const notReady = () => new VideoFailure('video_not_ready', 'the video is not com
  * them, under a public id the gateway made; retrieval is answered from the database, and content is
  * proxied to the caller who owns the task only.
  */
-export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
+export interface VideoPluginDeps extends RelayPluginDeps {
+  /**
+   * The console's signed-in user (session cookie and New-Api-User header), for the content route: as in
+   * new-api it takes a key or the owner's console session, so the task log can play the video.
+   */
+  consoleUserId?: (request: FastifyRequest) => Promise<number>;
+}
+
+export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): Promise<void> {
   const { db, options } = deps;
+  // The console session's user, set by its guard on the content route.
+  app.decorateRequest('auth', null);
   app.addContentTypeParser(
     'multipart/form-data',
     { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
@@ -56,10 +67,18 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   // Kling's and Jimeng's native routes: the same tasks in their shapes, with their error answers.
   await app.register(klingRoutes, deps);
   await app.register(jimengRoutes, deps);
-  const ownTask = async (who: RelayCaller, id: string): Promise<TaskRow> => {
-    const [row] = await findUserTasks(db, VIDEO_PLATFORM, who.identity.user.id, [id]);
+  const ownTask = async (who: RelayCaller | number, id: string): Promise<TaskRow> => {
+    const userId = typeof who === 'number' ? who : who.identity.user.id;
+    const [row] = await findUserTasks(db, VIDEO_PLATFORM, userId, [id]);
     if (!row) throw notFound();
     return row;
+  };
+  /** A key when the request carries one; else the console session, where the plugin was given one. */
+  const contentOwner = async (request: FastifyRequest): Promise<number> => {
+    if (deps.consoleUserId && !request.headers.authorization && request.cookies[SESSION_COOKIE]) {
+      return deps.consoleUserId(request);
+    }
+    return (await caller(request)).identity.user.id;
   };
   /** The task's channel, its video API and the key that submitted it; 503 when the channel is gone. */
   const upstreamOf = (row: TaskRow) => {
@@ -147,8 +166,7 @@ export async function videoPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   app.get<{ Params: { id: string }; Querystring: { variant?: string } }>(
     '/v1/videos/:id/content',
     async (request, reply) => {
-      const who = await caller(request);
-      const row = await ownTask(who, request.params.id);
+      const row = await ownTask(await contentOwner(request), request.params.id);
       if (row.status !== 'SUCCESS') throw notReady();
       const variant = request.query.variant ?? 'video';
       if (!VARIANTS.includes(variant)) throw invalidVideo('variant must be video, thumbnail or spritesheet');
