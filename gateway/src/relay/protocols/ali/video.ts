@@ -3,6 +3,7 @@ import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
   jsonRecord,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -153,19 +154,6 @@ export function readWanTask(body: Record<string, unknown> | undefined): VideoSta
   return { status, progress: status === 'IN_PROGRESS' ? '50%' : '0%', failReason: '' };
 }
 
-function refusal(status: number, body: string): VideoRefusal {
-  const error = jsonRecord(body);
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof error?.code === 'string' && error.code !== '' ? error.code : 'upstream_error',
-    message:
-      typeof error?.message === 'string' && error.message !== ''
-        ? error.message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
-}
-
 /**
  * Ali's Wan video models (type 17) on DashScope: an asynchronous video-synthesis task
  * (`X-DashScope-Async: enable`, the Bearer key) read with `GET /api/v1/tasks/{id}` until it has
@@ -203,7 +191,7 @@ export const wanVideo: VideoTasks = {
     const answer = status === 200 ? jsonRecord(body) : undefined;
     const output = answer && isRecord(answer.output) ? answer.output : undefined;
     const id = output?.task_id;
-    if (typeof id !== 'string' || id === '') return refusal(status, body);
+    if (typeof id !== 'string' || id === '') return refusalOf(status, body, jsonRecord);
     const state = readWanTask(answer);
     // A task that failed at once is still a task the poller settles (and refunds).
     return {

@@ -3,6 +3,8 @@ import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
   jsonRecord,
+  perCallPlan,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -112,12 +114,7 @@ function refusal(status: number, body: string): VideoRefusal {
       message: `MiniMax ${failure.code}: ${failure.message}`,
     };
   }
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: 'upstream_error',
-    message: `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  return refusalOf(status, body, () => undefined);
 }
 
 /**
@@ -127,9 +124,7 @@ function refusal(status: number, body: string): VideoRefusal {
  */
 export const hailuoVideo: VideoTasks = {
   plan(job: VideoJob): VideoPlan | string {
-    const generation = hailuoGeneration(job);
-    if (typeof generation === 'string') return generation;
-    return { ratios: {}, seconds: String(generation.duration), size: generation.resolution };
+    return perCallPlan(hailuoGeneration(job));
   },
 
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {

@@ -1,25 +1,15 @@
-import type { WireFormat } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import type { Provider } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
 import { channelBase } from '../video-fields.ts';
 import { seedanceVideo } from './video.ts';
-
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
 
 /**
  * Doubao Seedance on Volcengine Ark (DoubaoVideo, type 54). Only the video task routes
  * (relay/tasks/video) speak it; its errors are Ark's OpenAI-shaped `{error: {code, message}}`.
  */
-export const seedanceProvider: Provider = {
+export const seedanceProvider = taskProvider({
   name: 'seedance',
-  formats: new Set<WireFormat>(['video']),
-  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  format: 'video',
   buildRequest: (input) => ({
     url: `${channelBase(input.channel)}/api/v3/contents/generations/tasks`,
     method: 'POST',
@@ -27,7 +17,5 @@ export const seedanceProvider: Provider = {
     body: JSON.stringify(input.body),
   }),
   video: seedanceVideo,
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseOpenAIError,
-};
+});

@@ -1,24 +1,14 @@
-import type { WireFormat } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import type { Provider } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
 import { soraVideo } from './sora.ts';
-
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
 
 /**
  * OpenAI's Videos API (Sora, type 55). Only the task routes (relay/tasks/video) speak it: a submission
  * is a whole answer billed per call × its seconds and size, never a stream, never a conversion.
  */
-export const videoProvider: Provider = {
+export const videoProvider = taskProvider({
   name: 'video',
-  formats: new Set<WireFormat>(['video']),
-  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  format: 'video',
   buildRequest: (input) => ({
     url: `${input.channel.baseUrl.replace(/\/+$/, '')}/v1/videos`,
     method: 'POST',
@@ -26,7 +16,5 @@ export const videoProvider: Provider = {
     body: JSON.stringify(input.body),
   }),
   video: soraVideo,
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseOpenAIError,
-};
+});

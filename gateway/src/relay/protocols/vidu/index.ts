@@ -1,13 +1,5 @@
-import type { WireFormat } from '../../types.ts';
-import type { Provider } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
 import { viduVideo } from './video.ts';
-
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
 
 /** Vidu's answers to a refused call: `{reason, message}` or its `err_code`. */
 function parseViduError(status: number, text: string) {
@@ -29,11 +21,9 @@ function parseViduError(status: number, text: string) {
  * Vidu (channel type 52): video generation only. The task routes (relay/tasks/video) speak it through
  * `video`; a submission is billed per call, never streamed, never converted.
  */
-export const viduProvider: Provider = {
+export const viduProvider = taskProvider({
   name: 'vidu',
-  formats: new Set<WireFormat>(['video']),
-  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  format: 'video',
   buildRequest: (input) => ({
     url: `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
     method: 'POST',
@@ -41,7 +31,5 @@ export const viduProvider: Provider = {
     body: JSON.stringify(input.body),
   }),
   video: viduVideo,
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseViduError,
-};
+});

@@ -3,7 +3,10 @@ import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
   jsonRecord,
+  perCallPlan,
   percent,
+  type RefusalDetail,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -111,19 +114,15 @@ export function readViduState(body: Record<string, unknown> | undefined): VideoS
 
 const headers = (key: string) => ({ authorization: `Token ${key}`, accept: 'application/json' });
 
-function refusal(status: number, body: string): VideoRefusal {
+/** Vidu's refusal names its `reason` (or `err_code`, or `code`) and a `message` (else the reason). */
+function viduRefusalDetail(body: string): RefusalDetail | undefined {
   const error = jsonRecord(body);
-  const code = error?.reason ?? error?.err_code ?? error?.code;
-  const message = error?.message ?? error?.reason ?? error?.err_code;
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof code === 'string' && code !== '' ? code : 'upstream_error',
-    message:
-      typeof message === 'string' && message !== ''
-        ? message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  return (
+    error && {
+      code: error.reason ?? error.err_code ?? error.code,
+      message: error.message ?? error.reason ?? error.err_code,
+    }
+  );
 }
 
 /**
@@ -134,9 +133,7 @@ function refusal(status: number, body: string): VideoRefusal {
  */
 export const viduVideo: VideoTasks = {
   plan(job: VideoJob): VideoPlan | string {
-    const creation = viduCreation(job);
-    if (typeof creation === 'string') return creation;
-    return { ratios: {}, seconds: String(creation.duration), size: creation.resolution };
+    return perCallPlan(viduCreation(job));
   },
 
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
@@ -153,7 +150,7 @@ export const viduVideo: VideoTasks = {
   accepted(status, body): VideoAccepted | VideoRefusal {
     const answer = status === 200 ? jsonRecord(body) : undefined;
     const id = answer?.task_id;
-    if (!answer || typeof id !== 'string' || id === '') return refusal(status, body);
+    if (!answer || typeof id !== 'string' || id === '') return refusalOf(status, body, viduRefusalDetail);
     if (answer.state === 'failed') {
       return { refused: true, status: 400, code: 'task_failed', message: String(answer.err_code || 'task failed') };
     }
