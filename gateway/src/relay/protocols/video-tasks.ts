@@ -183,6 +183,14 @@ export function errorObject(body: string): Record<string, unknown> | undefined {
   return isRecord(error) ? error : undefined;
 }
 
+/** A JSON POST to a vendor: its auth headers and the JSON content type, the body encoded. */
+export const jsonPost = (url: string, headers: Record<string, string>, body: unknown): UpstreamRequest => ({
+  url,
+  method: 'POST',
+  headers: { ...headers, 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
 /** A vendor body priced per call (nothing multiplied in): the clip shows its duration and resolution. */
 export function perCallPlan(body: { duration: number; resolution: string } | string): VideoPlan | string {
   return typeof body === 'string' ? body : { ratios: {}, seconds: String(body.duration), size: body.resolution };

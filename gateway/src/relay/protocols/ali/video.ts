@@ -2,6 +2,7 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
   refusalOf,
   type VideoAccepted,
@@ -175,16 +176,11 @@ export const wanVideo: VideoTasks = {
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const plan = wanSynthesis(job);
     if (typeof plan === 'string') throw new Error(plan);
-    return {
-      url: `${channelBase(channel)}${VIDEO_SYNTHESIS_PATH}`,
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'x-dashscope-async': 'enable',
-      },
-      body: JSON.stringify(plan.synthesis),
-    };
+    return jsonPost(
+      `${channelBase(channel)}${VIDEO_SYNTHESIS_PATH}`,
+      { authorization: `Bearer ${key}`, 'x-dashscope-async': 'enable' },
+      plan.synthesis,
+    );
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {

@@ -1,5 +1,6 @@
 import { parseOpenAIError } from '../openai/errors.ts';
 import { taskProvider } from '../task-provider.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { klingHeaders } from './jwt.ts';
 import { klingUrl, klingVideo, TEXT2VIDEO } from './video.ts';
 
@@ -11,12 +12,7 @@ import { klingUrl, klingVideo, TEXT2VIDEO } from './video.ts';
 export const klingProvider = taskProvider({
   name: 'kling',
   format: 'video',
-  buildRequest: (input) => ({
-    url: klingUrl(input.channel, TEXT2VIDEO),
-    method: 'POST',
-    headers: { ...klingHeaders(input.key), 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  buildRequest: (input) => jsonPost(klingUrl(input.channel, TEXT2VIDEO), klingHeaders(input.key), input.body),
   video: klingVideo,
   // Kling's errors are `{code, message}`: the message is read where OpenAI's would be.
   parseError: parseOpenAIError,

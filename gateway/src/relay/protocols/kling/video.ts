@@ -2,6 +2,7 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { isRecord } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
   percent,
   type RefusalDetail,
@@ -177,12 +178,7 @@ export const klingVideo: VideoTasks = {
     const request = klingRequest(job);
     // plan() accepted this job before; a refusal here would be a bug, not the client's input.
     if (typeof request === 'string') throw new Error(request);
-    return {
-      url: klingUrl(channel, request.action),
-      method: 'POST',
-      headers: { ...klingHeaders(key), 'content-type': 'application/json' },
-      body: JSON.stringify(request.body),
-    };
+    return jsonPost(klingUrl(channel, request.action), klingHeaders(key), request.body);
   },
 
   accepted(status, text): VideoAccepted | VideoRefusal {

@@ -2,6 +2,7 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
   perCallPlan,
   refusalOf,
@@ -130,12 +131,7 @@ export const hailuoVideo: VideoTasks = {
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const generation = hailuoGeneration(job);
     if (typeof generation === 'string') throw new Error(generation);
-    return {
-      url: `${channelBase(channel)}/v1/video_generation`,
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify(generation),
-    };
+    return jsonPost(`${channelBase(channel)}/v1/video_generation`, bearer(key), generation);
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {

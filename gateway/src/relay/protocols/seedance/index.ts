@@ -1,6 +1,7 @@
 import { parseOpenAIError } from '../openai/errors.ts';
 import { taskProvider } from '../task-provider.ts';
 import { channelBase } from '../video-fields.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { seedanceVideo } from './video.ts';
 
 /**
@@ -10,12 +11,12 @@ import { seedanceVideo } from './video.ts';
 export const seedanceProvider = taskProvider({
   name: 'seedance',
   format: 'video',
-  buildRequest: (input) => ({
-    url: `${channelBase(input.channel)}/api/v3/contents/generations/tasks`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${input.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  buildRequest: (input) =>
+    jsonPost(
+      `${channelBase(input.channel)}/api/v3/contents/generations/tasks`,
+      { authorization: `Bearer ${input.key}` },
+      input.body,
+    ),
   video: seedanceVideo,
   parseError: parseOpenAIError,
 });

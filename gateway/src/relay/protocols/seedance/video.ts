@@ -3,6 +3,7 @@ import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, videoImages } from '../video-fields.ts';
 import {
   errorObject,
+  jsonPost,
   jsonRecord,
   percent,
   refusalOf,
@@ -210,15 +211,10 @@ export const seedanceVideo: VideoTasks = {
   async submit(channel, key, job) {
     const params = seedanceParams(job.fields);
     if (typeof params === 'string') throw new Error(params);
-    return {
-      url: tasksUrl(channel),
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: job.upstreamModel,
-        content: [{ type: 'text', text: seedanceText(job.prompt, params) }, ...params.media],
-      }),
-    };
+    return jsonPost(tasksUrl(channel), bearer(key), {
+      model: job.upstreamModel,
+      content: [{ type: 'text', text: seedanceText(job.prompt, params) }, ...params.media],
+    });
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {

@@ -1,5 +1,6 @@
 import { parseOpenAIError } from '../openai/errors.ts';
 import { taskProvider } from '../task-provider.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { soraVideo } from './sora.ts';
 
 /**
@@ -9,12 +10,12 @@ import { soraVideo } from './sora.ts';
 export const videoProvider = taskProvider({
   name: 'video',
   format: 'video',
-  buildRequest: (input) => ({
-    url: `${input.channel.baseUrl.replace(/\/+$/, '')}/v1/videos`,
-    method: 'POST',
-    headers: { authorization: `Bearer ${input.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  buildRequest: (input) =>
+    jsonPost(
+      `${input.channel.baseUrl.replace(/\/+$/, '')}/v1/videos`,
+      { authorization: `Bearer ${input.key}` },
+      input.body,
+    ),
   video: soraVideo,
   parseError: parseOpenAIError,
 });

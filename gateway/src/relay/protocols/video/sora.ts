@@ -3,6 +3,7 @@ import type { UpstreamRequest } from '../types.ts';
 import { isRecord } from '../video-fields.ts';
 import {
   errorObject,
+  jsonPost,
   jsonRecord,
   percent,
   refusalOf,
@@ -104,12 +105,7 @@ export const soraVideo: VideoTasks = {
         .filter((name) => job.fields[name] !== undefined)
         .map((name) => [name, job.fields[name]]),
     );
-    return {
-      url,
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({ model: job.upstreamModel, ...fields }),
-    };
+    return jsonPost(url, bearer(key), { model: job.upstreamModel, ...fields });
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
@@ -148,11 +144,6 @@ export const soraVideo: VideoTasks = {
   },
 
   async remix(channel, key, task, prompt) {
-    return {
-      url: soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}/remix`),
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt }),
-    };
+    return jsonPost(soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}/remix`), bearer(key), { prompt });
   },
 };

@@ -1,4 +1,5 @@
 import { taskProvider } from '../task-provider.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { viduVideo } from './video.ts';
 
 /** Vidu's answers to a refused call: `{reason, message}` or its `err_code`. */
@@ -24,12 +25,12 @@ function parseViduError(status: number, text: string) {
 export const viduProvider = taskProvider({
   name: 'vidu',
   format: 'video',
-  buildRequest: (input) => ({
-    url: `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
-    method: 'POST',
-    headers: { authorization: `Token ${input.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  buildRequest: (input) =>
+    jsonPost(
+      `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
+      { authorization: `Token ${input.key}` },
+      input.body,
+    ),
   video: viduVideo,
   parseError: parseViduError,
 });

@@ -2,6 +2,7 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
   perCallPlan,
   percent,
@@ -139,12 +140,7 @@ export const viduVideo: VideoTasks = {
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const creation = viduCreation(job);
     if (typeof creation === 'string') throw new Error(creation);
-    return {
-      url: `${channelBase(channel)}/ent/v2${viduPath(creation.images.length)}`,
-      method: 'POST',
-      headers: { ...headers(key), 'content-type': 'application/json' },
-      body: JSON.stringify(creation),
-    };
+    return jsonPost(`${channelBase(channel)}/ent/v2${viduPath(creation.images.length)}`, headers(key), creation);
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
