@@ -1,6 +1,6 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
+import { channelBase, isRecord, resolutionTier, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
   jsonPost,
   jsonRecord,
@@ -36,15 +36,6 @@ export function viduPath(images: number): string {
   return '/reference2video';
 }
 
-/** `360p`…`1080p` from `resolution`, or from `size` as a tier or a `WxH` frame by its short side. */
-function resolutionOf(fields: Record<string, unknown>, fallback: string): string | undefined {
-  const given = fields.resolution ?? fields.size;
-  if (given === undefined || given === null || given === '') return fallback;
-  const side = shortSide(given);
-  const tier = side !== undefined ? `${side}p` : String(given).toLowerCase();
-  return (VIDU_RESOLUTIONS as readonly string[]).includes(tier) ? tier : undefined;
-}
-
 export interface ViduCreation {
   model: string;
   images: string[];
@@ -66,7 +57,9 @@ export function viduCreation(job: Pick<VideoJob, 'upstreamModel' | 'prompt' | 'f
   const defaults = defaultsOf(job.upstreamModel);
   const duration = wholeSeconds(metadata.duration ?? fields.seconds, defaults.seconds, MAX_SECONDS);
   if (typeof duration === 'string') return duration;
-  const resolution = resolutionOf({ ...fields, ...metadata }, defaults.resolution);
+  // `resolution`, else `size`, metadata's over the body's.
+  const given = { ...fields, ...metadata };
+  const resolution = resolutionTier(given.resolution ?? given.size, VIDU_RESOLUTIONS, defaults.resolution);
   if (!resolution) return `resolution must be one of ${VIDU_RESOLUTIONS.join(', ')}`;
   const amplitude = String(metadata.movement_amplitude ?? fields.movement_amplitude ?? 'auto');
   if (!AMPLITUDES.includes(amplitude)) return `movement_amplitude must be one of ${AMPLITUDES.join(', ')}`;
