@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signKlingToken } from '../../gateway/src/relay/protocols/kling/jwt.ts';
 import type { DashboardClient } from '../support/client.ts';
 import { hasPostgres } from '../support/database.ts';
@@ -8,6 +8,7 @@ import { type MockKling, startMockKling } from '../support/mock-kling.ts';
 import {
   ALLOW_MOCK_DOWNLOADS,
   balanceOf,
+  cleanupsAfterAll,
   downloaded,
   expectBooksBalanced,
   genericStatus,
@@ -30,10 +31,7 @@ const PRICES = { 'kling-v1': 0.2, 'kling-v1-6': 0.35 };
 const V1 = PRICES['kling-v1'] * QUOTA_PER_UNIT * GROUP_RATIO;
 const V16 = Math.round(PRICES['kling-v1-6'] * QUOTA_PER_UNIT * GROUP_RATIO);
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let mock: MockKling;

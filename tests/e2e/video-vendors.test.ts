@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardClient } from '../support/client.ts';
 import { hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
@@ -10,6 +10,7 @@ import { type MockVidu, startMockVidu } from '../support/mock-vidu.ts';
 import {
   ALLOW_MOCK_DOWNLOADS,
   balanceOf,
+  cleanupsAfterAll,
   expectBooksBalanced,
   genericStatus,
   loggedOnce,
@@ -37,10 +38,7 @@ const WAN_IMAGE = PRICES['wan2.2-i2v-plus'] * QUOTA_PER_UNIT * GROUP_RATIO * 5 *
 /** wan2.2-t2v-plus: 5 seconds, one price at every size. */
 const WAN_TEXT = PRICES['wan2.2-t2v-plus'] * QUOTA_PER_UNIT * GROUP_RATIO * 5;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let vidu: MockVidu;

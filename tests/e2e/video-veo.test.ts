@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardClient } from '../support/client.ts';
 import { hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
@@ -13,6 +13,7 @@ import {
 import {
   ALLOW_MOCK_DOWNLOADS,
   balanceOf,
+  cleanupsAfterAll,
   downloaded,
   expectBooksBalanced,
   genericStatus,
@@ -40,10 +41,7 @@ const VERTEX_FOUR = 0.15 * QUOTA_PER_UNIT * GROUP_RATIO * 4;
 /** veo-3.0-generate-001, Veo's default 8 seconds. */
 const GEMINI_EIGHT = 0.4 * QUOTA_PER_UNIT * GROUP_RATIO * 8;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let gemini: MockGemini;

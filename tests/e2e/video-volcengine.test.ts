@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardClient } from '../support/client.ts';
 import { hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
@@ -8,6 +8,7 @@ import { type MockSeedance, startMockSeedance } from '../support/mock-seedance.t
 import {
   ALLOW_MOCK_DOWNLOADS,
   balanceOf,
+  cleanupsAfterAll,
   downloaded,
   expectBooksBalanced,
   genericStatus,
@@ -44,10 +45,7 @@ const tokens = (width: number, height: number, seconds: number) => Math.floor((w
 const JIMENG_L20_CALL = 0.2 * QUOTA_PER_UNIT * GROUP_RATIO;
 const JIMENG_V30_CALL = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let seedance: MockSeedance;

@@ -1,12 +1,19 @@
 import OpenAI from 'openai';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DashboardClient } from '../support/client.ts';
 import { hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { parseSamples, scrapeMetrics } from '../support/metrics.ts';
 import { type MockSora, startMockSora } from '../support/mock-sora.ts';
-import { balanceOf, expectBooksBalanced, loggedOnce, putOptions, startVideoGateway } from '../support/video-e2e.ts';
+import {
+  balanceOf,
+  cleanupsAfterAll,
+  expectBooksBalanced,
+  loggedOnce,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -25,10 +32,7 @@ const FOUR_SECONDS = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO * 4;
 const PRO_LARGE = Math.round(0.5 * QUOTA_PER_UNIT * GROUP_RATIO * 4 * 1.666667);
 const TOKEN_QUOTA = 50_000_000;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let mock: MockSora;

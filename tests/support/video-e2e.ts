@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { type DashboardClient, setupRoot } from './client.ts';
 import { createTestDatabase } from './database.ts';
 import { type GatewayProcess, gatewayEnv, spawnGateway, testNamespace } from './gateway.ts';
@@ -12,6 +12,15 @@ import { eventually } from './wait.ts';
  */
 
 export type Cleanups = Array<() => Promise<void>>;
+
+/** Where a test file registers what it starts; run last-first once all its tests are done. */
+export function cleanupsAfterAll(): Cleanups {
+  const cleanups: Cleanups = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return cleanups;
+}
 
 export interface VideoGateway {
   gateway: GatewayProcess;
