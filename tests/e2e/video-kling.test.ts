@@ -1,10 +1,21 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signKlingToken } from '../../gateway/src/relay/protocols/kling/jwt.ts';
-import { setupRoot } from '../support/client.ts';
-import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import type { DashboardClient } from '../support/client.ts';
+import { hasPostgres } from '../support/database.ts';
+import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { type MockKling, startMockKling } from '../support/mock-kling.ts';
+import {
+  ALLOW_MOCK_DOWNLOADS,
+  balanceOf,
+  cleanupsAfterAll,
+  downloaded,
+  expectBooksBalanced,
+  genericStatus,
+  loggedOnce,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -20,10 +31,7 @@ const PRICES = { 'kling-v1': 0.2, 'kling-v1-6': 0.35 };
 const V1 = PRICES['kling-v1'] * QUOTA_PER_UNIT * GROUP_RATIO;
 const V16 = Math.round(PRICES['kling-v1-6'] * QUOTA_PER_UNIT * GROUP_RATIO);
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let mock: MockKling;
@@ -47,30 +55,7 @@ const call = async (method: string, path: string, body?: unknown, key = apiKey) 
   return { status: response.status, headers: response.headers, body: json };
 };
 
-/** The task's logs of this type once written (consume logs are recorded in batches). */
-const loggedOnce = (type: number, id: string) =>
-  eventually(
-    () => logsOfTask(type, id),
-    (rows) => rows.length > 0,
-    5000,
-  );
-
-async function logsOfTask(type: number, id: string) {
-  const { rows } = await db.query('select * from logs where type = $1 and other like $2', [
-    type,
-    `%"task_id":"${id}"%`,
-  ]);
-  return rows.map((row) => ({ ...row, quota: Number(row.quota), other: JSON.parse(row.other) })) as Array<
-    Record<string, any>
-  >;
-}
-
-const generic = (id: string, status: string) =>
-  eventually(
-    async () => (await call('GET', `/v1/video/generations/${id}`)).body,
-    (body) => body.data?.status === status,
-    10_000,
-  );
+const generic = (id: string, status: string) => genericStatus(gateway.url, apiKey, id, status);
 const native = (endpoint: string, id: string, status: string) =>
   eventually(
     async () => (await call('GET', `/kling/v1/videos/${endpoint}/${id}`)).body,
@@ -82,18 +67,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
   beforeAll(async () => {
     mock = await startMockKling('ak-test', 'sk-test-secret');
     cleanups.push(() => mock.close());
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    cleanups.push(() => db.end());
-    gateway = await spawnGateway(
-      gatewayEnv(database.options, testNamespace(), { TASK_POLL_INTERVAL_MS: '150', TASK_TIMEOUT_SECONDS: '30' }),
-    );
-    cleanups.push(async () => {
-      if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
-    });
-    const root = await setupRoot(gateway.url);
+    let root: DashboardClient;
+    ({ gateway, db, root } = await startVideoGateway(cleanups));
     const refused = await root.post('/api/channel/', {
       name: 'bad',
       type: 50,
@@ -110,21 +85,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
       models: 'kling-v1,kling-v1-6',
     });
     expect(created.body.success, JSON.stringify(created.body)).toBe(true);
-    const ratio = await root.put('/api/option/', {
-      key: 'GroupRatio',
-      value: JSON.stringify({ default: GROUP_RATIO, vip: 1, svip: 1 }),
+    await putOptions(root, {
+      GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
+      ModelPrice: PRICES,
+      ...ALLOW_MOCK_DOWNLOADS,
     });
-    expect(ratio.body.success).toBe(true);
-    expect((await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify(PRICES) })).body.success).toBe(
-      true,
-    );
-    // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
-    for (const [key, value] of [
-      ['fetch_setting.allow_private_ip', 'true'],
-      ['fetch_setting.allowed_ports', '[]'],
-    ]) {
-      expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
-    }
     const token = await root.post('/api/token/', { name: 'kling', remain_quota: 50_000_000, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     apiKey = String(token.body.data.key);
@@ -133,10 +98,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
       (models: string[]) => models.includes('kling-v1-6'),
       5000,
     );
-    const { rows } = await db.query(
-      `select u.quota as wallet, t.remain_quota as token from tokens t join users u on u.id = t.user_id where t.name = 'kling'`,
-    );
-    initial = { wallet: Number(rows[0].wallet), token: Number(rows[0].token) };
+    initial = await balanceOf(db, 'kling');
   }, 60_000);
 
   it("checks Kling's JWT as Kling does: signature, issuer, nbf and exp", async () => {
@@ -201,14 +163,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
     expect(done.data).toMatchObject({ task_id: id, action: 'TEXT2VIDEO', progress: '100%' });
     expect(done.data.url).toMatch(new RegExp(`/v1/videos/${id}/content$`));
     expect(mock.requests.some((r) => r.path === `/v1/videos/text2video/${upstream!.task_id}`)).toBe(true);
-    const content = await fetch(`${gateway.url}/v1/videos/${id}/content`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    expect(content.status).toBe(200);
-    expect(content.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await content.arrayBuffer()).equals(mock.content)).toBe(true);
+    expect((await downloaded(gateway.url, apiKey, id)).equals(mock.content)).toBe(true);
 
-    const [charge] = await loggedOnce(2, id);
+    const [charge] = await loggedOnce(db, 2, id);
     expect(charge).toMatchObject({ quota: V1, model_name: 'kling-v1' });
     expect(charge!.other).toMatchObject({ group_ratio: GROUP_RATIO, model_price: PRICES['kling-v1'] });
   });
@@ -226,7 +183,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
     expect(sent.body).toMatchObject({ model_name: 'kling-v1-6', image: 'iVBORw0KGgo=', mode: 'pro', duration: '5' });
     // The mock finds a task only under the endpoint that made it: SUCCESS proves the queries went there.
     expect((await generic(submitted.body.id, 'SUCCESS')).data.action).toBe('IMAGE2VIDEO');
-    expect((await loggedOnce(2, submitted.body.id))[0]?.quota).toBe(V16);
+    expect((await loggedOnce(db, 2, submitted.body.id))[0]?.quota).toBe(V16);
   });
 
   it("serves Kling's own routes in Kling's shapes under the gateway's task id", async () => {
@@ -265,7 +222,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
       },
     });
     expect(done.data.created_at).toBeGreaterThan(1_000_000_000_000);
-    expect((await loggedOnce(2, id))[0]?.quota).toBe(V16);
+    expect((await loggedOnce(db, 2, id))[0]?.quota).toBe(V16);
     const content = await fetch(`${gateway.url}/v1/videos/${id}/content`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });
@@ -281,7 +238,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
       duration: '5',
     });
     expect((await native('image2video', image.body.data.task_id, 'succeed')).data.task_result.videos).toHaveLength(1);
-    expect((await loggedOnce(2, image.body.data.task_id))[0]?.quota).toBe(V1);
+    expect((await loggedOnce(db, 2, image.body.data.task_id))[0]?.quota).toBe(V1);
   });
 
   it("answers refusals in Kling's error shape, charging nothing", async () => {
@@ -333,11 +290,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
     const submitted = await call('POST', '/kling/v1/videos/text2video', { model_name: 'kling-v1', prompt: 'blocked' });
     expect(submitted.status).toBe(200);
     const id = submitted.body.data.task_id as string;
-    expect((await loggedOnce(2, id))[0]?.quota).toBe(V1);
+    expect((await loggedOnce(db, 2, id))[0]?.quota).toBe(V1);
     const failed = await native('text2video', id, 'failed');
     expect(failed.data).toMatchObject({ task_status_msg: 'Failure to pass the risk control system' });
     expect((await generic(id, 'FAILURE')).data.fail_reason).toBe('Failure to pass the risk control system');
-    const refunds = await loggedOnce(6, id);
+    const refunds = await loggedOnce(db, 6, id);
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ quota: V1, model_name: 'kling-v1' });
     const content = await fetch(`${gateway.url}/v1/videos/${id}/content`, {
@@ -349,21 +306,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Kling)', () => {
   it('billed every video once and balanced the books', async () => {
     expect(await gateway.stop()).toBe(0);
     const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
-    const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
-    const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
+    const { charged, refunded } = await expectBooksBalanced(db, 'kling', initial);
     expect(charged).toBe(V1 + V16 + V16 + V1 + V1);
     expect(refunded).toBe(V1);
-    const net = charged - refunded;
-    const token = await q(`select remain_quota, used_quota from tokens where name = 'kling'`);
-    const user = await q(
-      `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'kling'`,
-    );
-    const channels = await q('select sum(used_quota) as used from channels');
-    expect(Number(token.used_quota)).toBe(net);
-    expect(Number(user.used_quota)).toBe(net);
-    expect(Number(channels.used)).toBe(net);
-    expect(Number(token.remain_quota) + net).toBe(initial.token);
-    expect(Number(user.quota) + net).toBe(initial.wallet);
     const tasks = await q(`select sum(quota) as s, count(*)::int as n from tasks where platform = 'video'`);
     expect({ n: tasks.n, s: Number(tasks.s) }).toEqual({ n: 5, s: charged });
   });

@@ -1,12 +1,22 @@
 import OpenAI from 'openai';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DashboardClient, setupRoot } from '../support/client.ts';
-import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardClient } from '../support/client.ts';
+import { hasPostgres } from '../support/database.ts';
+import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { type MockAli, startMockAli } from '../support/mock-ali.ts';
 import { type MockMinimax, startMockMinimax } from '../support/mock-minimax.ts';
 import { type MockVidu, startMockVidu } from '../support/mock-vidu.ts';
+import {
+  ALLOW_MOCK_DOWNLOADS,
+  balanceOf,
+  cleanupsAfterAll,
+  expectBooksBalanced,
+  genericStatus,
+  loggedOnce,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -28,10 +38,7 @@ const WAN_IMAGE = PRICES['wan2.2-i2v-plus'] * QUOTA_PER_UNIT * GROUP_RATIO * 5 *
 /** wan2.2-t2v-plus: 5 seconds, one price at every size. */
 const WAN_TEXT = PRICES['wan2.2-t2v-plus'] * QUOTA_PER_UNIT * GROUP_RATIO * 5;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let vidu: MockVidu;
@@ -61,38 +68,13 @@ async function generate(body: Record<string, unknown>) {
 }
 
 /** The generic fetch of a task, once it reached `status`. */
-const ended = (id: string, status: 'SUCCESS' | 'FAILURE') =>
-  eventually(
-    async () => {
-      const answer = await fetch(`${gateway.url}/v1/video/generations/${id}`, {
-        headers: { authorization: `Bearer ${key}` },
-      });
-      return (await answer.json()) as { code: string; data: Record<string, any> };
-    },
-    (body) => body.data?.status === status,
-    10_000,
-  );
+const ended = (id: string, status: 'SUCCESS' | 'FAILURE') => genericStatus(gateway.url, key, id, status);
 
 async function content(id: string): Promise<Buffer> {
   const response = await client.videos.downloadContent(id);
   expect(response.headers.get('content-type')).toBe('video/mp4');
   return Buffer.from(await response.arrayBuffer());
 }
-
-const loggedOnce = (type: number, id: string) =>
-  eventually(
-    async () => {
-      const { rows } = await db.query('select * from logs where type = $1 and other like $2', [
-        type,
-        `%"task_id":"${id}"%`,
-      ]);
-      return rows.map((row) => ({ ...row, quota: Number(row.quota), other: JSON.parse(row.other) })) as Array<
-        Record<string, any>
-      >;
-    },
-    (rows) => rows.length > 0,
-    5000,
-  );
 
 describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
   beforeAll(async () => {
@@ -106,18 +88,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       () => minimax.close(),
       () => ali.close(),
     );
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    cleanups.push(() => db.end());
-    gateway = await spawnGateway(
-      gatewayEnv(database.options, testNamespace(), { TASK_POLL_INTERVAL_MS: '150', TASK_TIMEOUT_SECONDS: '30' }),
-    );
-    cleanups.push(async () => {
-      if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
-    });
-    root = await setupRoot(gateway.url);
+    ({ gateway, db, root } = await startVideoGateway(cleanups));
     for (const channel of [
       { name: 'vidu', type: 52, key: vidu.key, base_url: vidu.url, models: 'viduq1' },
       { name: 'hailuo', type: 35, key: 'minimax-secret', base_url: minimax.url, models: 'MiniMax-Hailuo-02' },
@@ -126,20 +97,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       const created = await root.post('/api/channel/', channel);
       expect(created.body.success, JSON.stringify(created.body)).toBe(true);
     }
-    const ratio = await root.put('/api/option/', {
-      key: 'GroupRatio',
-      value: JSON.stringify({ default: GROUP_RATIO, vip: 1, svip: 1 }),
+    await putOptions(root, {
+      GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
+      ModelPrice: PRICES,
+      ...ALLOW_MOCK_DOWNLOADS,
     });
-    expect(ratio.body.success).toBe(true);
-    const price = await root.put('/api/option/', { key: 'ModelPrice', value: JSON.stringify(PRICES) });
-    expect(price.body.success).toBe(true);
-    // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
-    for (const [key, value] of [
-      ['fetch_setting.allow_private_ip', 'true'],
-      ['fetch_setting.allowed_ports', '[]'],
-    ]) {
-      expect((await root.put('/api/option/', { key, value })).body.success).toBe(true);
-    }
     const token = await root.post('/api/token/', { name: 'video', remain_quota: 50_000_000, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     key = String(token.body.data.key);
@@ -149,10 +111,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       (models) => Object.keys(PRICES).every((model) => models.includes(model)),
       5000,
     );
-    const { rows } = await db.query(
-      `select u.quota as wallet, t.remain_quota as token from tokens t join users u on u.id = t.user_id where t.name = 'video'`,
-    );
-    initial = { wallet: Number(rows[0].wallet), token: Number(rows[0].token) };
+    initial = await balanceOf(db, 'video');
   }, 60_000);
 
   describe('Vidu (52)', () => {
@@ -178,7 +137,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
         resolution: '1080p',
         movement_amplitude: 'auto',
       });
-      const [charge] = await loggedOnce(2, submitted.body.id);
+      const [charge] = await loggedOnce(db, 2, submitted.body.id);
       expect(charge).toMatchObject({ quota: VIDU, model_name: 'viduq1' });
       expect(charge!.other).toMatchObject({ group_ratio: GROUP_RATIO });
 
@@ -223,7 +182,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       expect(vidu.requests.at(-1)?.path).toBe('/ent/v2/text2video');
       const failed = await ended(submitted.body.id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('AuditSubmitIllegal');
-      const refunds = await loggedOnce(6, submitted.body.id);
+      const refunds = await loggedOnce(db, 6, submitted.body.id);
       expect(refunds).toHaveLength(1);
       expect(refunds[0]).toMatchObject({ quota: VIDU, model_name: 'viduq1' });
     });
@@ -245,7 +204,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
         duration: 10,
         resolution: '1080P',
       });
-      expect((await loggedOnce(2, video.id))[0]).toMatchObject({ quota: HAILUO, model_name: 'MiniMax-Hailuo-02' });
+      expect((await loggedOnce(db, 2, video.id))[0]).toMatchObject({ quota: HAILUO, model_name: 'MiniMax-Hailuo-02' });
 
       const done = await ended(video.id, 'SUCCESS');
       const [task] = [...minimax.videoTasks.values()];
@@ -266,7 +225,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       expect(submitted.status).toBe(200);
       const failed = await ended(submitted.body.id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('video generation failed: sensitive content');
-      const refunds = await loggedOnce(6, submitted.body.id);
+      const refunds = await loggedOnce(db, 6, submitted.body.id);
       expect(refunds).toHaveLength(1);
       expect(refunds[0]).toMatchObject({ quota: HAILUO });
     });
@@ -291,7 +250,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
         input: { prompt: 'the tram pulls away', img_url: 'https://img.example/tram.png' },
         parameters: { duration: 5, resolution: '1080P' },
       });
-      const [charge] = await loggedOnce(2, submitted.body.id);
+      const [charge] = await loggedOnce(db, 2, submitted.body.id);
       expect(charge).toMatchObject({ quota: WAN_IMAGE, model_name: 'wan2.2-i2v-plus' });
       expect(charge!.other).toMatchObject({ seconds_ratio: 5, resolution_ratio: 5, group_ratio: GROUP_RATIO });
 
@@ -308,7 +267,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       expect(ali.requests.at(-1)?.body.parameters).toEqual({ duration: 5, size: '1280*720' });
       const failed = await ended(submitted.body.id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('DataInspectionFailed: Output data may contain inappropriate content.');
-      const refunds = await loggedOnce(6, submitted.body.id);
+      const refunds = await loggedOnce(db, 6, submitted.body.id);
       expect(refunds).toHaveLength(1);
       expect(refunds[0]).toMatchObject({ quota: WAN_TEXT, model_name: 'wan2.2-t2v-plus' });
     });
@@ -316,21 +275,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
 
   it('billed every video once and balanced the books', async () => {
     expect(await gateway.stop()).toBe(0);
-    const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
-    const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
-    const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
+    const { charged, refunded } = await expectBooksBalanced(db, 'video', initial);
     expect(charged).toBe(2 * VIDU + 2 * HAILUO + WAN_IMAGE + WAN_TEXT);
     expect(refunded).toBe(VIDU + HAILUO + WAN_TEXT);
-    const net = charged - refunded;
-    const token = await q(`select remain_quota, used_quota from tokens where name = 'video'`);
-    const user = await q(
-      `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'video'`,
-    );
-    const channels = await q('select sum(used_quota) as used from channels');
-    expect(Number(token.used_quota)).toBe(net);
-    expect(Number(user.used_quota)).toBe(net);
-    expect(Number(channels.used)).toBe(net);
-    expect(Number(token.remain_quota) + net).toBe(initial.token);
-    expect(Number(user.quota) + net).toBe(initial.wallet);
   });
 });

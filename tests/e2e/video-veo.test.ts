@@ -1,8 +1,8 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupRoot } from '../support/client.ts';
-import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardClient } from '../support/client.ts';
+import { hasPostgres } from '../support/database.ts';
+import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { type MockGemini, startMockGemini } from '../support/mock-gemini.ts';
 import {
   createServiceAccount,
@@ -10,6 +10,17 @@ import {
   startMockVertex,
   type TestServiceAccount,
 } from '../support/mock-vertex.ts';
+import {
+  ALLOW_MOCK_DOWNLOADS,
+  balanceOf,
+  cleanupsAfterAll,
+  downloaded,
+  expectBooksBalanced,
+  genericStatus,
+  loggedOnce,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -30,10 +41,7 @@ const VERTEX_FOUR = 0.15 * QUOTA_PER_UNIT * GROUP_RATIO * 4;
 /** veo-3.0-generate-001, Veo's default 8 seconds. */
 const GEMINI_EIGHT = 0.4 * QUOTA_PER_UNIT * GROUP_RATIO * 8;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let gemini: MockGemini;
@@ -57,22 +65,6 @@ const video = (id: string, status: string) =>
     10_000,
   );
 
-async function logsOfTask(type: number, id: string) {
-  const { rows } = await db.query('select * from logs where type = $1 and other like $2', [
-    type,
-    `%"task_id":"${id}"%`,
-  ]);
-  return rows.map((row) => ({ ...row, quota: Number(row.quota), other: JSON.parse(row.other) })) as Array<
-    Record<string, any>
-  >;
-}
-const loggedOnce = (type: number, id: string) =>
-  eventually(
-    () => logsOfTask(type, id),
-    (rows) => rows.length > 0,
-    5000,
-  );
-
 describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and Vertex)', () => {
   beforeAll(async () => {
     [gemini, vertex] = await Promise.all([startMockGemini(), startMockVertex()]);
@@ -83,18 +75,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
     gemini.behaviour = { validKeys: [GEMINI_KEY] };
     account = createServiceAccount(vertex.tokenUri, { project: 'veo-e2e', name: 'gateway' });
     vertex.trust(account);
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    cleanups.push(() => db.end());
-    gateway = await spawnGateway(
-      gatewayEnv(database.options, testNamespace(), { TASK_POLL_INTERVAL_MS: '150', TASK_TIMEOUT_SECONDS: '30' }),
-    );
-    cleanups.push(async () => {
-      if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
-    });
-    const root = await setupRoot(gateway.url);
+    let root: DashboardClient;
+    ({ gateway, db, root } = await startVideoGateway(cleanups));
     const channels = [
       {
         name: 'gemini',
@@ -116,16 +98,12 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
       const created = await root.post('/api/channel/', channel);
       expect(created.body.success, JSON.stringify(created.body)).toBe(true);
     }
-    const options = {
+    await putOptions(root, {
       GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
       ModelPrice: { 'veo-3.0-generate-001': 0.4, 'veo-3.0-fast-generate-001': 0.15 },
-      // Gemini's download redirects to a signed address on the mock (127.0.0.1, random port): the outbound guard must allow it.
-      'fetch_setting.allow_private_ip': true,
-      'fetch_setting.allowed_ports': [],
-    };
-    for (const [key, value] of Object.entries(options)) {
-      expect((await root.put('/api/option/', { key, value: JSON.stringify(value) })).body.success).toBe(true);
-    }
+      // Gemini's download redirects to a signed address on the mock.
+      ...ALLOW_MOCK_DOWNLOADS,
+    });
     const token = await root.post('/api/token/', { name: 'veo', remain_quota: 50_000_000, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     apiKey = String(token.body.data.key);
@@ -134,10 +112,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
       (models) => models.includes('veo-3.0-generate-001') && models.includes('veo-3.0-fast-generate-001'),
       5000,
     );
-    const { rows } = await db.query(
-      `select u.quota as wallet, t.remain_quota as token from tokens t join users u on u.id = t.user_id where t.name = 'veo'`,
-    );
-    initial = { wallet: Number(rows[0].wallet), token: Number(rows[0].token) };
+    initial = await balanceOf(db, 'veo');
   }, 60_000);
 
   it('makes a Gemini video through the generic API, with the key, and downloads it without showing the key', async () => {
@@ -154,25 +129,18 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
       instances: [{ prompt: 'a lighthouse at dusk' }],
       parameters: { resolution: '720p', aspectRatio: '16:9', durationSeconds: 6, sampleCount: 1 },
     });
-    const [charge] = await loggedOnce(2, submitted.id);
+    const [charge] = await loggedOnce(db, 2, submitted.id);
     expect(charge).toMatchObject({ quota: GEMINI_SIX, model_name: 'veo-3.0-generate-001' });
     expect(charge!.other).toMatchObject({ seconds_ratio: 6, resolution_ratio: 1, group_ratio: GROUP_RATIO });
 
-    const task = await eventually(
-      async () => (await (await call(`/v1/video/generations/${submitted.id}`)).json()) as Record<string, any>,
-      (body) => body.data?.status === 'SUCCESS',
-      10_000,
-    );
+    const task = await genericStatus(gateway.url, apiKey, submitted.id, 'SUCCESS');
     expect(task.data).toMatchObject({ task_id: submitted.id, progress: '100%' });
     expect(task.data.url).toMatch(new RegExp(`/v1/videos/${submitted.id}/content$`));
     expect(JSON.stringify(task)).not.toContain(GEMINI_KEY);
     const { rows } = await db.query('select data from tasks where task_id = $1', [submitted.id]);
     expect(String(rows[0].data)).not.toContain(GEMINI_KEY);
 
-    const content = await call(`/v1/videos/${submitted.id}/content`);
-    expect(content.status).toBe(200);
-    expect(content.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await content.arrayBuffer()).equals(gemini.veo.content)).toBe(true);
+    expect((await downloaded(gateway.url, apiKey, submitted.id)).equals(gemini.veo.content)).toBe(true);
     // The file was asked for with the key; the signed address it redirected to was not given it.
     const file = gemini.requests.find((r) => r.path.endsWith(':download'))!;
     expect(file.headers['x-goog-api-key']).toBe(GEMINI_KEY);
@@ -194,16 +162,13 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
       durationSeconds: 4,
       sampleCount: 1,
     });
-    expect((await loggedOnce(2, submitted.id))[0]).toMatchObject({ quota: VERTEX_FOUR });
+    expect((await loggedOnce(db, 2, submitted.id))[0]).toMatchObject({ quota: VERTEX_FOUR });
 
     expect(await video(submitted.id, 'completed')).toMatchObject({ progress: 100, seconds: '4', size: '720x1280' });
     // Nothing of the video is kept: the content route asks the operation again and decodes it.
     const { rows } = await db.query('select data from tasks where task_id = $1', [submitted.id]);
     expect(String(rows[0].data ?? '').length).toBeLessThan(200);
-    const content = await call(`/v1/videos/${submitted.id}/content`);
-    expect(content.status).toBe(200);
-    expect(content.headers.get('content-type')).toBe('video/mp4');
-    expect(Buffer.from(await content.arrayBuffer()).equals(vertex.veo.content)).toBe(true);
+    expect((await downloaded(gateway.url, apiKey, submitted.id)).equals(vertex.veo.content)).toBe(true);
     expect(vertex.requests.filter((r) => r.action === 'fetchPredictOperation').length).toBeGreaterThanOrEqual(3);
   });
 
@@ -227,10 +192,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
     const response = await call('/v1/videos', { body: { model: 'veo-3.0-generate-001', prompt: 'something odd' } });
     expect(response.status).toBe(200);
     const submitted = (await response.json()) as { id: string };
-    expect((await loggedOnce(2, submitted.id))[0]?.quota).toBe(GEMINI_EIGHT);
+    expect((await loggedOnce(db, 2, submitted.id))[0]?.quota).toBe(GEMINI_EIGHT);
     const failed = await video(submitted.id, 'failed');
     expect(failed.error).toMatchObject({ message: 'Veo could not render this prompt.' });
-    const refunds = await loggedOnce(6, submitted.id);
+    const refunds = await loggedOnce(db, 6, submitted.id);
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ quota: GEMINI_EIGHT, model_name: 'veo-3.0-generate-001' });
     expect((await call(`/v1/videos/${submitted.id}/content`)).status).toBe(400);
@@ -238,21 +203,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Veo on Gemini and V
 
   it('billed every video once and balanced the books', async () => {
     expect(await gateway.stop()).toBe(0);
-    const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
-    const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
-    const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
+    const { charged, refunded } = await expectBooksBalanced(db, 'veo', initial);
     expect(charged).toBe(GEMINI_SIX + VERTEX_FOUR + GEMINI_EIGHT);
     expect(refunded).toBe(GEMINI_EIGHT);
-    const net = charged - refunded;
-    const token = await q(`select remain_quota, used_quota from tokens where name = 'veo'`);
-    const user = await q(
-      `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'veo'`,
-    );
-    const channels = await q('select sum(used_quota) as used from channels');
-    expect(Number(token.used_quota)).toBe(net);
-    expect(Number(user.used_quota)).toBe(net);
-    expect(Number(channels.used)).toBe(net);
-    expect(Number(token.remain_quota) + net).toBe(initial.token);
-    expect(Number(user.quota) + net).toBe(initial.wallet);
   });
 });

@@ -1,10 +1,22 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupRoot } from '../support/client.ts';
-import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardClient } from '../support/client.ts';
+import { hasPostgres } from '../support/database.ts';
+import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { type MockJimeng, startMockJimeng } from '../support/mock-jimeng.ts';
 import { type MockSeedance, startMockSeedance } from '../support/mock-seedance.ts';
+import {
+  ALLOW_MOCK_DOWNLOADS,
+  balanceOf,
+  cleanupsAfterAll,
+  downloaded,
+  expectBooksBalanced,
+  genericStatus,
+  loggedOnce,
+  logsOfTask,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -33,10 +45,7 @@ const tokens = (width: number, height: number, seconds: number) => Math.floor((w
 const JIMENG_L20_CALL = 0.2 * QUOTA_PER_UNIT * GROUP_RATIO;
 const JIMENG_V30_CALL = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let seedance: MockSeedance;
@@ -62,39 +71,7 @@ const call = async (method: string, path: string, body?: unknown) => {
 };
 
 /** The generic API's view of a task, once its status is `status`. */
-const finished = (id: string, status: string) =>
-  eventually(
-    async () => (await call('GET', `/v1/video/generations/${id}`)).json,
-    (body) => body?.data?.status === status,
-    10_000,
-  );
-
-async function logsOfTask(type: number, id: string) {
-  const { rows } = await db.query('select * from logs where type = $1 and other like $2 order by id', [
-    type,
-    `%"task_id":"${id}"%`,
-  ]);
-  return rows.map((row) => ({ ...row, quota: Number(row.quota), other: JSON.parse(row.other) })) as Array<
-    Record<string, any>
-  >;
-}
-
-/** The task's logs of this type once written (consume logs are recorded in batches). */
-const loggedOnce = (type: number, id: string) =>
-  eventually(
-    () => logsOfTask(type, id),
-    (rows) => rows.length > 0,
-    5000,
-  );
-
-const downloaded = async (id: string) => {
-  const response = await fetch(`${gateway.url}/v1/videos/${id}/content`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  expect(response.status).toBe(200);
-  expect(response.headers.get('content-type')).toBe('video/mp4');
-  return Buffer.from(await response.arrayBuffer());
-};
+const finished = (id: string, status: string) => genericStatus(gateway.url, apiKey, id, status);
 
 const billed: { consumed: number[]; refunded: number[] } = { consumed: [], refunded: [] };
 
@@ -104,18 +81,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
     cleanups.push(() => seedance.close());
     jimeng = await startMockJimeng();
     cleanups.push(() => jimeng.close());
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    cleanups.push(() => db.end());
-    gateway = await spawnGateway(
-      gatewayEnv(database.options, testNamespace(), { TASK_POLL_INTERVAL_MS: '150', TASK_TIMEOUT_SECONDS: '30' }),
-    );
-    cleanups.push(async () => {
-      if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
-    });
-    const root = await setupRoot(gateway.url);
+    let root: DashboardClient;
+    ({ gateway, db, root } = await startVideoGateway(cleanups));
     const channels = [
       {
         name: 'seedance',
@@ -140,17 +107,12 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
     }
     const refused = await root.post('/api/channel/', { name: 'x', type: 51, key: 'only-an-access-key', models: 'm' });
     expect(refused.body).toMatchObject({ success: false });
-    for (const [key, value] of [
-      ['GroupRatio', { default: GROUP_RATIO, vip: 1, svip: 1 }],
-      ['ModelPrice', { [SEEDANCE_PRO]: 0.4, jimeng_vgfm_t2v_l20: 0.2, jimeng_t2v_v30: 0.3, jimeng_i2v_first_v30: 0.3 }],
-      ['ModelRatio', { [SEEDANCE_2]: SEEDANCE_2_RATIO }],
-      // The finished videos' addresses point at the mock on 127.0.0.1 (random port): the outbound guard must allow it.
-      ['fetch_setting.allow_private_ip', true],
-      ['fetch_setting.allowed_ports', []],
-    ] as const) {
-      const saved = await root.put('/api/option/', { key, value: JSON.stringify(value) });
-      expect(saved.body.success, JSON.stringify(saved.body)).toBe(true);
-    }
+    await putOptions(root, {
+      GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
+      ModelPrice: { [SEEDANCE_PRO]: 0.4, jimeng_vgfm_t2v_l20: 0.2, jimeng_t2v_v30: 0.3, jimeng_i2v_first_v30: 0.3 },
+      ModelRatio: { [SEEDANCE_2]: SEEDANCE_2_RATIO },
+      ...ALLOW_MOCK_DOWNLOADS,
+    });
     const token = await root.post('/api/token/', { name: 'video', remain_quota: TOKEN_QUOTA, unlimited_quota: false });
     apiKey = String(token.body.data.key);
     await eventually(
@@ -158,10 +120,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
       (models: string[]) => models.includes(SEEDANCE_PRO) && models.includes('jimeng_t2v_v30'),
       5000,
     );
-    const { rows } = await db.query(
-      `select u.quota as wallet, t.remain_quota as token from tokens t join users u on u.id = t.user_id where t.name = 'video'`,
-    );
-    initial = { wallet: Number(rows[0].wallet), token: Number(rows[0].token) };
+    initial = await balanceOf(db, 'video');
   }, 60_000);
 
   describe('Seedance (54)', () => {
@@ -191,12 +150,12 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
       expect(done.data).toMatchObject({ progress: '100%', url: expect.stringMatching(`/v1/videos/${id}/content`) });
       const { rows } = await db.query('select data from tasks where task_id = $1', [id]);
       expect(JSON.parse(rows[0].data).url).toMatch(/\/videos\/cgt-.*\.mp4$/);
-      expect((await downloaded(id)).equals(seedance.content)).toBe(true);
-      const [charge] = await loggedOnce(2, id);
+      expect((await downloaded(gateway.url, apiKey, id)).equals(seedance.content)).toBe(true);
+      const [charge] = await loggedOnce(db, 2, id);
       expect(charge).toMatchObject({ quota: PRO_CALL, model_name: SEEDANCE_PRO });
       // A per-call price is final: the tokens Ark reports settle nothing.
-      expect(await logsOfTask(2, id)).toHaveLength(1);
-      expect(await logsOfTask(6, id)).toHaveLength(0);
+      expect(await logsOfTask(db, 2, id)).toHaveLength(1);
+      expect(await logsOfTask(db, 6, id)).toHaveLength(0);
       billed.consumed.push(PRO_CALL);
     });
 
@@ -229,7 +188,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
         const delta = actual - byRatio(tier);
         // The submission's consume log is written in a batch, the settlement's with the task's success.
         const logs = await eventually(
-          async () => [...(await logsOfTask(2, id)), ...(await logsOfTask(6, id))],
+          async () => [...(await logsOfTask(db, 2, id)), ...(await logsOfTask(db, 6, id))],
           (rows) => rows.length === 2,
           5000,
         );
@@ -265,10 +224,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
       });
       expect(submitted.status, submitted.text).toBe(200);
       const id: string = submitted.json.task_id;
-      expect((await loggedOnce(2, id))[0]?.quota).toBe(PRO_CALL);
+      expect((await loggedOnce(db, 2, id))[0]?.quota).toBe(PRO_CALL);
       const failed = await finished(id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('The output video may contain sensitive content');
-      const refunds = await loggedOnce(6, id);
+      const refunds = await loggedOnce(db, 6, id);
       expect(refunds).toHaveLength(1);
       expect(refunds[0]).toMatchObject({ quota: PRO_CALL, model_name: SEEDANCE_PRO });
       billed.consumed.push(PRO_CALL);
@@ -302,8 +261,11 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
       expect(
         jimeng.requests.some((r) => r.action === 'CVSync2AsyncGetResult' && r.body.req_key === 'jimeng_vgfm_t2v_l20'),
       ).toBe(true);
-      expect((await downloaded(id)).equals(jimeng.content)).toBe(true);
-      expect((await loggedOnce(2, id))[0]).toMatchObject({ quota: JIMENG_L20_CALL, model_name: 'jimeng_vgfm_t2v_l20' });
+      expect((await downloaded(gateway.url, apiKey, id)).equals(jimeng.content)).toBe(true);
+      expect((await loggedOnce(db, 2, id))[0]).toMatchObject({
+        quota: JIMENG_L20_CALL,
+        model_name: 'jimeng_vgfm_t2v_l20',
+      });
       billed.consumed.push(JIMENG_L20_CALL);
     });
 
@@ -340,8 +302,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
         code: 10000,
         data: { status: 'done', video_url: expect.stringContaining('/videos/') },
       });
-      expect((await downloaded(id)).equals(jimeng.content)).toBe(true);
-      expect((await loggedOnce(2, id))[0]).toMatchObject({ quota: JIMENG_V30_CALL, model_name: 'jimeng_t2v_v30' });
+      expect((await downloaded(gateway.url, apiKey, id)).equals(jimeng.content)).toBe(true);
+      expect((await loggedOnce(db, 2, id))[0]).toMatchObject({ quota: JIMENG_V30_CALL, model_name: 'jimeng_t2v_v30' });
       billed.consumed.push(JIMENG_V30_CALL);
 
       const unknown = await native('CVSync2AsyncGetResult', { req_key: 'jimeng_t2v_v30', task_id: 'video_nope' });
@@ -379,7 +341,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
         task_id: id,
       });
       expect(result.json).toMatchObject({ code: 50500, message: 'Post Text Risk Not Pass', data: null });
-      const refunds = await loggedOnce(6, id);
+      const refunds = await loggedOnce(db, 6, id);
       expect(refunds).toHaveLength(1);
       expect(refunds[0]).toMatchObject({ quota: JIMENG_L20_CALL });
       billed.consumed.push(JIMENG_L20_CALL);
@@ -389,22 +351,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
 
   it('billed every video once and balanced the books', async () => {
     expect(await gateway.stop()).toBe(0);
-    const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
     const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-    const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
-    const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
+    const { charged, refunded } = await expectBooksBalanced(db, 'video', initial);
     expect(charged).toBe(sum(billed.consumed));
     expect(refunded).toBe(sum(billed.refunded));
-    const net = charged - refunded;
-    const token = await q(`select remain_quota, used_quota from tokens where name = 'video'`);
-    const user = await q(
-      `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'video'`,
-    );
-    const channels = await q('select sum(used_quota) as used from channels');
-    expect(Number(token.used_quota)).toBe(net);
-    expect(Number(user.used_quota)).toBe(net);
-    expect(Number(channels.used)).toBe(net);
-    expect(Number(token.remain_quota) + net).toBe(initial.token);
-    expect(Number(user.quota) + net).toBe(initial.wallet);
   });
 });

@@ -1,11 +1,19 @@
 import OpenAI from 'openai';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DashboardClient, setupRoot } from '../support/client.ts';
-import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DashboardClient } from '../support/client.ts';
+import { hasPostgres } from '../support/database.ts';
+import { type GatewayProcess, hasRedis } from '../support/gateway.ts';
 import { parseSamples, scrapeMetrics } from '../support/metrics.ts';
 import { type MockSora, startMockSora } from '../support/mock-sora.ts';
+import {
+  balanceOf,
+  cleanupsAfterAll,
+  expectBooksBalanced,
+  loggedOnce,
+  putOptions,
+  startVideoGateway,
+} from '../support/video-e2e.ts';
 import { eventually } from '../support/wait.ts';
 
 /**
@@ -24,10 +32,7 @@ const FOUR_SECONDS = 0.3 * QUOTA_PER_UNIT * GROUP_RATIO * 4;
 const PRO_LARGE = Math.round(0.5 * QUOTA_PER_UNIT * GROUP_RATIO * 4 * 1.666667);
 const TOKEN_QUOTA = 50_000_000;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterAll();
 
 let gateway: GatewayProcess;
 let mock: MockSora;
@@ -45,40 +50,12 @@ const completed = (id: string, status: string) =>
     10_000,
   );
 
-/** The task's logs of this type once written (consume logs are recorded in batches). */
-const loggedOnce = (type: number, id: string) =>
-  eventually(
-    () => logsOfTask(type, id),
-    (rows) => rows.length > 0,
-    5000,
-  );
-
-async function logsOfTask(type: number, id: string) {
-  const { rows } = await db.query('select * from logs where type = $1 and other like $2', [
-    type,
-    `%"task_id":"${id}"%`,
-  ]);
-  return rows.map((row) => ({ ...row, quota: Number(row.quota), other: JSON.parse(row.other) })) as Array<
-    Record<string, any>
-  >;
-}
-
 describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
   beforeAll(async () => {
     mock = await startMockSora('sora-secret');
     cleanups.push(() => mock.close());
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    cleanups.push(() => db.end());
-    gateway = await spawnGateway(
-      gatewayEnv(database.options, testNamespace(), { TASK_POLL_INTERVAL_MS: '150', TASK_TIMEOUT_SECONDS: '30' }),
-    );
-    cleanups.push(async () => {
-      if (gateway.child.exitCode === null && gateway.child.signalCode === null) await gateway.stop('SIGKILL');
-    });
-    const root = await setupRoot(gateway.url);
+    let root: DashboardClient;
+    ({ gateway, db, root } = await startVideoGateway(cleanups));
     rootSession = root;
     const created = await root.post('/api/channel/', {
       name: 'sora',
@@ -88,16 +65,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       models: 'sora-2,sora-2-pro',
     });
     expect(created.body.success, JSON.stringify(created.body)).toBe(true);
-    const ratio = await root.put('/api/option/', {
-      key: 'GroupRatio',
-      value: JSON.stringify({ default: GROUP_RATIO, vip: 1, svip: 1 }),
+    await putOptions(root, {
+      GroupRatio: { default: GROUP_RATIO, vip: 1, svip: 1 },
+      ModelPrice: { 'sora-2': 0.3, 'sora-2-pro': 0.5 },
     });
-    expect(ratio.body.success).toBe(true);
-    const price = await root.put('/api/option/', {
-      key: 'ModelPrice',
-      value: JSON.stringify({ 'sora-2': 0.3, 'sora-2-pro': 0.5 }),
-    });
-    expect(price.body.success).toBe(true);
     const token = await root.post('/api/token/', { name: 'video', remain_quota: TOKEN_QUOTA, unlimited_quota: false });
     expect(token.body.success).toBe(true);
     client = new OpenAI({ apiKey: String(token.body.data.key), baseURL: `${gateway.url}/v1`, maxRetries: 0 });
@@ -114,10 +85,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       (models) => models.includes('sora-2'),
       5000,
     );
-    const { rows } = await db.query(
-      `select u.quota as wallet, t.remain_quota as token from tokens t join users u on u.id = t.user_id where t.name = 'video'`,
-    );
-    initial = { wallet: Number(rows[0].wallet), token: Number(rows[0].token) };
+    initial = await balanceOf(db, 'video');
   }, 60_000);
 
   it('creates a video, polls it to completed, downloads its bytes, remixes it, charged with the seconds ratio', async () => {
@@ -141,7 +109,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     expect(content.headers.get('content-type')).toBe('video/mp4');
     expect(Buffer.from(await content.arrayBuffer()).equals(mock.content)).toBe(true);
 
-    const [charge] = await loggedOnce(2, video.id);
+    const [charge] = await loggedOnce(db, 2, video.id);
     expect(charge).toMatchObject({ quota: EIGHT_SECONDS, model_name: 'sora-2' });
     expect(charge!.other).toMatchObject({ seconds_ratio: 8, size_ratio: 1, group_ratio: GROUP_RATIO });
 
@@ -150,7 +118,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     expect(remix).toMatchObject({ remixed_from_video_id: video.id, seconds: '8', size: '1280x720' });
     const [upstreamOriginal] = [...mock.videos.values()];
     expect(mock.requests.some((r) => r.path === `/v1/videos/${upstreamOriginal!.id}/remix`)).toBe(true);
-    expect((await loggedOnce(2, remix.id))[0]?.quota).toBe(EIGHT_SECONDS);
+    expect((await loggedOnce(db, 2, remix.id))[0]?.quota).toBe(EIGHT_SECONDS);
     await completed(remix.id, 'completed');
   });
 
@@ -165,7 +133,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
     const submitted = (await response.json()) as { id: string; task_id: string; seconds: string; size: string };
     expect(submitted).toMatchObject({ task_id: submitted.id, seconds: '4', size: '720x1280' });
     expect(mock.requests.at(-1)?.fields).toEqual({ model: 'sora-2', prompt: 'a kite', seconds: '4', size: '720x1280' });
-    expect((await loggedOnce(2, submitted.id))[0]?.quota).toBe(FOUR_SECONDS);
+    expect((await loggedOnce(db, 2, submitted.id))[0]?.quota).toBe(FOUR_SECONDS);
     const task = await eventually(
       async () => {
         const answer = await fetch(`${gateway.url}/v1/video/generations/${submitted.id}`, {
@@ -252,10 +220,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
       seconds: '4',
       size: '1792x1024',
     });
-    expect((await loggedOnce(2, video.id))[0]?.quota).toBe(PRO_LARGE);
+    expect((await loggedOnce(db, 2, video.id))[0]?.quota).toBe(PRO_LARGE);
     const failed = await completed(video.id, 'failed');
     expect(failed.error).toMatchObject({ message: 'prompt was blocked' });
-    const refunds = await loggedOnce(6, video.id);
+    const refunds = await loggedOnce(db, 6, video.id);
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ quota: PRO_LARGE, model_name: 'sora-2-pro' });
     await expect(client.videos.downloadContent(video.id)).rejects.toMatchObject({ status: 400 });
@@ -264,21 +232,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks (Sora)', () => {
   it('billed every video once and balanced the books', async () => {
     expect(await gateway.stop()).toBe(0);
     const q = async (text: string) => (await db.query(text)).rows[0] as Record<string, any>;
-    const charged = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 2')).s);
-    const refunded = Number((await q('select coalesce(sum(quota),0) as s from logs where type = 6')).s);
+    const { charged, refunded } = await expectBooksBalanced(db, 'video', initial);
     expect(charged).toBe(2 * EIGHT_SECONDS + FOUR_SECONDS + PRO_LARGE);
     expect(refunded).toBe(PRO_LARGE);
-    const net = charged - refunded;
-    const token = await q(`select remain_quota, used_quota from tokens where name = 'video'`);
-    const user = await q(
-      `select u.quota, u.used_quota from users u join tokens t on t.user_id = u.id where t.name = 'video'`,
-    );
-    const channels = await q('select sum(used_quota) as used from channels');
-    expect(Number(token.used_quota)).toBe(net);
-    expect(Number(user.used_quota)).toBe(net);
-    expect(Number(channels.used)).toBe(net);
-    expect(Number(token.remain_quota) + net).toBe(initial.token);
-    expect(Number(user.quota) + net).toBe(initial.wallet);
     const tasks = await q(`select sum(quota) as s, count(*)::int as n from tasks where platform = 'video'`);
     expect({ n: tasks.n, s: Number(tasks.s) }).toEqual({ n: 4, s: charged });
   });

@@ -48,6 +48,18 @@ export function shortSide(size: unknown): number | undefined {
   return match ? Math.min(Number(match[1]), Number(match[2])) : undefined;
 }
 
+/**
+ * One of the vendor's resolution tiers (`720p`, `1080P`…, matched whatever the case, answered in the
+ * vendor's) from a tier or a `WxH` frame by its short side; the fallback when none is given,
+ * undefined when it is not one of them.
+ */
+export function resolutionTier(given: unknown, tiers: readonly string[], fallback: string): string | undefined {
+  if (given === undefined || given === null || given === '') return fallback;
+  const side = shortSide(given);
+  const tier = (side !== undefined ? `${side}p` : String(given)).toLowerCase();
+  return tiers.find((name) => name.toLowerCase() === tier);
+}
+
 /** The channel's base URL without a trailing slash, the type's default when the channel has none. */
 export function channelBase(channel: Pick<ChannelSnapshot, 'baseUrl' | 'type'>): string {
   return (channel.baseUrl || channelType(channel.type)?.baseUrl || '').replace(/\/+$/, '');

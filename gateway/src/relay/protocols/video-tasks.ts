@@ -1,6 +1,7 @@
 import type { UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import type { AuthorizeInput, SendInput, UpstreamRequest } from './types.ts';
+import { isRecord } from './video-fields.ts';
 
 /**
  * A protocol's video generation API, for the task routes (relay/tasks/video): how a submission is
@@ -142,6 +143,58 @@ export interface VideoTasks {
 }
 
 export const isRefusal = (answer: VideoAccepted | VideoRefusal): answer is VideoRefusal => 'refused' in answer;
+
+/** What a vendor's error body says, as its reader finds it there. */
+export interface RefusalDetail {
+  /** Passed on where it is a non-empty string. */
+  code?: unknown;
+  /** Passed on where it is a non-empty string. */
+  message?: unknown;
+  /** The status to answer when the upstream refused with a 2xx (its own code says what kind); else 502. */
+  status?: number;
+}
+
+/**
+ * A refused submission passed on: the upstream's error status (a 2xx that is no acceptance is the
+ * upstream's fault, 502), the vendor's code and message as `read` finds them in the body, or
+ * `upstream_error` and the status with the start of the body when it has none.
+ */
+export function refusalOf(
+  status: number,
+  body: string,
+  read: (body: string) => RefusalDetail | undefined,
+): VideoRefusal {
+  const detail = read(body);
+  const { code, message } = detail ?? {};
+  return {
+    refused: true,
+    status: status >= 400 ? status : (detail?.status ?? 502),
+    code: typeof code === 'string' && code !== '' ? code : 'upstream_error',
+    message:
+      typeof message === 'string' && message !== ''
+        ? message
+        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
+  };
+}
+
+/** The `error` object of an OpenAI-shaped error body (`{error: {code, message}}`: OpenAI, Ark, Google). */
+export function errorObject(body: string): Record<string, unknown> | undefined {
+  const error = jsonRecord(body)?.error;
+  return isRecord(error) ? error : undefined;
+}
+
+/** A JSON POST to a vendor: its auth headers and the JSON content type, the body encoded. */
+export const jsonPost = (url: string, headers: Record<string, string>, body: unknown): UpstreamRequest => ({
+  url,
+  method: 'POST',
+  headers: { ...headers, 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+/** A vendor body priced per call (nothing multiplied in): the clip shows its duration and resolution. */
+export function perCallPlan(body: { duration: number; resolution: string } | string): VideoPlan | string {
+  return typeof body === 'string' ? body : { ratios: {}, seconds: String(body.duration), size: body.resolution };
+}
 
 /** A progress figure (0–100, or a `NN%` string) as the percent string tasks keep; SUCCESS is always 100%. */
 export function percent(status: VideoStatus, value: unknown): string {

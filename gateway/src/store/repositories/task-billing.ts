@@ -250,6 +250,20 @@ export function taskBillingContext(row: Pick<TaskRow, 'private_data'>): TaskBill
   }
 }
 
+/** `quota` of a task row's charge: who paid it, through which channel, for what model. */
+function taskChargeOf(row: TaskRow, quota: number): TaskCharge {
+  return {
+    userId: row.user_id,
+    tokenId: row.token_id,
+    channelId: row.channel_id,
+    group: row.group,
+    modelName: taskBillingContext(row)?.model_name ?? '',
+    quota,
+    taskId: row.task_id,
+    platform: row.platform,
+  };
+}
+
 export async function insertTask(
   db: Kysely<Database> | Transaction<Database>,
   row: Insertable<TasksTable>,
@@ -335,16 +349,7 @@ export async function failTaskAndRefund(
       .returningAll()
       .executeTakeFirst();
     if (!row) return undefined;
-    const charge: TaskCharge = {
-      userId: row.user_id,
-      tokenId: row.token_id,
-      channelId: row.channel_id,
-      group: row.group,
-      modelName: taskBillingContext(row)?.model_name ?? '',
-      quota: Number(row.quota),
-      taskId: row.task_id,
-      platform: row.platform,
-    };
+    const charge = taskChargeOf(row, Number(row.quota));
     return { row, refunded: await refundTaskCharge(trx, charge, input.reason, input.atSeconds) };
   });
 }
@@ -392,16 +397,7 @@ export async function succeedTaskAndSettle(
       .execute();
     const delta = actual - charged;
     if (delta === 0) return { delta };
-    const charge: TaskCharge = {
-      userId: before.user_id,
-      tokenId: before.token_id,
-      channelId: before.channel_id,
-      group: before.group,
-      modelName: taskBillingContext(before)?.model_name ?? '',
-      quota: Math.abs(delta),
-      taskId: before.task_id,
-      platform: before.platform,
-    };
+    const charge = taskChargeOf(before, Math.abs(delta));
     const names = await shiftTaskCharge(trx, charge, -delta);
     await insertTaskLog(trx, charge, names, {
       type: delta > 0 ? LOG_TYPE.consume : LOG_TYPE.refund,

@@ -2,7 +2,9 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -153,19 +155,6 @@ export function readWanTask(body: Record<string, unknown> | undefined): VideoSta
   return { status, progress: status === 'IN_PROGRESS' ? '50%' : '0%', failReason: '' };
 }
 
-function refusal(status: number, body: string): VideoRefusal {
-  const error = jsonRecord(body);
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof error?.code === 'string' && error.code !== '' ? error.code : 'upstream_error',
-    message:
-      typeof error?.message === 'string' && error.message !== ''
-        ? error.message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
-}
-
 /**
  * Ali's Wan video models (type 17) on DashScope: an asynchronous video-synthesis task
  * (`X-DashScope-Async: enable`, the Bearer key) read with `GET /api/v1/tasks/{id}` until it has
@@ -187,23 +176,18 @@ export const wanVideo: VideoTasks = {
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const plan = wanSynthesis(job);
     if (typeof plan === 'string') throw new Error(plan);
-    return {
-      url: `${channelBase(channel)}${VIDEO_SYNTHESIS_PATH}`,
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        'x-dashscope-async': 'enable',
-      },
-      body: JSON.stringify(plan.synthesis),
-    };
+    return jsonPost(
+      `${channelBase(channel)}${VIDEO_SYNTHESIS_PATH}`,
+      { authorization: `Bearer ${key}`, 'x-dashscope-async': 'enable' },
+      plan.synthesis,
+    );
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
     const answer = status === 200 ? jsonRecord(body) : undefined;
     const output = answer && isRecord(answer.output) ? answer.output : undefined;
     const id = output?.task_id;
-    if (typeof id !== 'string' || id === '') return refusal(status, body);
+    if (typeof id !== 'string' || id === '') return refusalOf(status, body, jsonRecord);
     const state = readWanTask(answer);
     // A task that failed at once is still a task the poller settles (and refunds).
     return {

@@ -2,7 +2,9 @@ import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 import { isRecord, videoImages, videoMetadata } from '../video-fields.ts';
 import {
+  errorObject,
   jsonRecord,
+  refusalOf,
   type VideoAccepted,
   type VideoBytes,
   type VideoJob,
@@ -187,17 +189,10 @@ export async function veoBody(job: VideoJob, options: { gcsImages: boolean }): P
 
 /** Google's error body `{error: {code, message, status}}` as a refusal, or the status and the start of the body. */
 export function googleRefusalOf(status: number, body: string): VideoRefusal {
-  const error = jsonRecord(body)?.error;
-  const detail = isRecord(error) ? error : undefined;
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof detail?.status === 'string' ? detail.status : 'upstream_error',
-    message:
-      typeof detail?.message === 'string' && detail.message !== ''
-        ? detail.message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  return refusalOf(status, body, (text) => {
+    const error = errorObject(text);
+    return error && { code: error.status, message: error.message };
+  });
 }
 
 /** A finished operation's video as the dialect finds it: where it is, or why there is none. */

@@ -1,9 +1,11 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import { keyParts } from '../key-parts.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { channelBase, videoImages } from '../video-fields.ts';
+import { channelBase, isRecord, videoImages } from '../video-fields.ts';
 import {
   jsonRecord,
+  type RefusalDetail,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -28,9 +30,6 @@ export const JIMENG_ASPECT_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'
 const DEFAULT_ASPECT_RATIO = '16:9';
 /** Codes that say "not now" (QPS or concurrency limits, an internal error): a status query is asked again later. */
 const TRANSIENT_CODES = new Set([50429, 50430, 50500, 50501]);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const strings = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '');
@@ -127,17 +126,12 @@ function jimengError(body: string): { code: string; number?: number; message: st
 }
 
 /** Where a refused submission's own code says what kind of refusal it is, the status follows it. */
-function refusal(status: number, body: string): VideoRefusal {
+function jimengRefusalDetail(body: string): RefusalDetail | undefined {
   const error = jimengError(body);
-  const code = error?.number;
-  const derived =
-    code === 50429 || code === 50430 ? 429 : code !== undefined && code >= 50500 ? 502 : error ? 400 : 502;
-  return {
-    refused: true,
-    status: status >= 400 ? status : derived,
-    code: error?.code ?? 'upstream_error',
-    message: error?.message || `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  if (!error) return undefined;
+  const code = error.number;
+  const status = code === 50429 || code === 50430 ? 429 : code !== undefined && code >= 50500 ? 502 : 400;
+  return { code: error.code, message: error.message, status };
 }
 
 /** A GetResult answer in the gateway's statuses; undefined when it says nothing about the task (yet). */
@@ -201,7 +195,7 @@ export const jimengVideo: VideoTasks = {
     const answer = jsonRecord(body);
     const data = isRecord(answer?.data) ? answer.data : undefined;
     if (status !== 200 || answer?.code !== JIMENG_OK || typeof data?.task_id !== 'string' || data.task_id === '') {
-      return refusal(status, body);
+      return refusalOf(status, body, jimengRefusalDetail);
     }
     return { id: data.task_id, state: { status: 'SUBMITTED', progress: '0%', failReason: '' } };
   },

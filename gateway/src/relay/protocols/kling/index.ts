@@ -1,35 +1,19 @@
-import type { WireFormat } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import type { Provider } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { klingHeaders } from './jwt.ts';
 import { klingUrl, klingVideo, TEXT2VIDEO } from './video.ts';
-
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
 
 /**
  * Kling (type 50), video generation only. Only the task routes (relay/tasks/video: the generic video
  * API and the /kling routes) speak it: a submission is a whole answer billed per call, never a
  * stream, never a conversion. Every request carries a JWT signed from the channel's key (jwt.ts).
  */
-export const klingProvider: Provider = {
+export const klingProvider = taskProvider({
   name: 'kling',
-  formats: new Set<WireFormat>(['video']),
-  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
-  buildRequest: (input) => ({
-    url: klingUrl(input.channel, TEXT2VIDEO),
-    method: 'POST',
-    headers: { ...klingHeaders(input.key), 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  format: 'video',
+  buildRequest: (input) => jsonPost(klingUrl(input.channel, TEXT2VIDEO), klingHeaders(input.key), input.body),
   video: klingVideo,
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   // Kling's errors are `{code, message}`: the message is read where OpenAI's would be.
   parseError: parseOpenAIError,
-};
+});

@@ -1,8 +1,12 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { isRecord } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
   percent,
+  type RefusalDetail,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -44,8 +48,6 @@ const FIELDS: Record<string, readonly string[]> = {
   [IMAGE2VIDEO]: [...SHARED_FIELDS, 'image', 'image_tail', 'static_mask', 'dynamic_masks', 'voice_list'],
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const given = (value: unknown) => value !== undefined && value !== null && value !== '';
 
 /** A Kling image is a URL or bare base64: a data URL loses its `data:…;base64,` prefix, which Kling refuses. */
@@ -145,16 +147,12 @@ export function readKlingTask(value: unknown): (VideoState & { id: string }) | u
 }
 
 /** Kling's error (`{code, message, request_id}`, code a number) passed on with its HTTP status. */
-function refusal(status: number, text: string): VideoRefusal {
+function klingRefusalDetail(text: string): RefusalDetail | undefined {
   const body = jsonRecord(text);
-  const code = typeof body?.code === 'number' ? body.code : undefined;
-  const message = typeof body?.message === 'string' && body.message !== '' ? body.message : undefined;
-  return {
-    refused: true,
-    status: status >= 400 ? status : code !== undefined ? 400 : 502,
-    code: code !== undefined ? String(code) : 'upstream_error',
-    message: message ?? `upstream answered HTTP ${status}: ${text.slice(0, 300)}`,
-  };
+  // A numbered refusal answered 200 is the client's request refused: 400.
+  return typeof body?.code === 'number'
+    ? { code: String(body.code), message: body.message, status: 400 }
+    : { message: body?.message };
 }
 
 /**
@@ -180,17 +178,12 @@ export const klingVideo: VideoTasks = {
     const request = klingRequest(job);
     // plan() accepted this job before; a refusal here would be a bug, not the client's input.
     if (typeof request === 'string') throw new Error(request);
-    return {
-      url: klingUrl(channel, request.action),
-      method: 'POST',
-      headers: { ...klingHeaders(key), 'content-type': 'application/json' },
-      body: JSON.stringify(request.body),
-    };
+    return jsonPost(klingUrl(channel, request.action), klingHeaders(key), request.body);
   },
 
   accepted(status, text): VideoAccepted | VideoRefusal {
     const task = status === 200 ? readKlingTask(jsonRecord(text)) : undefined;
-    if (!task) return refusal(status, text);
+    if (!task) return refusalOf(status, text, klingRefusalDetail);
     const { id, ...state } = task;
     // A task failed at once is still one the poller settles (and refunds).
     return { id, state: state.status === 'FAILURE' ? { status: 'SUBMITTED', progress: '0%', failReason: '' } : state };

@@ -1,6 +1,7 @@
-import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import type { ChannelSnapshot } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import type { Provider, UpstreamRequest } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
+import type { UpstreamRequest } from '../types.ts';
 
 /**
  * A request to a midjourney-proxy server: `{base}{path}` with the channel key in `mj-api-secret`, the
@@ -23,24 +24,13 @@ export function midjourneyRequest(
   };
 }
 
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
-
 /**
  * Midjourney-proxy (types 2 and 5). Only the task routes (relay/tasks/midjourney) speak it: a submission
  * is a whole JSON answer billed per call, never a stream, never a conversion from another format.
  */
-export const midjourneyProvider: Provider = {
+export const midjourneyProvider = taskProvider({
   name: 'midjourney',
-  formats: new Set<WireFormat>(['midjourney']),
-  nativeFormat: (format) => (format === 'midjourney' ? 'midjourney' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  format: 'midjourney',
   buildRequest: (input) => midjourneyRequest(input.channel, input.key, '/mj/submit/imagine', input.body),
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseOpenAIError,
-};
+});

@@ -1,8 +1,11 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
+import { channelBase, isRecord, resolutionTier, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
+  perCallPlan,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -18,14 +21,6 @@ const HAILUO_SECONDS = [6, 10];
 const DEFAULT_SECONDS = 6;
 /** The Hailuo 02/2.3 models render 768P by default, the 01 series (T2V-01, I2V-01, S2V-01…) 720P. */
 const defaultResolution = (model: string) => (/^MiniMax-Hailuo/i.test(model) ? '768P' : '720P');
-
-/** `512P`…`1080P` from `resolution`, or from `size` as a tier or a `WxH` frame by its short side. */
-function resolutionOf(given: unknown, fallback: string): string | undefined {
-  if (given === undefined || given === null || given === '') return fallback;
-  const side = shortSide(given);
-  const tier = side !== undefined ? `${side}P` : String(given).toUpperCase();
-  return (HAILUO_RESOLUTIONS as readonly string[]).includes(tier) ? tier : undefined;
-}
 
 export interface HailuoGeneration {
   model: string;
@@ -49,8 +44,9 @@ export function hailuoGeneration(
   const duration = wholeSeconds(metadata.duration ?? fields.seconds, DEFAULT_SECONDS, Math.max(...HAILUO_SECONDS));
   if (typeof duration === 'string') return duration;
   if (!HAILUO_SECONDS.includes(duration)) return `duration must be one of ${HAILUO_SECONDS.join(', ')}`;
-  const resolution = resolutionOf(
+  const resolution = resolutionTier(
     metadata.resolution ?? fields.resolution ?? fields.size,
+    HAILUO_RESOLUTIONS,
     defaultResolution(job.upstreamModel),
   );
   if (!resolution) return `resolution must be one of ${HAILUO_RESOLUTIONS.join(', ')}`;
@@ -112,12 +108,7 @@ function refusal(status: number, body: string): VideoRefusal {
       message: `MiniMax ${failure.code}: ${failure.message}`,
     };
   }
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: 'upstream_error',
-    message: `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  return refusalOf(status, body, () => undefined);
 }
 
 /**
@@ -127,20 +118,13 @@ function refusal(status: number, body: string): VideoRefusal {
  */
 export const hailuoVideo: VideoTasks = {
   plan(job: VideoJob): VideoPlan | string {
-    const generation = hailuoGeneration(job);
-    if (typeof generation === 'string') return generation;
-    return { ratios: {}, seconds: String(generation.duration), size: generation.resolution };
+    return perCallPlan(hailuoGeneration(job));
   },
 
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const generation = hailuoGeneration(job);
     if (typeof generation === 'string') throw new Error(generation);
-    return {
-      url: `${channelBase(channel)}/v1/video_generation`,
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify(generation),
-    };
+    return jsonPost(`${channelBase(channel)}/v1/video_generation`, bearer(key), generation);
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {

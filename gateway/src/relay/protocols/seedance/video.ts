@@ -1,9 +1,12 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { channelBase, videoImages } from '../video-fields.ts';
+import { channelBase, isRecord, videoImages } from '../video-fields.ts';
 import {
+  errorObject,
+  jsonPost,
   jsonRecord,
   percent,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -40,9 +43,6 @@ export function seedanceTierRatio(model: string, resolution: string, hasVideo: b
     resolution === '1080p' ? (hasVideo ? prices.hdWithVideo : prices.hd) : hasVideo ? prices.withVideo : prices.base;
   return price === undefined ? 1 : price / prices.base;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 type MediaItem = { type: string; role?: string } & Record<string, unknown>;
 
@@ -187,21 +187,6 @@ export function readSeedanceTask(value: unknown): VideoState | undefined {
   };
 }
 
-/** Ark's error of a refused call, or the status and the start of the body when it is not one. */
-function refusal(status: number, body: string): VideoRefusal {
-  const error = jsonRecord(body)?.error;
-  const detail = isRecord(error) ? error : undefined;
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof detail?.code === 'string' ? detail.code : 'upstream_error',
-    message:
-      typeof detail?.message === 'string' && detail.message !== ''
-        ? detail.message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
-}
-
 /**
  * Doubao Seedance on Volcengine Ark (DoubaoVideo, type 54): `POST /api/v3/contents/generations/tasks`
  * with the prompt and its text commands plus reference media, then `GET …/tasks/{id}` until it ends;
@@ -226,20 +211,16 @@ export const seedanceVideo: VideoTasks = {
   async submit(channel, key, job) {
     const params = seedanceParams(job.fields);
     if (typeof params === 'string') throw new Error(params);
-    return {
-      url: tasksUrl(channel),
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: job.upstreamModel,
-        content: [{ type: 'text', text: seedanceText(job.prompt, params) }, ...params.media],
-      }),
-    };
+    return jsonPost(tasksUrl(channel), bearer(key), {
+      model: job.upstreamModel,
+      content: [{ type: 'text', text: seedanceText(job.prompt, params) }, ...params.media],
+    });
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
     const answer = jsonRecord(body);
-    if (status !== 200 || typeof answer?.id !== 'string' || answer.id === '') return refusal(status, body);
+    if (status !== 200 || typeof answer?.id !== 'string' || answer.id === '')
+      return refusalOf(status, body, errorObject);
     return { id: answer.id, state: { status: 'SUBMITTED', progress: '0%', failReason: '' } };
   },
 

@@ -1,6 +1,7 @@
-import type { ChannelSnapshot, WireFormat } from '../../types.ts';
+import type { ChannelSnapshot } from '../../types.ts';
 import { parseOpenAIError } from '../openai/errors.ts';
-import type { Provider, UpstreamRequest } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
+import type { UpstreamRequest } from '../types.ts';
 
 /** A request to a Suno API proxy server: `{base}{path}` with the channel key as a Bearer token. */
 export function sunoRequest(
@@ -16,24 +17,13 @@ export function sunoRequest(
   return { url, method: 'POST', headers, body: JSON.stringify(body) };
 }
 
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
-
 /**
  * The Suno API proxy (type 36). Only the task routes (relay/tasks/suno) speak it: a submission is a
  * whole JSON answer billed per call, never a stream, never a conversion from another format.
  */
-export const sunoProvider: Provider = {
+export const sunoProvider = taskProvider({
   name: 'suno',
-  formats: new Set<WireFormat>(['suno']),
-  nativeFormat: (format) => (format === 'suno' ? 'suno' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
+  format: 'suno',
   buildRequest: (input) => sunoRequest(input.channel, input.key, '/suno/submit/music', input.body),
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseOpenAIError,
-};
+});

@@ -1,8 +1,12 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
+import { isRecord } from '../video-fields.ts';
 import {
+  errorObject,
+  jsonPost,
   jsonRecord,
   percent,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -52,9 +56,6 @@ const UPSTREAM_STATUS: Record<string, VideoStatus> = {
   failed: 'FAILURE',
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** An upstream video object in the gateway's statuses; undefined when it is not one. */
 export function readSoraVideo(value: unknown): (VideoState & { id: string }) | undefined {
   if (!isRecord(value) || typeof value.id !== 'string' || value.id === '') return undefined;
@@ -70,21 +71,6 @@ export function readSoraVideo(value: unknown): (VideoState & { id: string }) | u
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}`, accept: 'application/json' });
-
-/** The OpenAI error of a refused call, or the status and the start of the body when it is not one. */
-function refusal(status: number, body: string): VideoRefusal {
-  const error = jsonRecord(body)?.error;
-  const detail = isRecord(error) ? error : undefined;
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof detail?.code === 'string' ? detail.code : 'upstream_error',
-    message:
-      typeof detail?.message === 'string' && detail.message !== ''
-        ? detail.message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
-}
 
 /**
  * OpenAI's Videos API (Sora, type 55): `POST /v1/videos` in the client's own encoding (JSON, or
@@ -119,17 +105,12 @@ export const soraVideo: VideoTasks = {
         .filter((name) => job.fields[name] !== undefined)
         .map((name) => [name, job.fields[name]]),
     );
-    return {
-      url,
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({ model: job.upstreamModel, ...fields }),
-    };
+    return jsonPost(url, bearer(key), { model: job.upstreamModel, ...fields });
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
     const video = status === 200 ? readSoraVideo(jsonRecord(body)) : undefined;
-    if (!video) return refusal(status, body);
+    if (!video) return refusalOf(status, body, errorObject);
     const { id, ...state } = video;
     // A video that failed at once is still a task the poller settles (and refunds).
     return { id, state: state.status === 'FAILURE' ? { status: 'SUBMITTED', progress: '0%', failReason: '' } : state };
@@ -163,11 +144,6 @@ export const soraVideo: VideoTasks = {
   },
 
   async remix(channel, key, task, prompt) {
-    return {
-      url: soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}/remix`),
-      method: 'POST',
-      headers: { ...bearer(key), 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt }),
-    };
+    return jsonPost(soraUrl(channel, `/videos/${encodeURIComponent(task.upstreamId)}/remix`), bearer(key), { prompt });
   },
 };

@@ -1,13 +1,6 @@
-import type { WireFormat } from '../../types.ts';
-import type { Provider } from '../types.ts';
+import { taskProvider } from '../task-provider.ts';
+import { jsonPost } from '../video-tasks.ts';
 import { viduVideo } from './video.ts';
-
-const NONE = {
-  observe() {},
-  usage: undefined,
-  text: '',
-  toolCalls: 0,
-};
 
 /** Vidu's answers to a refused call: `{reason, message}` or its `err_code`. */
 function parseViduError(status: number, text: string) {
@@ -29,19 +22,15 @@ function parseViduError(status: number, text: string) {
  * Vidu (channel type 52): video generation only. The task routes (relay/tasks/video) speak it through
  * `video`; a submission is billed per call, never streamed, never converted.
  */
-export const viduProvider: Provider = {
+export const viduProvider = taskProvider({
   name: 'vidu',
-  formats: new Set<WireFormat>(['video']),
-  nativeFormat: (format) => (format === 'video' ? 'video' : undefined),
-  prepareBody: (_format, body, context) => ({ body, upstreamModel: context.upstreamModel }),
-  buildRequest: (input) => ({
-    url: `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
-    method: 'POST',
-    headers: { authorization: `Token ${input.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(input.body),
-  }),
+  format: 'video',
+  buildRequest: (input) =>
+    jsonPost(
+      `${input.channel.baseUrl.replace(/\/+$/, '')}/ent/v2/text2video`,
+      { authorization: `Token ${input.key}` },
+      input.body,
+    ),
   video: viduVideo,
-  usageFromBody: () => undefined,
-  streamObserver: () => NONE,
   parseError: parseViduError,
-};
+});

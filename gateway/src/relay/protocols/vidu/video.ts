@@ -1,9 +1,13 @@
 import type { ChannelSnapshot } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { channelBase, isRecord, shortSide, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
+import { channelBase, isRecord, resolutionTier, videoImages, videoMetadata, wholeSeconds } from '../video-fields.ts';
 import {
+  jsonPost,
   jsonRecord,
+  perCallPlan,
   percent,
+  type RefusalDetail,
+  refusalOf,
   type VideoAccepted,
   type VideoJob,
   type VideoPlan,
@@ -32,15 +36,6 @@ export function viduPath(images: number): string {
   return '/reference2video';
 }
 
-/** `360p`…`1080p` from `resolution`, or from `size` as a tier or a `WxH` frame by its short side. */
-function resolutionOf(fields: Record<string, unknown>, fallback: string): string | undefined {
-  const given = fields.resolution ?? fields.size;
-  if (given === undefined || given === null || given === '') return fallback;
-  const side = shortSide(given);
-  const tier = side !== undefined ? `${side}p` : String(given).toLowerCase();
-  return (VIDU_RESOLUTIONS as readonly string[]).includes(tier) ? tier : undefined;
-}
-
 export interface ViduCreation {
   model: string;
   images: string[];
@@ -62,7 +57,9 @@ export function viduCreation(job: Pick<VideoJob, 'upstreamModel' | 'prompt' | 'f
   const defaults = defaultsOf(job.upstreamModel);
   const duration = wholeSeconds(metadata.duration ?? fields.seconds, defaults.seconds, MAX_SECONDS);
   if (typeof duration === 'string') return duration;
-  const resolution = resolutionOf({ ...fields, ...metadata }, defaults.resolution);
+  // `resolution`, else `size`, metadata's over the body's.
+  const given = { ...fields, ...metadata };
+  const resolution = resolutionTier(given.resolution ?? given.size, VIDU_RESOLUTIONS, defaults.resolution);
   if (!resolution) return `resolution must be one of ${VIDU_RESOLUTIONS.join(', ')}`;
   const amplitude = String(metadata.movement_amplitude ?? fields.movement_amplitude ?? 'auto');
   if (!AMPLITUDES.includes(amplitude)) return `movement_amplitude must be one of ${AMPLITUDES.join(', ')}`;
@@ -111,19 +108,15 @@ export function readViduState(body: Record<string, unknown> | undefined): VideoS
 
 const headers = (key: string) => ({ authorization: `Token ${key}`, accept: 'application/json' });
 
-function refusal(status: number, body: string): VideoRefusal {
+/** Vidu's refusal names its `reason` (or `err_code`, or `code`) and a `message` (else the reason). */
+function viduRefusalDetail(body: string): RefusalDetail | undefined {
   const error = jsonRecord(body);
-  const code = error?.reason ?? error?.err_code ?? error?.code;
-  const message = error?.message ?? error?.reason ?? error?.err_code;
-  return {
-    refused: true,
-    status: status >= 400 ? status : 502,
-    code: typeof code === 'string' && code !== '' ? code : 'upstream_error',
-    message:
-      typeof message === 'string' && message !== ''
-        ? message
-        : `upstream answered HTTP ${status}: ${body.slice(0, 300)}`,
-  };
+  return (
+    error && {
+      code: error.reason ?? error.err_code ?? error.code,
+      message: error.message ?? error.reason ?? error.err_code,
+    }
+  );
 }
 
 /**
@@ -134,26 +127,19 @@ function refusal(status: number, body: string): VideoRefusal {
  */
 export const viduVideo: VideoTasks = {
   plan(job: VideoJob): VideoPlan | string {
-    const creation = viduCreation(job);
-    if (typeof creation === 'string') return creation;
-    return { ratios: {}, seconds: String(creation.duration), size: creation.resolution };
+    return perCallPlan(viduCreation(job));
   },
 
   async submit(channel: ChannelSnapshot, key: string, job: VideoJob): Promise<UpstreamRequest> {
     const creation = viduCreation(job);
     if (typeof creation === 'string') throw new Error(creation);
-    return {
-      url: `${channelBase(channel)}/ent/v2${viduPath(creation.images.length)}`,
-      method: 'POST',
-      headers: { ...headers(key), 'content-type': 'application/json' },
-      body: JSON.stringify(creation),
-    };
+    return jsonPost(`${channelBase(channel)}/ent/v2${viduPath(creation.images.length)}`, headers(key), creation);
   },
 
   accepted(status, body): VideoAccepted | VideoRefusal {
     const answer = status === 200 ? jsonRecord(body) : undefined;
     const id = answer?.task_id;
-    if (!answer || typeof id !== 'string' || id === '') return refusal(status, body);
+    if (!answer || typeof id !== 'string' || id === '') return refusalOf(status, body, viduRefusalDetail);
     if (answer.state === 'failed') {
       return { refused: true, status: 400, code: 'task_failed', message: String(answer.err_code || 'task failed') };
     }

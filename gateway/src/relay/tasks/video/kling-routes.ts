@@ -6,8 +6,9 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { authenticateKey } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { IMAGE2VIDEO, TEXT2VIDEO } from '../../protocols/kling/video.ts';
+import { isRecord } from '../../protocols/video-fields.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
-import { invalidVideo, isRecord, VideoFailure } from './submission.ts';
+import { invalidVideo, VideoFailure } from './submission.ts';
 import { createVideo } from './submit.ts';
 import { videoProperties, videoUrl } from './view.ts';
 

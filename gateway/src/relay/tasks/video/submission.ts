@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { isRecord } from '../../protocols/video-fields.ts';
 
 /** A refusal in OpenAI's error shape, `code` a stable error code. */
 export class VideoFailure extends Error {
@@ -12,9 +13,6 @@ export class VideoFailure extends Error {
 }
 
 export const invalidVideo = (message: string) => new VideoFailure('invalid_request', message);
-
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A submission as read from JSON or multipart: its fields, and the form itself when it came as one. */
 export interface Submission {
