@@ -4,7 +4,9 @@ import { serveMock } from './mock-server.ts';
 
 /**
  * A midjourney-proxy server (novicezk/midjourney-proxy and its -plus fork): every `/mj/…` route (also
- * under the `/mj-fast`, `/mj-relax` mode prefixes) checks `mj-api-secret` (401 otherwise). Submissions
+ * under the `/mj-fast`, `/mj-relax` mode prefixes) checks `mj-api-secret` (401 otherwise). Given several
+ * secrets it is several accounts, as a multi-key channel's keys are: each secret's fetches, lists,
+ * image seeds and actions see only the tasks submitted with it. Submissions
  * answer `{code, description, result, properties}` with the code the test asks for (1 submitted, 21
  * exists, 22 queued, 23 queue full, 24 banned prompt). A task advances one state each time it is
  * listed: NOT_START → SUBMITTED → IN_PROGRESS (50%) → SUCCESS (100%, imageUrl and U1..U4/V1..V4/reroll
@@ -33,6 +35,8 @@ export interface MjTask {
   startTime: number;
   finishTime: number;
   properties: Record<string, unknown>;
+  /** The secret (account) it was submitted with. */
+  account: string;
   /** Where this task is headed: success, failure, or nowhere. */
   fate: 'success' | 'failure' | 'stuck';
 }
@@ -48,7 +52,9 @@ export interface MjBehaviour {
 
 export interface MockMidjourney {
   url: string;
+  /** The first secret. */
   secret: string;
+  secrets: string[];
   requests: RecordedMjRequest[];
   tasks: Map<string, MjTask>;
   behaviour: MjBehaviour;
@@ -81,14 +87,16 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
-export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMidjourney> {
+export async function startMockMidjourney(secret: string | string[] = 'mj-secret'): Promise<MockMidjourney> {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
   const requests: RecordedMjRequest[] = [];
   const tasks = new Map<string, MjTask>();
   let inFlight = 0;
   const mock: MockMidjourney = {
     url: '',
     close: async () => {},
-    secret,
+    secret: secrets[0]!,
+    secrets,
     requests,
     tasks,
     behaviour: { codes: [], failNext: false, stuckNext: false },
@@ -119,7 +127,7 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
     } else Object.assign(task, { status: next, progress: '0%' });
   };
 
-  const create = (action: string, prompt: string): MjTask => {
+  const create = (action: string, prompt: string, account: string): MjTask => {
     const id = `${Date.now()}${String(randomInt(0, 1000)).padStart(3, '0')}`;
     const fate = mock.behaviour.failNext ? 'failure' : mock.behaviour.stuckNext ? 'stuck' : 'success';
     mock.behaviour.failNext = false;
@@ -137,13 +145,19 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
       startTime: 0,
       finishTime: 0,
       properties: { finalPrompt: prompt },
+      account,
       fate,
     };
     tasks.set(id, task);
     return task;
   };
 
-  const view = ({ fate: _fate, ...task }: MjTask) => ({ ...task, promptEn: task.prompt, description: '', state: '' });
+  const view = ({ fate: _fate, account: _account, ...task }: MjTask) => ({
+    ...task,
+    promptEn: task.prompt,
+    description: '',
+    state: '',
+  });
 
   const server = await serveMock(async (req, res, raw) => {
     const path = (req.url ?? '').split('?')[0]!.replace(/^\/mj-(fast|relax|turbo)/, '');
@@ -153,7 +167,13 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
       res.writeHead(200, { 'content-type': 'image/png' });
       return void res.end(PNG);
     }
-    if (req.headers['mj-api-secret'] !== secret) return json(res, 401, { error: 'Unauthorized' });
+    const account = String(req.headers['mj-api-secret'] ?? '');
+    if (!secrets.includes(account)) return json(res, 401, { error: 'Unauthorized' });
+    // Another account's task is as unknown as one never made.
+    const own = (id: unknown) => {
+      const task = tasks.get(String(id));
+      return task?.account === account ? task : undefined;
+    };
 
     if (req.method === 'POST' && path === '/mj/task/list-by-condition') {
       mock.listCalls++;
@@ -163,13 +183,13 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
       await new Promise((resolve) => setTimeout(resolve, 30));
       inFlight--;
       mock.lists.push({ start, end: Date.now() });
-      const found = (body?.ids ?? []).map((id: string) => tasks.get(id)).filter(Boolean) as MjTask[];
+      const found = (body?.ids ?? []).map(own).filter(Boolean) as MjTask[];
       for (const task of found) advance(task);
       return json(res, 200, found.map(view));
     }
     const fetchMatch = /^\/mj\/task\/([^/]+)\/(fetch|image-seed)$/.exec(path);
     if (req.method === 'GET' && fetchMatch) {
-      const task = tasks.get(fetchMatch[1]!);
+      const task = own(fetchMatch[1]);
       if (!task) return json(res, 404, { code: 3, description: '任务不存在' });
       if (fetchMatch[2] === 'image-seed') return json(res, 200, { code: 1, description: '成功', result: '3141592' });
       return json(res, 200, view(task));
@@ -179,7 +199,7 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
 
     let action = submit[1]!.replace('submit/', '').toUpperCase();
     if (submit[1] === 'submit/action') {
-      const original = tasks.get(String(body?.taskId));
+      const original = own(body?.taskId);
       const button = original?.buttons.find((b) => b.customId === body?.customId);
       if (!original || !button) return json(res, 200, { code: 4, description: '任务不存在或按钮无效', result: null });
       action = button.label.startsWith('U') ? 'UPSCALE' : button.label.startsWith('V') ? 'VARIATION' : 'REROLL';
@@ -202,7 +222,7 @@ export async function startMockMidjourney(secret = 'mj-secret'): Promise<MockMid
         properties: { promptEn: body?.prompt ?? '', bannedWord: 'banned' },
       });
     }
-    const task = create(action, String(body?.prompt ?? ''));
+    const task = create(action, String(body?.prompt ?? ''), account);
     const description = code === 21 ? '任务已存在' : code === 22 ? '排队中，前面还有1个任务' : '提交成功';
     return json(res, 200, { code, description, result: task.id, properties: { discordInstanceId: '1' } });
   });

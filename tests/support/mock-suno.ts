@@ -4,7 +4,8 @@ import { serveMock } from './mock-server.ts';
 
 /**
  * A Suno API proxy server (the `/suno/submit/{music,lyrics}`, `/suno/fetch` protocol new-api's SunoAPI
- * channels speak): every route checks `Authorization: Bearer <key>` (401 otherwise) and answers
+ * channels speak): every route checks `Authorization: Bearer <key>` (401 otherwise; given several keys it
+ * is several accounts, as a multi-key channel's keys are, each key's fetches seeing only its own tasks) and answers
  * `{code, message, data}`. A submission answers its new task id as `data`, or an error when `refuseNext`
  * is set; music needs a prompt, tags or a gpt_description_prompt, lyrics a prompt. A task advances one
  * state each time it is fetched: NOT_START → SUBMITTED → QUEUED → IN_PROGRESS (50%) → SUCCESS (two clips
@@ -30,12 +31,16 @@ export interface SunoTask {
   data: unknown;
   prompt: string;
   title: string;
+  /** The key (account) it was submitted with. */
+  account: string;
   fate: 'success' | 'failure' | 'stuck';
 }
 
 export interface MockSuno {
   url: string;
+  /** The first key. */
   key: string;
+  keys: string[];
   requests: RecordedSunoRequest[];
   tasks: Map<string, SunoTask>;
   behaviour: { refuseNext: boolean; failNext: boolean; stuckNext: boolean };
@@ -49,12 +54,14 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
-export async function startMockSuno(key = 'suno-key'): Promise<MockSuno> {
+export async function startMockSuno(key: string | string[] = 'suno-key'): Promise<MockSuno> {
+  const keys = typeof key === 'string' ? [key] : key;
   const requests: RecordedSunoRequest[] = [];
   const tasks = new Map<string, SunoTask>();
   const mock: MockSuno = {
     url: '',
-    key,
+    key: keys[0]!,
+    keys,
     requests,
     tasks,
     behaviour: { refuseNext: false, failNext: false, stuckNext: false },
@@ -98,7 +105,7 @@ export async function startMockSuno(key = 'suno-key'): Promise<MockSuno> {
     } else Object.assign(task, { status: next, progress: '0%' });
   };
 
-  const view = ({ fate: _f, prompt: _p, title: _t, ...task }: SunoTask) => task;
+  const view = ({ fate: _f, prompt: _p, title: _t, account: _a, ...task }: SunoTask) => task;
 
   const server = await serveMock(async (req, res, raw) => {
     const path = (req.url ?? '').split('?')[0]!;
@@ -108,18 +115,24 @@ export async function startMockSuno(key = 'suno-key'): Promise<MockSuno> {
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
       return void res.end('ID3');
     }
-    if (req.headers.authorization !== `Bearer ${key}`) {
+    const account = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (!keys.includes(account)) {
       return json(res, 401, { code: 'unauthorized', message: 'invalid token', data: null });
     }
+    // Another account's task is as unknown as one never made.
+    const own = (id: unknown) => {
+      const task = tasks.get(String(id));
+      return task?.account === account ? task : undefined;
+    };
     if (req.method === 'POST' && path === '/suno/fetch') {
       if (!Array.isArray(body?.ids)) return json(res, 400, { code: 'error', message: 'ids is required', data: null });
-      const found = body.ids.map((id: string) => tasks.get(id)).filter(Boolean) as SunoTask[];
+      const found = body.ids.map(own).filter(Boolean) as SunoTask[];
       for (const task of found) advance(task);
       return json(res, 200, { code: 'success', message: '', data: found.map(view) });
     }
     const fetchOne = /^\/suno\/fetch\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && fetchOne) {
-      const task = tasks.get(fetchOne[1]!);
+      const task = own(fetchOne[1]);
       if (!task) return json(res, 404, { code: 'error', message: 'task not exist', data: null });
       return json(res, 200, { code: 'success', message: '', data: view(task) });
     }
@@ -150,6 +163,7 @@ export async function startMockSuno(key = 'suno-key'): Promise<MockSuno> {
       data: null,
       prompt,
       title: typeof body?.title === 'string' ? body.title : '',
+      account,
       fate,
     };
     tasks.set(task.task_id, task);

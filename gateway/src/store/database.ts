@@ -271,6 +271,8 @@ export interface MidjourneysTable {
   model_name: Defaulted<string>;
   /** The client's callback URL, kept only when MjNotifyEnabled. */
   notify_hook: Defaulted<string>;
+  /** Which of the channel's keys took the task (null: the first, before keys were chosen); migration 0005. */
+  key_index: Defaulted<number | null>;
 }
 
 export interface TasksTable {

@@ -3,16 +3,18 @@ import { pollPlatform, type TaskPlatform, type TaskRecord, type TaskUpdate } fro
 
 const silent = { warn() {} };
 
-function platform(records: TaskRecord[], upstream: Record<number, Record<string, TaskUpdate> | Error>) {
+function platform(records: TaskRecord[], upstream: Record<string, Record<string, TaskUpdate> | Error>) {
   const log: string[] = [];
   const fetched: Array<[number, string[]]> = [];
+  const byKey: Array<[string, string[]]> = [];
   const p: TaskPlatform = {
     name: 'fake',
     timeoutMs: 1000,
     unfinished: async () => records,
-    async fetch(channelId, tasks) {
+    async fetch({ channelId, keyIndex }, tasks) {
       fetched.push([channelId, tasks.map((t) => t.upstreamId)]);
-      const answer = upstream[channelId];
+      byKey.push([`${channelId}:${keyIndex}`, tasks.map((t) => t.upstreamId)]);
+      const answer = upstream[`${channelId}:${keyIndex}`] ?? upstream[channelId];
       if (answer instanceof Error) throw answer;
       return new Map(Object.entries(answer ?? {}).map(([id, u]) => [id, { ...u, raw: u }]));
     },
@@ -28,13 +30,14 @@ function platform(records: TaskRecord[], upstream: Record<number, Record<string,
       log.push(`told ${task.upstreamId}`);
     },
   };
-  return { p, log, fetched };
+  return { p, log, fetched, byKey };
 }
 
 const task = (id: string, channelId: number, over: Partial<TaskRecord> = {}): TaskRecord => ({
   id: Number(id.replace(/\D/g, '')) || 1,
   upstreamId: id,
   channelId,
+  keyIndex: 0,
   status: 'SUBMITTED',
   progress: '0%',
   submitTimeMs: 10_000,
@@ -64,6 +67,30 @@ describe('task engine', () => {
       'told a2',
       // Unchanged: written (the platform decides it is a no-op) but nobody is told.
       'advance c4 SUBMITTED→SUBMITTED 0%',
+    ]);
+  });
+
+  it('asks each key of a channel apart, since each key is its own upstream account', async () => {
+    const { p, log, byKey } = platform(
+      [task('a1', 1), task('b2', 1, { keyIndex: 1 }), task('a3', 1), task('c4', 2, { keyIndex: 1 })],
+      {
+        '1:0': { a1: { status: 'IN_PROGRESS', progress: '40%', failReason: '' } },
+        '1:1': new Error('key 1 refused'),
+        '2:1': { c4: { status: 'SUCCESS', progress: '100%', failReason: '' } },
+      },
+    );
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    expect(byKey).toEqual([
+      ['1:0', ['a1', 'a3']],
+      ['1:1', ['b2']],
+      ['2:1', ['c4']],
+    ]);
+    // One key's outage holds up neither the channel's other key nor other channels.
+    expect(log).toEqual([
+      'advance a1 SUBMITTED→IN_PROGRESS 40%',
+      'told a1',
+      'advance c4 SUBMITTED→SUCCESS 100%',
+      'told c4',
     ]);
   });
 

@@ -8,10 +8,21 @@ export interface TaskRecord {
   /** The upstream's task id. */
   upstreamId: string;
   channelId: number;
+  /**
+   * The index of the channel key the task was submitted with (0 for tasks from before keys were chosen):
+   * only that key's upstream account knows the task.
+   */
+  keyIndex: number;
   status: string;
   progress: string;
   /** Milliseconds. */
   submitTimeMs: number;
+}
+
+/** Where a batch of tasks is asked about: their channel, with the key they were submitted with. */
+export interface TaskSource {
+  channelId: number;
+  keyIndex: number;
 }
 
 /** What the upstream says of a task now, in the platform's own statuses (spec doc 3 §4). */
@@ -24,15 +35,18 @@ export interface TaskUpdate {
 /**
  * One task platform (Midjourney, Suno, video): where its tasks are stored, how to ask
  * its upstream about them, and what counts as failed. The engine does the rest: one pod at a time,
- * batches per channel, timeouts, compare-and-set transitions and the refund of failures.
+ * batches per channel and key, timeouts, compare-and-set transitions and the refund of failures.
  */
 export interface TaskPlatform<R extends TaskRecord = TaskRecord> {
   readonly name: string;
   /** A task not finished this long after submission fails ("upstream timeout") and is refunded. */
   readonly timeoutMs: number;
   unfinished(limit: number): Promise<R[]>;
-  /** The upstream's view of these tasks of one channel, by upstream id (tasks it does not know are left out). */
-  fetch(channelId: number, tasks: R[], signal: AbortSignal): Promise<Map<string, TaskUpdate & { raw: unknown }>>;
+  /**
+   * The upstream's view of these tasks of one channel and key, by upstream id (tasks it does not know are
+   * left out).
+   */
+  fetch(source: TaskSource, tasks: R[], signal: AbortSignal): Promise<Map<string, TaskUpdate & { raw: unknown }>>;
   /** Writes a non-failing change if the status is still the record's; answers whether it did. */
   advance(task: R, update: TaskUpdate & { raw: unknown }): Promise<boolean>;
   /** Moves the task to FAILURE and refunds it in one step, once across pods; answers whether this call did. */
@@ -87,7 +101,8 @@ export async function pollPlatform<R extends TaskRecord>(
   logger: TaskEngineConfig['logger'],
 ): Promise<void> {
   const tasks = await platform.unfinished(limit);
-  const byChannel = new Map<number, R[]>();
+  // One batch per channel and key: each key is its own upstream account, which knows only its own tasks.
+  const batches = new Map<string, { source: TaskSource; tasks: R[] }>();
   for (const task of tasks) {
     if (now() - task.submitTimeMs > platform.timeoutMs && task.progress !== '100%') {
       if (await platform.fail(task, 'upstream timeout')) platform.transitioned?.(task);
@@ -95,18 +110,19 @@ export async function pollPlatform<R extends TaskRecord>(
     }
     // Without the upstream's id there is nothing to ask about; such a task ends by the timeout above.
     if (task.upstreamId === '') continue;
-    const list = byChannel.get(task.channelId) ?? [];
-    list.push(task);
-    byChannel.set(task.channelId, list);
+    const id = `${task.channelId}:${task.keyIndex}`;
+    const batch = batches.get(id) ?? { source: { channelId: task.channelId, keyIndex: task.keyIndex }, tasks: [] };
+    batch.tasks.push(task);
+    batches.set(id, batch);
   }
-  for (const [channelId, batch] of byChannel) {
+  for (const { source, tasks: batch } of batches.values()) {
     if (signal.aborted) return;
     let states: Awaited<ReturnType<TaskPlatform<R>['fetch']>>;
     try {
-      states = await platform.fetch(channelId, batch, signal);
+      states = await platform.fetch(source, batch, signal);
     } catch (err) {
-      // One channel's outage must not hold up the others; its tasks time out if it never answers.
-      logger.warn({ err, platform: platform.name, channelId }, 'task status fetch failed');
+      // One channel's (or key's) outage must not hold up the others; its tasks time out if it never answers.
+      logger.warn({ err, platform: platform.name, ...source }, 'task status fetch failed');
       continue;
     }
     for (const task of batch) {

@@ -5,6 +5,7 @@ export {
   type TaskEngineConfig,
   type TaskPlatform,
   type TaskRecord,
+  type TaskSource,
   type TaskUpdate,
 } from './engine.ts';
 export {

@@ -16,6 +16,10 @@ describe('midjourneyView', () => {
     expect(midjourneyView(row, 'alice', '').username).toBe('alice');
   });
 
+  it('leaves out which channel key took the task', () => {
+    expect(midjourneyView({ ...row, key_index: 1 })).not.toHaveProperty('key_index');
+  });
+
   it('leaves a task without an image imageless', () => {
     expect(midjourneyView({ ...row, image_url: '' }, undefined, 'https://gw.example').image_url).toBe('');
   });

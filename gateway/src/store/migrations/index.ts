@@ -3,6 +3,7 @@ import * as initial from './0001_initial.ts';
 import * as instanceSecrets from './0002_instance_secrets.ts';
 import * as channelObservations from './0003_channel_observations.ts';
 import * as taskBilling from './0004_task_billing.ts';
+import * as midjourneyKeyIndex from './0005_midjourney_key_index.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -13,4 +14,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0002_instance_secrets': instanceSecrets,
   '0003_channel_observations': channelObservations,
   '0004_task_billing': taskBilling,
+  '0005_midjourney_key_index': midjourneyKeyIndex,
 };

@@ -40,13 +40,17 @@ const record = (row: MidjourneyRow): MjTaskRecord => ({
   id: row.id,
   upstreamId: row.mj_id,
   channelId: row.channel_id,
+  keyIndex: row.key_index ?? 0,
   status: row.status,
   progress: row.progress,
   submitTimeMs: Number(row.submit_time),
   row,
 });
 
-/** Midjourney on the task engine: the `midjourneys` table, polled with `list-by-condition` per channel. */
+/**
+ * Midjourney on the task engine: the `midjourneys` table, polled with `list-by-condition` per channel and
+ * key (each key is its own midjourney-proxy account).
+ */
 export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<MjTaskRecord> {
   const { db } = deps;
   return {
@@ -54,8 +58,8 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
     timeoutMs: deps.timeoutMs,
     unfinished: async (limit) => (await unfinishedMidjourneys(db, limit)).map(record),
 
-    async fetch(channelId, tasks, signal) {
-      const { channel, key } = pollChannel(deps.routing, channelId, 'midjourney');
+    async fetch(source, tasks, signal) {
+      const { channel, key } = pollChannel(deps.routing, source, 'midjourney');
       const request = midjourneyRequest(channel, key, '/mj/task/list-by-condition', {
         ids: tasks.map((t) => t.upstreamId),
       });

@@ -16,6 +16,7 @@ import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
+import { type ChosenKey, pickTaskKey, taskKey } from '../keys.ts';
 import { describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS, upstreamBody } from './actions.ts';
 import { mjTaskView } from './view.ts';
 
@@ -101,13 +102,13 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
       return rows.map((row) => mjTaskView(row, forwardBase()));
     });
 
-    // The seed lives upstream only: asked of the channel that ran the task.
+    // The seed lives upstream only: asked of the channel and key (the account) that ran the task.
     app.get<{ Params: { id: string } }>(`${prefix}/mj/task/:id/image-seed`, async (request, reply) => {
       const who = await caller(request);
       const row = await findUserMidjourney(db, who.identity.user.id, request.params.id);
       if (!row) throw new MjFailure('task_no_found');
       const channel = deps.routing.channel(row.channel_id);
-      const key = channel?.keys[0];
+      const key = channel && taskKey(channel, row.key_index);
       if (!channel || key === undefined) throw new MjFailure('channel_not_found');
       const upstream = midjourneyRequest(channel, key, `/mj/task/${encodeURIComponent(row.mj_id)}/image-seed`);
       const response = await deps.transport.send(upstream, AbortSignal.timeout(SUBMIT_TIMEOUT_MS));
@@ -136,8 +137,17 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
   }
 }
 
-/** The channel a submission goes to: its original task's for a follow-up, else one picked for its model. */
-async function channelFor(deps: RelayPluginDeps, who: RelayCaller, submission: MjSubmission): Promise<ChannelSnapshot> {
+/** Where a submission is sent: a channel, and which of its keys (the upstream account) takes it. */
+interface MjTarget {
+  channel: ChannelSnapshot;
+  key: ChosenKey;
+}
+
+/**
+ * Where a submission goes: a follow-up to its original task's channel and key (only that account knows
+ * the original), anything else to a channel picked for its model and a key by the channel's multi-key mode.
+ */
+async function targetFor(deps: RelayPluginDeps, who: RelayCaller, submission: MjSubmission): Promise<MjTarget> {
   if (submission.originalTaskId !== undefined) {
     const original = await findUserMidjourney(deps.db, who.identity.user.id, submission.originalTaskId);
     if (!original) throw new MjFailure('task_not_found');
@@ -146,20 +156,30 @@ async function channelFor(deps: RelayPluginDeps, who: RelayCaller, submission: M
     }
     const channel = deps.routing.channel(original.channel_id);
     if (channel?.status !== 1) throw new MjFailure('channel_not_available');
-    return channel;
+    const key = taskKey(channel, original.key_index);
+    if (key === undefined) throw new MjFailure('channel_has_no_key');
+    return { channel, key: { index: original.key_index ?? 0, key } };
   }
+  const channel = channelFor(deps, who, submission.model);
+  const key = pickTaskKey(channel, deps.routing);
+  if (!key) throw new MjFailure('channel_has_no_key');
+  return { channel, key };
+}
+
+/** The channel a new submission goes to: the pinned one, else one picked for its model. */
+function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): ChannelSnapshot {
   if (who.pinnedChannelId !== undefined) {
     const pinned = pinnedChannel(deps.routing, who);
     if (!speaksMidjourney(pinned)) throw new MjFailure('channel_not_midjourney');
     return pinned;
   }
-  const candidates = deps.routing.candidates(who.group, submission.model);
+  const candidates = deps.routing.candidates(who.group, model);
   // A chat channel that lists an mj_ model by mistake must never get a drawing request.
   const others = new Set(
     candidates.flatMap((tier) => tier.channels.filter((ch) => !speaksMidjourney(ch)).map((ch) => ch.id)),
   );
   const channel = pickChannel({ candidates, exclude: others });
-  if (!channel) throw new MjFailure(`no channel serves ${submission.model} in group ${who.group}`);
+  if (!channel) throw new MjFailure(`no channel serves ${model} in group ${who.group}`);
   return channel;
 }
 
@@ -179,9 +199,7 @@ async function submit(
   const body = request.body;
   const submission = describeSubmission(path, body);
   assertModelAllowed(who, submission.model);
-  const channel = await channelFor(deps, who, submission);
-  const key = channel.keys[0];
-  if (key === undefined) throw new MjFailure('channel_has_no_key');
+  const { channel, key } = await targetFor(deps, who, submission);
 
   const price = resolvePrice({
     model: submission.model,
@@ -199,7 +217,7 @@ async function submit(
     const upstreamPath = (request.url.split('?')[0] ?? '').replace(/\/+$/, '');
     const upstream = midjourneyRequest(
       channel,
-      key,
+      key.key,
       upstreamPath,
       upstreamBody(body, {
         keepAccountFilter: options.getBoolean('MjAccountFilterEnabled'),
@@ -245,6 +263,7 @@ async function submit(
       description,
       submit_time: started,
       channel_id: channel.id,
+      key_index: key.index,
       properties: isRecord(answer.properties) ? JSON.stringify(answer.properties) : '',
       notify_hook: options.getBoolean('MjNotifyEnabled') ? webHook(body.notifyHook) : '',
     };

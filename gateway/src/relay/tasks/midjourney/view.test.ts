@@ -29,6 +29,7 @@ const row = {
   group: 'default',
   model_name: 'mj_imagine',
   notify_hook: '',
+  key_index: 1,
 } satisfies MidjourneyRow;
 
 describe('a task as midjourney-proxy clients read it', () => {

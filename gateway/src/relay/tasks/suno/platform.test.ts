@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(() => dispose());
 
 const channel = { id: 7, type: 36, baseUrl: 'https://suno.example/', keys: ['sk-suno'] } as ChannelSnapshot;
-const routing = { channel: (id: number) => (id === 7 ? channel : undefined) } as unknown as RoutingIndex;
+const twoKeys = { id: 10, type: 36, baseUrl: 'https://suno.example/', keys: ['sk-one', 'sk-two'] } as ChannelSnapshot;
+const routing = {
+  channel: (id: number) => (id === 7 ? channel : id === 10 ? twoKeys : undefined),
+} as unknown as RoutingIndex;
 
 function platform(answers: unknown[], channels: RoutingIndex = routing) {
   const sent: UpstreamRequest[] = [];
@@ -31,20 +34,24 @@ function platform(answers: unknown[], channels: RoutingIndex = routing) {
   return { sent, suno };
 }
 
-const task = (publicId: string, upstreamId: string) =>
+const task = (publicId: string, upstreamId: string, on: { channelId?: number; keyIndex?: number } = {}) =>
   insertTask(store.db, {
     created_at: 1,
     updated_at: 1,
     task_id: publicId,
     platform: 'suno',
     user_id: 1,
-    channel_id: 7,
+    channel_id: on.channelId ?? 7,
     quota: 10,
     action: 'MUSIC',
     status: 'SUBMITTED',
     progress: '0%',
     submit_time: 900,
-    private_data: JSON.stringify({ upstream_task_id: upstreamId, model_name: 'suno_music' }),
+    private_data: JSON.stringify({
+      upstream_task_id: upstreamId,
+      model_name: 'suno_music',
+      ...(on.keyIndex === undefined ? {} : { key_index: on.keyIndex }),
+    }),
   });
 
 describe('sunoPlatform', () => {
@@ -59,7 +66,7 @@ describe('sunoPlatform', () => {
       ['up-a', 900_000],
       ['up-b', 900_000],
     ]);
-    const states = await suno.fetch(7, tasks, new AbortController().signal);
+    const states = await suno.fetch({ channelId: 7, keyIndex: 0 }, tasks, new AbortController().signal);
     expect(sent[0]).toMatchObject({
       method: 'POST',
       url: 'https://suno.example/suno/fetch',
@@ -68,6 +75,28 @@ describe('sunoPlatform', () => {
     expect(JSON.parse(String(sent[0]!.body))).toEqual({ ids: ['up-a', 'up-b'], action: '' });
     expect([...states.keys()]).toEqual(['up-a']);
     expect(states.get('up-a')).toMatchObject({ status: 'IN_PROGRESS', progress: '40%' });
+  });
+
+  it('asks with the key each task was submitted with: its account alone knows the task', async () => {
+    await task('task_k0', 'up-k0', { channelId: 10, keyIndex: 0 });
+    await task('task_k1', 'up-k1', { channelId: 10, keyIndex: 1 });
+    // Submitted before keys were chosen: the first key took it.
+    await task('task_old', 'up-old', { channelId: 10 });
+    const { sent, suno } = platform([
+      { code: 'success', message: '', data: [] },
+      { code: 'success', message: '', data: [] },
+    ]);
+    const tasks = (await suno.unfinished(10)).filter((t) => t.channelId === 10);
+    expect(tasks.map((t) => [t.upstreamId, t.keyIndex])).toEqual([
+      ['up-k0', 0],
+      ['up-k1', 1],
+      ['up-old', 0],
+    ]);
+    const signal = new AbortController().signal;
+    await suno.fetch({ channelId: 10, keyIndex: 1 }, [tasks[1]!], signal);
+    // A key since removed from the channel: the first key is asked (the tasks time out if it knows nothing).
+    await suno.fetch({ channelId: 10, keyIndex: 5 }, [tasks[0]!], signal);
+    expect(sent.map((r) => r.headers.authorization)).toEqual(['Bearer sk-two', 'Bearer sk-one']);
   });
 
   it('writes a change once (compare-and-set), and nothing when nothing changed', async () => {
@@ -89,9 +118,13 @@ describe('sunoPlatform', () => {
 
   it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {
     const { suno } = platform([]);
-    await expect(suno.fetch(8, [], new AbortController().signal)).rejects.toThrow('channel 8 is gone');
+    await expect(suno.fetch({ channelId: 8, keyIndex: 0 }, [], new AbortController().signal)).rejects.toThrow(
+      'channel 8 is gone',
+    );
     // Nor one whose type was changed: it would be sent Suno's status query.
     const changed = platform([], { channel: () => ({ ...channel, type: 1 }) } as unknown as RoutingIndex).suno;
-    await expect(changed.fetch(7, [], new AbortController().signal)).rejects.toThrow('not a suno channel');
+    await expect(changed.fetch({ channelId: 7, keyIndex: 0 }, [], new AbortController().signal)).rejects.toThrow(
+      'not a suno channel',
+    );
   });
 });

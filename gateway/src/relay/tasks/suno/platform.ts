@@ -28,17 +28,24 @@ export interface SunoPlatformDeps {
   now?: () => number;
 }
 
-const record = (row: TaskRow): SunoTaskRecord => ({
-  id: row.id,
-  upstreamId: taskBillingContext(row)?.upstream_task_id ?? '',
-  channelId: row.channel_id,
-  status: row.status,
-  progress: row.progress,
-  submitTimeMs: Number(row.submit_time) * 1000,
-  row,
-});
+const record = (row: TaskRow): SunoTaskRecord => {
+  const context = taskBillingContext(row);
+  return {
+    id: row.id,
+    upstreamId: context?.upstream_task_id ?? '',
+    channelId: row.channel_id,
+    keyIndex: context?.key_index ?? 0,
+    status: row.status,
+    progress: row.progress,
+    submitTimeMs: Number(row.submit_time) * 1000,
+    row,
+  };
+};
 
-/** Suno on the task engine: `tasks` rows of platform `suno`, polled with one `POST /suno/fetch` per channel. */
+/**
+ * Suno on the task engine: `tasks` rows of platform `suno`, polled with one `POST /suno/fetch` per channel
+ * and key (each key is its own Suno account).
+ */
 export function sunoPlatform(deps: SunoPlatformDeps): TaskPlatform<SunoTaskRecord> {
   const { db } = deps;
   const seconds = () => Math.floor((deps.now ?? Date.now)() / 1000);
@@ -47,8 +54,8 @@ export function sunoPlatform(deps: SunoPlatformDeps): TaskPlatform<SunoTaskRecor
     timeoutMs: deps.timeoutMs,
     unfinished: async (limit) => (await unfinishedTasks(db, SUNO_PLATFORM, limit)).map(record),
 
-    async fetch(channelId, tasks, signal) {
-      const { channel, key } = pollChannel(deps.routing, channelId, 'suno');
+    async fetch(source, tasks, signal) {
+      const { channel, key } = pollChannel(deps.routing, source, 'suno');
       const request = sunoRequest(channel, key, '/suno/fetch', {
         ids: tasks.map((t) => t.upstreamId),
         action: '',

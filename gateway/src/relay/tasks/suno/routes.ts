@@ -13,6 +13,7 @@ import { resolveModelMapping } from '../../routing/model-mapping.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
+import { pickTaskKey } from '../keys.ts';
 import { SUNO_PLATFORM } from './platform.ts';
 import { isSunoAction, SUNO_ACTIONS, type SunoAction, sunoTaskView } from './wire.ts';
 
@@ -126,8 +127,8 @@ async function submit(
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
   assertModelAllowed(who, model);
   const channel = channelFor(deps, who, model);
-  const key = channel.keys[0];
-  if (key === undefined) throw new SunoFailure('channel_has_no_key', 'the channel has no key', 503);
+  const chosen = pickTaskKey(channel, deps.routing);
+  if (!chosen) throw new SunoFailure('channel_has_no_key', 'the channel has no enabled key', 503);
   const mapping = resolveModelMapping(model, channel.modelMapping);
   if (!mapping.ok) throw mapping.error;
 
@@ -153,7 +154,7 @@ async function submit(
     // A notify_hook would be called with the upstream's ids, which the client never sees: not forwarded.
     const { model: _model, notify_hook: _hook, ...upstreamBody } = body;
     if (mapping.mapped) upstreamBody.mv = mapping.upstreamModel;
-    const upstream = sunoRequest(channel, key, `/suno/submit/${action}`, upstreamBody);
+    const upstream = sunoRequest(channel, chosen.key, `/suno/submit/${action}`, upstreamBody);
     let status: number;
     let text: string;
     try {
@@ -193,6 +194,8 @@ async function submit(
       upstream_model: mapping.upstreamModel,
       model_price: price.perCallUsd ?? -1,
       group_ratio: price.groupRatio,
+      // Its polls must reach the account that took it.
+      key_index: chosen.index,
     };
     const now = Math.floor(Date.now() / 1000);
     // The task row and its charge in one transaction: if the database refuses, nothing is charged for

@@ -62,7 +62,7 @@ describe('videoPlatform', () => {
     ]);
     const tasks = await video.unfinished(10);
     expect(tasks.map((t) => t.upstreamId)).toEqual(['up-a', 'up-b']);
-    const states = await video.fetch(7, tasks, new AbortController().signal);
+    const states = await video.fetch({ channelId: 7, keyIndex: 0 }, tasks, new AbortController().signal);
     expect(sent.map((r) => [r.method, r.url, r.headers.authorization])).toEqual([
       ['GET', 'https://sora.example/v1/videos/up-a', 'Bearer sk-sora'],
       ['GET', 'https://sora.example/v1/videos/up-b', 'Bearer sk-sora'],
@@ -92,7 +92,7 @@ describe('videoPlatform', () => {
       [200, success],
       [200, { file: { file_id: 42, download_url: 'https://cdn.example/42.mp4' }, base_resp: { status_code: 0 } }],
     ]);
-    const states = await video.fetch(9, tasks, new AbortController().signal);
+    const states = await video.fetch({ channelId: 9, keyIndex: 0 }, tasks, new AbortController().signal);
     expect(sent.map((r) => [r.url, r.headers.authorization])).toEqual([
       ['https://minimax.example/v1/query/video_generation?task_id=mm-task', 'Bearer mm-key'],
       ['https://minimax.example/v1/files/retrieve?file_id=42', 'Bearer mm-key'],
@@ -102,12 +102,14 @@ describe('videoPlatform', () => {
       [200, success],
       [200, { base_resp: { status_code: 1002, status_msg: 'rate limit' } }],
     ]);
-    expect((await later.video.fetch(9, tasks, new AbortController().signal)).size).toBe(0);
+    expect((await later.video.fetch({ channelId: 9, keyIndex: 0 }, tasks, new AbortController().signal)).size).toBe(0);
   });
 
   it('refuses to poll a channel that is gone, so its tasks wait (or time out)', async () => {
     const { video } = platform([]);
-    await expect(video.fetch(8, [], new AbortController().signal)).rejects.toThrow('channel 8 is gone');
+    await expect(video.fetch({ channelId: 8, keyIndex: 0 }, [], new AbortController().signal)).rejects.toThrow(
+      'channel 8 is gone',
+    );
   });
 
   it('settles a task priced by model ratio by the tokens it used; a per-call price stands', () => {

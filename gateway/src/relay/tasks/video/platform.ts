@@ -14,7 +14,8 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import type { VideoState } from '../../protocols/video-tasks.ts';
 import type { RoutingIndex } from '../../routing/index-cache.ts';
 import type { Transport } from '../../transport.ts';
-import { taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { taskKey } from '../keys.ts';
+import { videoTaskRef, videoTasksOf } from './submit.ts';
 import { sendVideoRequest } from './upstream.ts';
 
 export const VIDEO_PLATFORM = 'video';
@@ -55,15 +56,19 @@ export function tokenSettlement(row: TaskRow, tokens: number | undefined): TaskS
   };
 }
 
-const record = (row: TaskRow): VideoTaskRecord => ({
-  id: row.id,
-  upstreamId: videoTaskRef(row).upstreamId,
-  channelId: row.channel_id,
-  status: row.status,
-  progress: row.progress,
-  submitTimeMs: Number(row.submit_time) * 1000,
-  row,
-});
+const record = (row: TaskRow): VideoTaskRecord => {
+  const ref = videoTaskRef(row);
+  return {
+    id: row.id,
+    upstreamId: ref.upstreamId,
+    channelId: row.channel_id,
+    keyIndex: ref.keyIndex ?? 0,
+    status: row.status,
+    progress: row.progress,
+    submitTimeMs: Number(row.submit_time) * 1000,
+    row,
+  };
+};
 
 /**
  * Video tasks on the task engine: `tasks` rows of platform `video`, each asked after with its
@@ -77,17 +82,19 @@ export function videoPlatform(deps: VideoPlatformDeps): TaskPlatform<VideoTaskRe
     timeoutMs: deps.timeoutMs,
     unfinished: async (limit) => (await unfinishedTasks(db, VIDEO_PLATFORM, limit)).map(record),
 
-    async fetch(channelId, tasks, signal) {
+    async fetch(source, tasks, signal) {
       // A channel that is gone, or no longer makes videos (its type changed), is never asked: its
       // tasks time out and are refunded.
-      const channel = deps.routing.channel(channelId);
+      const channel = deps.routing.channel(source.channelId);
       const api = channel && videoTasksOf(channel);
-      if (!channel || !api) throw new Error(`channel ${channelId} is gone or makes no videos`);
+      const key = channel && taskKey(channel, source.keyIndex);
+      if (!channel || !api || key === undefined) {
+        throw new Error(`channel ${source.channelId} is gone or makes no videos`);
+      }
       const states = new Map<string, TaskUpdate & { raw: unknown }>();
       for (const task of tasks) {
         if (signal.aborted) continue;
         const ref = videoTaskRef(task.row);
-        const key = taskKey(channel, ref.keyIndex);
         const query = await api.query(channel, key, ref);
         const response = await sendVideoRequest(
           { transport: deps.transport, tasks: api, channel, key },

@@ -12,7 +12,7 @@ import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, readSubmission, VideoFailure } from './submission.ts';
-import { createVideo, submitVideo, taskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { createVideo, submitVideo, videoTaskKey, videoTaskRef, videoTasksOf } from './submit.ts';
 import { fetchVideoContent } from './upstream.ts';
 import { videoObject, videoProperties, videoUrl } from './view.ts';
 
@@ -88,7 +88,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
     if (!channel || !tasks || ref.upstreamId === '') {
       throw new VideoFailure('channel_gone', 'the channel of this video is gone', 503);
     }
-    return { channel, tasks, ref, key: taskKey(channel, ref.keyIndex) };
+    return { channel, tasks, ref, key: videoTaskKey(channel, ref.keyIndex) };
   };
 
   app.post('/v1/videos', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {

@@ -21,9 +21,10 @@ import {
   type VideoTasks,
 } from '../../protocols/video-tasks.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
-import { pickChannel, pickKey } from '../../routing/picker.ts';
+import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
+import { pickTaskKey, taskKey } from '../keys.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, type Submission, VideoFailure } from './submission.ts';
 import { sendVideoRequest } from './upstream.ts';
@@ -39,9 +40,9 @@ export function videoTasksOf(channel: Pick<ChannelSnapshot, 'type'>): VideoTasks
   return row?.offered && row.protocol ? PROVIDERS[row.protocol].video : undefined;
 }
 
-/** The channel's key a task was submitted with: its queries must go to the same upstream account. */
-export function taskKey(channel: ChannelSnapshot, index: number | undefined): string {
-  const key = channel.keys[index ?? 0] ?? channel.keys[0];
+/** The key a video task was submitted with (keys.ts), or the refusal of a channel left without keys. */
+export function videoTaskKey(channel: ChannelSnapshot, index: number | undefined): string {
+  const key = taskKey(channel, index);
   if (key === undefined) throw new VideoFailure('channel_has_no_key', 'the channel has no key', 503);
   return key;
 }
@@ -103,18 +104,15 @@ export async function createVideo(
   };
   const plan = tasks.plan(job);
   if (typeof plan === 'string') throw invalidVideo(plan);
-  const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
-  const key = channel.keys[keyIndex];
-  if (keyIndex < 0 || key === undefined) {
-    throw new VideoFailure('channel_has_no_key', 'the channel has no enabled key', 503);
-  }
+  const chosen = pickTaskKey(channel, deps.routing);
+  if (!chosen) throw new VideoFailure('channel_has_no_key', 'the channel has no enabled key', 503);
   return submitVideo(deps, who, request, reply, {
     tasks,
     channel,
-    keyIndex,
+    keyIndex: chosen.index,
     job,
     plan,
-    upstream: await tasks.submit(channel, key, job, plan),
+    upstream: await tasks.submit(channel, chosen.key, job, plan),
     view: order.view,
   });
 }
@@ -175,7 +173,7 @@ export async function submitVideo(
         transport: deps.transport,
         tasks: submit.tasks,
         channel,
-        key: taskKey(channel, submit.keyIndex),
+        key: videoTaskKey(channel, submit.keyIndex),
       };
       const response = await sendVideoRequest(upstream, submit.upstream, AbortSignal.timeout(SUBMIT_TIMEOUT_MS));
       status = response.status;
