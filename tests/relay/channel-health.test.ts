@@ -131,6 +131,53 @@ describe('channel tests', () => {
     expect(unknown.body.code).toBe('CHANNEL_TEST_ENDPOINT_INVALID');
   });
 
+  it("sends the channel's param and header overrides, prepared as the relay prepares a client's request", async () => {
+    const { id, model } = await channel({
+      param_override: JSON.stringify({
+        temperature: 0.25,
+        operations: [
+          {
+            mode: 'set',
+            path: 'metadata.path',
+            value: 'chat',
+            conditions: [{ path: 'request_path', mode: 'full', value: '/v1/chat/completions' }],
+          },
+          {
+            mode: 'set',
+            path: 'metadata.test',
+            value: 'yes',
+            conditions: [{ path: 'is_channel_test', mode: 'full', value: true }],
+          },
+          { mode: 'set_header', path: 'X-From-Param', value: 'param' },
+        ],
+      }),
+      header_override: JSON.stringify({ 'X-Tenant': 'acme', 'X-Key': 'k-{api_key}' }),
+    });
+    // The helper's relayed request, then the test's: the same overrides reach the upstream.
+    const relayed = upstream.requests.at(-1);
+    const answer = await root.get(`/api/channel/test/${id}`);
+    expect(answer.body).toMatchObject({ success: true });
+    const tested = upstream.requests.at(-1);
+    expect(tested).not.toBe(relayed);
+    for (const sent of [relayed, tested]) {
+      expect(sent?.body).toMatchObject({ model, temperature: 0.25, metadata: { path: 'chat' } });
+      expect(sent?.headers).toMatchObject({ 'x-tenant': 'acme', 'x-key': 'k-sk-good', 'x-from-param': 'param' });
+    }
+    // Conditions can tell a test from a client's request.
+    expect(tested?.body.metadata).toEqual({ path: 'chat', test: 'yes' });
+    expect(relayed?.body.metadata).toEqual({ path: 'chat' });
+  });
+
+  it('fails a test whose param_override cannot be applied, as the relay fails the request', async () => {
+    await a.options.set('AutomaticDisableChannelEnabled', 'false');
+    const { id, model } = await channel();
+    const broken = JSON.stringify({ operations: [{ mode: 'explode', path: 'messages' }] });
+    expect((await root.put('/api/channel/', { id, param_override: broken })).body.success).toBe(true);
+    await expect.poll(async () => (await chat(b, model)).status).toBe(500);
+    const answer = await root.get(`/api/channel/test/${id}`);
+    expect(answer.body).toMatchObject({ success: false, error_code: 'channel:param_override_invalid' });
+  });
+
   it('reports a failing upstream without disabling when auto-disable is off', async () => {
     await a.options.set('AutomaticDisableChannelEnabled', 'false');
     const { id } = await channel();

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FormData as UpstreamFormData } from 'undici';
 import {
   compactionPriceModel,
   estimateCompletionTokens,
@@ -19,21 +18,18 @@ import {
   type ConvertContext,
   canConvert,
   conversionChain,
-  convertRequest,
   convertResponse,
   convertStream,
   responseInHub,
 } from './convert/index.ts';
-import { chatViaResponses } from './convert/responses-policy.ts';
 import { recordRelayFailure } from './error-log.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
 import { forwardStream } from './forward.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, noteRelay, noteRelayFailure } from './outcome.ts';
-import { applyHeaderOverride } from './overrides/header-override.ts';
-import { applyParamOverride } from './overrides/param-override.ts';
 import {
   type Provider,
   providerFor,
@@ -407,21 +403,7 @@ async function call(
   retryIndex: number,
   tried: number[],
 ): Promise<Outcome> {
-  const provider = providerFor(channel.type);
-  const mapping = resolveModelMapping(input.model, channel.modelMapping);
-  if (!mapping.ok) throw mapping.error;
-  let upstreamModel = mapping.upstreamModel;
-  let upstreamFormat = provider.nativeFormat(input.format, upstreamModel);
-  if (
-    upstreamFormat === 'openai-chat' &&
-    provider.formats.has('openai-responses') &&
-    chatViaResponses(deps.options, channel, upstreamModel)
-  ) {
-    upstreamFormat = 'openai-responses';
-  }
-  if (!upstreamFormat || !canConvert(input.format, upstreamFormat)) {
-    throw new AppError(RELAY_ERRORS.format_unsupported, { format: input.format, channel: channel.name });
-  }
+  const target = upstreamTarget(channel, input.format, input.model, deps.options);
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (keyIndex < 0 || key === undefined) {
@@ -431,69 +413,25 @@ async function call(
       message: { zh: '渠道没有可用的密钥', en: 'The channel has no enabled key' },
     });
   }
-  const ctx: ConvertContext = { model: input.model, upstreamModel, stream: input.stream };
-
-  let headerOverride = channel.headerOverride;
-  let body: string | FormData;
-  if (input.body instanceof FormData) {
-    // The pooled transport is the undici package, which only sends its own FormData class.
-    const form = new UpstreamFormData();
-    for (const [name, value] of input.body) {
-      if (typeof value === 'string') form.append(name, name === 'model' ? upstreamModel : value);
-      else form.append(name, value, value.name);
-    }
-    body = form as unknown as FormData;
-  } else {
-    const prepared = provider.prepareBody(
-      upstreamFormat,
-      convertRequest(input.format, upstreamFormat, input.body, ctx),
-      {
-        channel,
-        model: input.model,
-        upstreamModel,
-        stream: input.stream,
-        options: deps.options,
-        clientHeaders: request.headers,
-        ...(input.userId === undefined ? {} : { userId: input.userId }),
-      },
-    );
-    upstreamModel = prepared.upstreamModel;
-    let json = prepared.body;
-    if (input.stream && upstreamFormat === 'openai-chat') {
-      // Always asked for, so the bill uses the upstream's count; a client that declined never sees it.
-      const streamOptions = (json.stream_options ?? {}) as Record<string, unknown>;
-      json = { ...json, stream_options: { ...streamOptions, include_usage: true } };
-    }
-    const overridden = applyParamOverride(json, channel.paramOverride, {
-      model: upstreamModel,
-      upstream_model: upstreamModel,
-      original_model: input.model,
-      request_path: request.url.split('?')[0],
-      request_headers: request.headers,
-      retry_index: retryIndex,
-      is_retry: retryIndex > 0,
-      header_override: channel.headerOverride,
-    });
-    if (!overridden.ok) throw overridden.error;
-    if (overridden.headerOverride) headerOverride = overridden.headerOverride;
-    body = JSON.stringify(overridden.body);
-  }
-
-  const upstream = provider.buildRequest({
-    format: upstreamFormat,
+  const {
+    provider,
+    upstreamFormat,
+    upstreamModel,
+    request: upstream,
+    convert: ctx,
+  } = prepareUpstream(target, {
     channel,
     key,
-    upstreamModel,
-    body,
+    format: input.format,
+    body: input.body,
+    model: input.model,
     stream: input.stream,
     options: deps.options,
     clientHeaders: request.headers,
+    requestPath: request.url.split('?')[0] ?? '',
+    retryIndex,
+    userId: input.userId,
   });
-  const headerError = applyHeaderOverride(upstream.headers, headerOverride, {
-    apiKey: key,
-    clientHeaders: request.headers,
-  });
-  if (headerError) throw headerError;
 
   const abort = new AbortController();
   let response: Awaited<ReturnType<Transport['send']>>;

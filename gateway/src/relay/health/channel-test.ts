@@ -8,10 +8,9 @@ import type { OptionsService } from '../../domain/options/index.ts';
 import type { PricingService } from '../../domain/pricing/service.ts';
 import { buildConsumeOther, type UsageRecorder } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
-import { canConvert, convertRequest } from '../convert/index.ts';
+import { type PreparedUpstream, prepareUpstream, upstreamTarget } from '../exchange/prepare.ts';
 import type { RelayMetrics } from '../metrics.ts';
-import { applyHeaderOverride } from '../overrides/header-override.ts';
-import { providerFor, sendUpstream, streamDecoderFor } from '../protocols/index.ts';
+import { sendUpstream, streamDecoderFor } from '../protocols/index.ts';
 import { probeRealtime } from '../realtime/probe.ts';
 import { servesRealtime } from '../realtime/upstream.ts';
 import type { RoutingIndex } from '../routing/index-cache.ts';
@@ -64,6 +63,15 @@ export interface ChannelTesterDeps {
 const DEFAULT_TEST_MODEL = 'gpt-4o-mini';
 /** The user a test's log belongs to (the first root account), as in new-api. */
 const TEST_LOG_USER_ID = 1;
+
+/** The path a client would call for each format a test speaks: param_override conditions may test it. */
+const TEST_PATHS: Partial<Record<WireFormat, string>> = {
+  'openai-chat': '/v1/chat/completions',
+  'openai-responses': '/v1/responses',
+  'openai-embeddings': '/v1/embeddings',
+  'openai-images': '/v1/images/generations',
+  rerank: '/v1/rerank',
+};
 
 const ENDPOINTS: Record<string, WireFormat> = {
   chat: 'openai-chat',
@@ -187,12 +195,10 @@ export class ChannelTester {
     format: WireFormat,
     stream: boolean,
   ): Promise<{ failure?: ChannelFailure; usage?: Usage }> {
-    const mapping = resolveModelMapping(model, channel.modelMapping);
-    if (!mapping.ok) {
-      return { failure: { status: 400, code: mapping.error.code, message: mapping.error.message, skipRetry: true } };
-    }
     const key = channel.keys[keyIndex] ?? '';
     if (format === 'openai-realtime') {
+      const mapping = resolveModelMapping(model, channel.modelMapping);
+      if (!mapping.ok) return { failure: configurationFailure(mapping.error) };
       if (!servesRealtime(channel.type)) {
         const message = `channel type ${channel.type} cannot serve ${format} requests`;
         return { failure: { status: 400, code: 'format_unsupported', message, skipRetry: true } };
@@ -200,43 +206,28 @@ export class ChannelTester {
       const failure = await probeRealtime(channel, key, mapping.upstreamModel, this.#deps.timeoutMs);
       return failure ? { failure } : {};
     }
-    const provider = providerFor(channel.type);
-    // The test request is written in OpenAI's format and spoken in the channel's own.
-    const native = provider.nativeFormat(format, mapping.upstreamModel);
-    if (!native || !canConvert(format, native)) {
-      const message = `channel type ${channel.type} cannot serve ${format} requests`;
-      return { failure: { status: 400, code: 'format_unsupported', message, skipRetry: true } };
+    // The test request is written in OpenAI's format and prepared as the relay prepares a client's.
+    let prepared: PreparedUpstream;
+    try {
+      prepared = prepareUpstream(upstreamTarget(channel, format, model, this.#deps.options), {
+        channel,
+        key,
+        format,
+        body: testBody(format, model, stream),
+        model,
+        stream,
+        options: this.#deps.options,
+        clientHeaders: {},
+        requestPath: TEST_PATHS[format] ?? '',
+        retryIndex: 0,
+        channelTest: true,
+      });
+    } catch (error) {
+      // The channel's configuration cannot make this request (no such format, a bad mapping or override).
+      if (!(error instanceof AppError)) throw error;
+      return { failure: configurationFailure(error) };
     }
-    const context = {
-      channel,
-      model,
-      upstreamModel: mapping.upstreamModel,
-      stream,
-      options: this.#deps.options,
-      clientHeaders: {},
-    };
-    const ctx = { model, upstreamModel: mapping.upstreamModel, stream };
-    const prepared = provider.prepareBody(
-      native,
-      convertRequest(format, native, testBody(format, model, stream), ctx),
-      context,
-    );
-    const upstream = provider.buildRequest({
-      format: native,
-      channel,
-      key,
-      upstreamModel: prepared.upstreamModel,
-      body: JSON.stringify(prepared.body),
-      stream,
-      options: this.#deps.options,
-      clientHeaders: {},
-    });
-    const headerError = applyHeaderOverride(upstream.headers, channel.headerOverride, {
-      apiKey: key,
-      clientHeaders: {},
-    });
-    if (headerError)
-      return { failure: { status: 400, code: headerError.code, message: headerError.message, skipRetry: true } };
+    const { provider, upstreamFormat: native, request: upstream } = prepared;
     try {
       const response = await sendUpstream(provider, upstream, {
         channel,
@@ -329,6 +320,11 @@ export class ChannelTester {
       }),
     });
   }
+}
+
+/** A test the channel's own configuration failed before anything was sent: as the relay counts it, no retry helps. */
+function configurationFailure(error: AppError): ChannelFailure {
+  return { status: error.status, code: error.code, message: error.message, skipRetry: true };
 }
 
 /** The endpoint a test speaks: the one asked for, else guessed from the model's name (Realtime only where the type serves it). */
