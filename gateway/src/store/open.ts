@@ -1,9 +1,14 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './dialects/pglite.ts';
+import { embeddedSettings } from './embedded-settings.ts';
 
 export type StoreKind = 'postgres' | 'pglite';
 
@@ -48,11 +53,23 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
 }
 
 async function openPGlite(dataDir: string): Promise<Store> {
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  const pglite = new PGlite(dataDir, { parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber } });
+  if (!dataDir.startsWith('memory://')) {
+    await mkdir(dataDir, { recursive: true });
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChildProcess(dataDir);
+  }
+  const pglite = new PGlite(dataDir, {
+    ...embeddedSettings(),
+    parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
+  });
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return storeFor(db, 'pglite');
+}
+
+/** A new folder is created by a process of its own, so the gateway never carries initdb's peak (create-embedded.ts). */
+async function createInChildProcess(dataDir: string): Promise<void> {
+  const script = path.join(import.meta.dirname, 'create-embedded.ts');
+  await promisify(execFile)(process.execPath, [script, dataDir]);
 }
 
 function storeFor(db: Kysely<Database>, kind: StoreKind): Store {

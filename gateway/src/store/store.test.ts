@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,8 +60,25 @@ describe('embedded store (PGlite on disk)', () => {
     const user = await second.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
     expect(user.quota).toBe(2 ** 40);
     expect(user.group).toBe('default');
+    // The memory settings hold after a reopen too (embedded-settings.ts).
+    const setting = await sql<{ value: string }>`select current_setting('shared_buffers') as value`.execute(second.db);
+    expect(setting.rows[0]?.value).toBe('32MB');
     await second.close();
   });
+
+  it('keeps a committed write when the process is killed without closing', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-store-'));
+    dirs.push(dataDir);
+    const writer = path.resolve(import.meta.dirname, '../../../tests/support/pglite-crash-writer.ts');
+    const signal = await new Promise((resolve) =>
+      execFile(process.execPath, [writer, dataDir], (error) => resolve(error?.signal)),
+    );
+    expect(signal).toBe('SIGKILL');
+    const store = await openStore({ dataDir });
+    const row = await store.db.selectFrom('options').select('value').where('key', '=', 'crash').executeTakeFirst();
+    expect(row?.value).toBe('committed');
+    await store.close();
+  }, 60_000);
 
   it('serialises transactions on its single connection', async () => {
     const store = await openStore({ dataDir: 'memory://' });
