@@ -179,7 +179,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       vidu.behaviour.failNext = true;
       const submitted = await generate({ model: 'viduq1', prompt: 'something refused' });
       expect(submitted.status).toBe(200);
-      expect(vidu.requests.at(-1)?.path).toBe('/ent/v2/text2video');
+      expect(vidu.requests.filter((r) => r.method === 'POST').at(-1)?.path).toBe('/ent/v2/text2video');
       const failed = await ended(submitted.body.id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('AuditSubmitIllegal');
       const refunds = await loggedOnce(db, 6, submitted.body.id);
@@ -264,7 +264,10 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video task vendors', () => {
       const submitted = await generate({ model: 'wan2.2-t2v-plus', prompt: 'blocked', width: 1280, height: 720 });
       expect(submitted.status).toBe(200);
       expect(submitted.ratios).toEqual({ seconds: 5 });
-      expect(ali.requests.at(-1)?.body.parameters).toEqual({ duration: 5, size: '1280*720' });
+      expect(ali.requests.filter((r) => r.method === 'POST').at(-1)?.body.parameters).toEqual({
+        duration: 5,
+        size: '1280*720',
+      });
       const failed = await ended(submitted.body.id, 'FAILURE');
       expect(failed.data.fail_reason).toBe('DataInspectionFailed: Output data may contain inappropriate content.');
       const refunds = await loggedOnce(db, 6, submitted.body.id);

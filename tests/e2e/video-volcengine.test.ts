@@ -286,7 +286,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('video tasks on Volcengine', () =
         data: { task_id: expect.stringMatching(/^video_/) },
       });
       const id: string = submitted.json.data.task_id;
-      expect(jimeng.requests.at(-1)?.body).toEqual({
+      expect(jimeng.requests.filter((r) => r.action === 'CVSync2AsyncSubmitTask').at(-1)?.body).toEqual({
         req_key: 'jimeng_t2v_v30',
         prompt: 'koi in a pond',
         seed: 5,
