@@ -8,6 +8,7 @@ import type { OutboundGuard } from '../http/outbound/guard.ts';
 import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
+import { relayContext } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
@@ -111,7 +112,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
-      await relay(deps, caller(request), input, request, reply);
+      await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
   }
@@ -137,7 +138,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
-      await relay(deps, caller(request), parseGeminiRequest(request), request, reply);
+      await relay(deps, caller(request), parseGeminiRequest(request), relayContext(request, reply));
       return reply;
     });
   }
