@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
 import { zhipuUsage } from './usage.ts';
@@ -72,10 +72,7 @@ export class ZhipuStreamObserver implements StreamObserver {
   observe(event: SseEvent): void {
     if (event.event === 'add') this.text += event.data;
     if (event.event !== 'meta') return;
-    try {
-      this.usage = zhipuUsage(JSON.parse(event.data)?.usage) ?? this.usage;
-    } catch {
-      // A meta that is not JSON carries no usage.
-    }
+    // A meta that is not JSON carries no usage.
+    this.usage = zhipuUsage((parsedData(event) as { usage?: unknown } | null | undefined)?.usage) ?? this.usage;
   }
 }
