@@ -8,7 +8,7 @@ import type { OutboundGuard } from '../http/outbound/guard.ts';
 import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
-import { relayContext } from './client-sink.ts';
+import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
@@ -130,8 +130,8 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
 
   // Token counting answers, but is not a billed relay request: no relay format, no consume log.
   app.post('/v1/messages/count_tokens', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
-    const counted = await countTokens(deps, caller(request), request);
-    return reply.code(counted.status).send(counted.body);
+    await countTokens(deps, caller(request), request, replySink(request, reply));
+    return reply;
   });
 
   for (const prefix of ['/v1beta/models/*', '/v1/models/*']) {
