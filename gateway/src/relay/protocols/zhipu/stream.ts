@@ -1,4 +1,4 @@
-import { parsedData, type SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent, StreamEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
 import { zhipuUsage } from './usage.ts';
@@ -55,7 +55,8 @@ export class ZhipuStreamDecoder implements StreamDecoder {
     if (this.#event !== undefined || this.#data !== undefined) {
       events.push({ event: this.#event ?? 'add', data: (this.#data ?? []).join('\n') });
     }
-    if (this.#meta !== undefined) events.push({ event: 'meta', data: this.#meta });
+    // Its JSON is read by the observer and the converter: a StreamEvent parses it once for both.
+    if (this.#meta !== undefined) events.push(new StreamEvent(this.#meta, 'meta'));
     this.#event = undefined;
     this.#data = undefined;
     this.#meta = undefined;
