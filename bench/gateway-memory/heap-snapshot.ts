@@ -42,7 +42,9 @@ export function ownerOfScript(url: string): string {
   // Node's bundled dependencies: amaro (TypeScript type stripping), undici (fetch), acorn…
   const dependency = /^node:internal\/deps\/([^/]+)/.exec(url);
   if (dependency) return `node (built-in ${dependency[1]})`;
-  if (url.startsWith('node:') || url === '' || !url.includes('/')) return 'node (built-in)';
+  // Scripts without a name are functions made at run time (ajv's validators, fast-json-stringify's serializers).
+  if (url === '') return '(functions compiled at run time: new Function, eval)';
+  if (url.startsWith('node:') || !url.includes('/')) return 'node (built-in)';
   return url;
 }
 
