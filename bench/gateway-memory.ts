@@ -1,10 +1,11 @@
 /**
  * What holds the gateway's memory: starts the real gateway (`node gateway/src/main.ts`) on Postgres + Redis and
- * on the embedded database (a first start on a new folder, then a restart on it), and reports for each its
- * start-up peak, its idle RSS (split into V8's heap, memory outside it and mapped files), the same after one
- * chat request (what a request loads on first use, such as the tokenizer), and the heap's largest holders from
- * a heap snapshot taken at idle. A bare PGlite process (PGlite's defaults, alone in `node`, after a reopen) is
- * measured in the same run as the embedded database's baseline.
+ * on the embedded database, each as a first start and a restart, and reports for each its start-up peak and its
+ * idle RSS (split into V8's heap, memory outside it and mapped files); on a first start also the RSS after one
+ * chat request (what a request loads on first use, such as the tokenizer) and the peak under a few seconds of
+ * chat requests; and the heap's largest holders from a heap snapshot taken last (on a restart: at idle). A bare
+ * PGlite process (PGlite's defaults, alone in `node`, after a reopen) is measured in the same run as the
+ * embedded database's baseline.
  *
  *   node bench/gateway-memory.ts                 every mode
  *   node bench/gateway-memory.ts postgres        only some: postgres, embedded, pglite
@@ -327,7 +328,7 @@ function printResults(results: ModeResult[], pglite: Resident | undefined): void
 
   for (const { mode, heapSummary, afterRequest } of results) {
     if (!heapSummary) continue;
-    const when = afterRequest ? 'after one chat request' : 'at idle';
+    const when = afterRequest ? 'after the chat requests' : 'at idle';
     console.log(`\nHeap ${when}, ${mode}: ${mib(heapSummary.totalBytes)} MiB reachable; by owner (retained):`);
     for (const { owner, bytes } of heapSummary.owners.slice(0, 15)) {
       console.log(`  ${(bytes / MiB).toFixed(1).padStart(6)}  ${owner}`);
