@@ -15,7 +15,8 @@
  * BENCH_MEMORY_IDLE_SECONDS (default 10) is how long the gateway idles before it is measured;
  * BENCH_MEMORY_LOAD_SECONDS (default 10) how long the chat requests of the load step last (0: no load step);
  * BENCH_MEMORY_SNAPSHOTS=<folder> keeps the heap snapshots there (else they are deleted);
- * BENCH_GATEWAY_NODE_FLAGS adds node flags to the gateway's command line (e.g. `--max-semi-space-size=8`).
+ * BENCH_GATEWAY_NODE_FLAGS adds node flags to the gateway's command line (e.g. `--max-semi-space-size=8`), and
+ * NODE_COMPILE_CACHE is passed on to it (as `npm start` sets it: warm from the second start on).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +38,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MiB = 1024 * 1024;
 const mib = (bytes: number | undefined) => (bytes === undefined ? '–' : Math.round(bytes / MiB).toLocaleString('en'));
 const idleSeconds = Number(process.env.BENCH_MEMORY_IDLE_SECONDS ?? 10);
+// Node's compile cache, as `npm start` uses one: given to the gateway when set here.
+const compileCache = process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
 const nodeFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const loadSeconds = Number(process.env.BENCH_MEMORY_LOAD_SECONDS ?? 10);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -89,7 +92,10 @@ class GatewayProcess {
         path.join(root, 'bench/gateway-memory/probe.ts'),
         path.join(root, 'gateway/src/main.ts'),
       ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', fd, fd, 'ipc'] },
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...compileCache, ...env },
+        stdio: ['ignore', fd, fd, 'ipc'],
+      },
     );
     closeSync(fd);
     this.child.on('message', (answer: { id: number }) => {
@@ -307,7 +313,9 @@ async function postgresEnv(cleanups: Array<() => Promise<void>>): Promise<Record
 }
 
 function printResults(results: ModeResult[], pglite: Resident | undefined): void {
-  const flags = nodeFlags.length ? `; gateway flags ${nodeFlags.join(' ')}` : '';
+  const flags =
+    (nodeFlags.length ? `; gateway flags ${nodeFlags.join(' ')}` : '') +
+    (compileCache.NODE_COMPILE_CACHE ? `; compile cache ${compileCache.NODE_COMPILE_CACHE}` : '');
   console.log(`\nNode ${process.version}; MiB; idle = ${idleSeconds} s after "gateway listening"${flags}\n`);
   console.log(
     '| gateway | start-up peak | idle RSS | V8 heap: used / resident (code) | outside the heap: anonymous (external) | mapped files | after one chat request: RSS / heap used | chat load: req/s, peak RSS |',
