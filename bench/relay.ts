@@ -261,17 +261,19 @@ async function main(): Promise<void> {
   for (const rate of settings.rates) {
     for (const target of targets) {
       log(`${target.name}: ${rate} req/s for ${settings.rateSeconds} s`);
-      const ms = settings.rateSeconds * 1000;
-      steps.rates.push(await measure('rates', target.name, settings.rateSeconds, () => fixedRate(target, rate, ms)));
+      const durationMs = settings.rateSeconds * 1000;
+      steps.rates.push(
+        await measure('rates', target.name, settings.rateSeconds, () => fixedRate(target, rate, durationMs)),
+      );
       await sleep(500);
     }
   }
   for (const target of targets) {
     log(`${target.name}: streams at ${settings.streamRate} req/s for ${settings.streamSeconds} s`);
-    const ms = settings.streamSeconds * 1000;
+    const durationMs = settings.streamSeconds * 1000;
     steps.streams.push(
       await measure('streams', target.name, settings.streamSeconds, () =>
-        streamingRate(target, settings.streamRate, ms),
+        streamingRate(target, settings.streamRate, durationMs),
       ),
     );
     await sleep(500);
@@ -285,10 +287,10 @@ async function main(): Promise<void> {
   }
   for (const target of targets) {
     log(`${target.name}: ${settings.connections} connections, closed loop, ${settings.saturateSeconds} s`);
-    const ms = settings.saturateSeconds * 1000;
+    const durationMs = settings.saturateSeconds * 1000;
     steps.saturated.push(
       await measure('saturated', target.name, settings.saturateSeconds, () =>
-        saturate(target, settings.connections, ms),
+        saturate(target, settings.connections, durationMs),
       ),
     );
     await sleep(500);

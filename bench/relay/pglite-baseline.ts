@@ -56,7 +56,8 @@ export async function measurePGliteBaseline(idleSeconds: number, command: string
   }
 }
 
-if (import.meta.main) {
+// Run as a script (not imported): the measured process.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [dataDir, idleSeconds] = process.argv.slice(2);
   if (!dataDir) throw new Error('usage: node bench/relay/pglite-baseline.ts <folder> [idle seconds]');
   console.log(JSON.stringify(await probe(dataDir, Number(idleSeconds ?? 5))));
