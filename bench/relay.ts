@@ -206,7 +206,7 @@ async function main(): Promise<void> {
   let pglite: Promise<PGliteBaseline> | undefined;
   if (selectedModes().some((mode) => mode.id === 'embedded')) {
     log('measuring a bare PGlite process in the background');
-    pglite = measurePGliteBaseline(settings.idleSeconds, onCore(pinning.serverCore));
+    pglite = measurePGliteBaseline(settings.idleSeconds, onCore(pinning.serverCore), cleanups);
     pglite.catch(() => {});
   }
   const started = await startGateways(mockUrl);

@@ -41,18 +41,32 @@ async function probe(dataDir: string, idleSeconds: number): Promise<PGliteBaseli
   return result;
 }
 
-/** Creates a folder, then measures a bare PGlite process on it; `command` prefixes node (taskset, nice). */
-export async function measurePGliteBaseline(idleSeconds: number, command: string[] = []): Promise<PGliteBaseline> {
+/**
+ * Creates a folder, then measures a bare PGlite process on it; `command` prefixes node (taskset, nice).
+ * Registers in `cleanups` what stops it and removes the folder if the benchmark is interrupted.
+ */
+export async function measurePGliteBaseline(
+  idleSeconds: number,
+  command: string[],
+  cleanups: Array<() => Promise<void>>,
+): Promise<PGliteBaseline> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tollgate-bench-pglite-'));
   const dataDir = path.join(dir, 'data');
+  const abort = new AbortController();
+  const options = { signal: abort.signal };
+  const remove = () => rm(dir, { recursive: true, force: true });
+  cleanups.push(async () => {
+    abort.abort();
+    await remove();
+  });
   const run = promisify(execFile);
   try {
-    await run(process.execPath, [path.join(root, 'gateway/src/store/create-embedded.ts'), dataDir]);
+    await run(process.execPath, [path.join(root, 'gateway/src/store/create-embedded.ts'), dataDir], options);
     const [bin, ...args] = [...command, process.execPath, fileURLToPath(import.meta.url), dataDir, String(idleSeconds)];
-    const { stdout } = await run(bin!, args);
+    const { stdout } = await run(bin!, args, options);
     return JSON.parse(stdout.trim().split('\n').at(-1)!) as PGliteBaseline;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await remove();
   }
 }
 
