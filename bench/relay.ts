@@ -44,8 +44,8 @@ import {
   type Target,
   warmUp,
 } from './relay/load.ts';
-import { selectedModes, unreachable } from './relay/modes.ts';
-import { measurer } from './relay/noise.ts';
+import { type Mode, selectedModes, unreachable } from './relay/modes.ts';
+import { type Measure, measurer } from './relay/noise.ts';
 import { measurePGliteBaseline, type PGliteBaseline } from './relay/pglite-baseline.ts';
 import { killAll, memoryOf, onCore, pinning, pinSelf, resetPeak, spawnNode, waitForJson } from './relay/processes.ts';
 import { type Machine, printReport, type Settings, writeResults } from './relay/report.ts';
@@ -142,9 +142,12 @@ function rssSampler(pids: number[]) {
 }
 
 /** Starts the gateway of each mode whose services answer; the others are kept as skipped with the reason. */
-async function startGateways(mockUrl: string): Promise<Array<{ mode: ModeRun; gateway?: BenchGateway }>> {
+async function startGateways(
+  modes: Mode[],
+  mockUrl: string,
+): Promise<Array<{ mode: ModeRun; gateway?: BenchGateway }>> {
   const started: Array<{ mode: ModeRun; gateway?: BenchGateway }> = [];
-  for (const mode of selectedModes()) {
+  for (const mode of modes) {
     const run: ModeRun = { id: mode.id, title: mode.title };
     const reason = await unreachable(mode);
     if (reason) {
@@ -186,8 +189,52 @@ async function fullPathOf(gateway: BenchGateway): Promise<{ consumeLogs: number;
   return { consumeLogs: Number(logs.body?.data?.total ?? Number.NaN), relayRequests };
 }
 
+/** Every measured step, each target one after another, in the order the report shows them. */
+async function measureSteps(targets: Target[], measure: Measure<keyof typeof retryBudgets>): Promise<Steps> {
+  const steps: Steps = { rates: [], streams: [], longStreams: [], saturated: [] };
+  for (const rate of settings.rates) {
+    for (const target of targets) {
+      log(`${target.name}: ${rate} req/s for ${settings.rateSeconds} s`);
+      const durationMs = settings.rateSeconds * 1000;
+      steps.rates.push(
+        await measure('rates', target.name, settings.rateSeconds, () => fixedRate(target, rate, durationMs)),
+      );
+      await sleep(500);
+    }
+  }
+  for (const target of targets) {
+    log(`${target.name}: streams at ${settings.streamRate} req/s for ${settings.streamSeconds} s`);
+    const durationMs = settings.streamSeconds * 1000;
+    steps.streams.push(
+      await measure('streams', target.name, settings.streamSeconds, () =>
+        streamingRate(target, settings.streamRate, durationMs),
+      ),
+    );
+    await sleep(500);
+  }
+  for (const target of targets) {
+    log(`${target.name}: ${settings.longStreams} long streams, one at a time`);
+    steps.longStreams.push(
+      await measure('longStreams', target.name, 2, () => longStreams(target, settings.longStreams)),
+    );
+    await sleep(500);
+  }
+  for (const target of targets) {
+    log(`${target.name}: ${settings.connections} connections, closed loop, ${settings.saturateSeconds} s`);
+    const durationMs = settings.saturateSeconds * 1000;
+    steps.saturated.push(
+      await measure('saturated', target.name, settings.saturateSeconds, () =>
+        saturate(target, settings.connections, durationMs),
+      ),
+    );
+    await sleep(500);
+  }
+  return steps;
+}
+
 async function main(): Promise<void> {
   const runStarted = performance.now();
+  const modes = selectedModes();
   pinSelf(pinning.loadCore);
   const info = machine();
   log(`${info.cores} cores, ${info.cpu}, Node ${info.node}, commit ${info.commit}; ${info.pinned}`);
@@ -204,12 +251,12 @@ async function main(): Promise<void> {
 
   // The bare PGlite process idles on the server core while the gateways start: only its memory counts.
   let pglite: Promise<PGliteBaseline> | undefined;
-  if (selectedModes().some((mode) => mode.id === 'embedded')) {
+  if (modes.some((mode) => mode.id === 'embedded')) {
     log('measuring a bare PGlite process in the background');
     pglite = measurePGliteBaseline(settings.idleSeconds, onCore(pinning.serverCore), cleanups);
     pglite.catch(() => {});
   }
-  const started = await startGateways(mockUrl);
+  const started = await startGateways(modes, mockUrl);
   const gateways = started.flatMap(({ mode, gateway }) => (gateway ? [{ mode, gateway }] : []));
 
   const json = { 'content-type': 'application/json' };
@@ -257,44 +304,7 @@ async function main(): Promise<void> {
     retryBudgets,
     log,
   );
-  const steps: Steps = { rates: [], streams: [], longStreams: [], saturated: [] };
-  for (const rate of settings.rates) {
-    for (const target of targets) {
-      log(`${target.name}: ${rate} req/s for ${settings.rateSeconds} s`);
-      const durationMs = settings.rateSeconds * 1000;
-      steps.rates.push(
-        await measure('rates', target.name, settings.rateSeconds, () => fixedRate(target, rate, durationMs)),
-      );
-      await sleep(500);
-    }
-  }
-  for (const target of targets) {
-    log(`${target.name}: streams at ${settings.streamRate} req/s for ${settings.streamSeconds} s`);
-    const durationMs = settings.streamSeconds * 1000;
-    steps.streams.push(
-      await measure('streams', target.name, settings.streamSeconds, () =>
-        streamingRate(target, settings.streamRate, durationMs),
-      ),
-    );
-    await sleep(500);
-  }
-  for (const target of targets) {
-    log(`${target.name}: ${settings.longStreams} long streams, one at a time`);
-    steps.longStreams.push(
-      await measure('longStreams', target.name, 2, () => longStreams(target, settings.longStreams)),
-    );
-    await sleep(500);
-  }
-  for (const target of targets) {
-    log(`${target.name}: ${settings.connections} connections, closed loop, ${settings.saturateSeconds} s`);
-    const durationMs = settings.saturateSeconds * 1000;
-    steps.saturated.push(
-      await measure('saturated', target.name, settings.saturateSeconds, () =>
-        saturate(target, settings.connections, durationMs),
-      ),
-    );
-    await sleep(500);
-  }
+  const steps = await measureSteps(targets, measure);
   sampler.stop();
   const peakOf = (pid: number) => (peakReset ? memoryOf(pid, 'VmHWM') : sampler.peaks.get(pid));
   bareMemory.underLoad = peakOf(bare.pid);

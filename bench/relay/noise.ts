@@ -81,6 +81,14 @@ async function withCpu<T>(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Runs one step of a kind for a target, again while other processes were busy, and keeps the quietest run. */
+export type Measure<Kind extends string> = <T>(
+  kind: Kind,
+  target: string,
+  stepSeconds: number,
+  step: () => Promise<T>,
+) => Promise<Measured<T>>;
+
 /**
  * A measuring function with retry budgets in seconds per kind of step (shares of the whole budget, so
  * noise early in the run cannot use it all up).
@@ -89,9 +97,9 @@ export function measurer<Kind extends string>(
   processes: Processes,
   budgets: Record<Kind, number>,
   log: (message: string) => void,
-) {
+): Measure<Kind> {
   const left = { ...budgets };
-  return async <T>(kind: Kind, target: string, stepSeconds: number, step: () => Promise<T>): Promise<Measured<T>> => {
+  return async <T>(kind: Kind, target: string, stepSeconds: number, step: () => Promise<T>) => {
     let best: Measured<T> | undefined;
     for (let attempt = 1; attempt <= 1 + RETRIES; attempt++) {
       const run = await withCpu(processes, processes.serverOf(target), step);
