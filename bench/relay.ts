@@ -61,7 +61,7 @@ const settings: Settings = {
   rateSeconds: seconds(6, 2),
   streamRate: 250,
   streamSeconds: seconds(5, 2),
-  longStreams: QUICK ? 20 : 50,
+  longStreams: QUICK ? 20 : 100,
   connections: 64,
   saturateSeconds: seconds(8, 3),
   warmupSeconds: QUICK ? 1 : 3,
