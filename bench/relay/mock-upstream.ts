@@ -55,6 +55,7 @@ const events = [
 
 /** A stream request with at least this many max_tokens gets the long, unpaced answer. */
 const LONG_STREAM_MIN_TOKENS = 1000;
+const token = chunk({ content: ' token' });
 
 /** `count` one-token content events written back to back, as an upstream emits a long answer. */
 function longStream(res: ServerResponse, count: number): void {
@@ -68,7 +69,6 @@ function longStream(res: ServerResponse, count: number): void {
   );
   res.end('data: [DONE]\n\n');
 }
-const token = chunk({ content: ' token' });
 
 function stream(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
