@@ -30,6 +30,7 @@
  * negative needs root).
  */
 import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,7 @@ import { measurePGliteBaseline, type PGliteBaseline } from './relay/pglite-basel
 import { killAll, memoryOf, onCore, pinning, pinSelf, resetPeak, spawnNode, waitForJson } from './relay/processes.ts';
 import { type Machine, printReport, type Settings, writeResults } from './relay/report.ts';
 import { BARE, DIRECT, type Memory, type ModeRun, type Run, type Steps } from './relay/results.ts';
+import { latestNumbers } from './relay/summary.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -328,7 +330,12 @@ async function main(): Promise<void> {
   const totalSeconds = (performance.now() - runStarted) / 1000;
   const out = path.join(here, 'results', 'relay-latest.json');
   await writeResults(out, run, info, settings, goals, totalSeconds);
-  console.log(`\nTotal time ${Math.round(totalSeconds)} s. Results: ${path.relative(process.cwd(), out)}`);
+  const readmeBlock = path.join(here, 'results', 'relay-latest.md');
+  await writeFile(readmeBlock, latestNumbers(run, info, settings, goals, totalSeconds));
+  console.log(
+    `\nTotal time ${Math.round(totalSeconds)} s. Results: ${path.relative(process.cwd(), out)}; ` +
+      `README's "Latest numbers": ${path.relative(process.cwd(), readmeBlock)}`,
+  );
 }
 
 try {

@@ -19,3 +19,13 @@ export function table(head: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
+
+/** Units of the goals' figures. */
+export type Unit = '%' | 'ms' | 'µs' | 'MiB';
+
+/** A goal's figure in its unit, with as many decimals as the unit needs. */
+export function figure(value: number, unit: Unit): string {
+  if (!Number.isFinite(value)) return '-';
+  if (unit === '%') return `${value.toFixed(1)}%`;
+  return `${value.toFixed(unit === 'ms' ? 2 : unit === 'µs' ? 1 : 0)} ${unit}`;
+}

@@ -3,7 +3,7 @@
  * run on the same core. Goals, not assertions: a MISS is reported, never thrown.
  */
 
-import { MiB, ms } from './format.ts';
+import { MiB, ms, type Unit } from './format.ts';
 import type { ModeId } from './modes.ts';
 import { noisy } from './noise.ts';
 import { BARE, DIRECT, type ModeRun, type Run, stepOf } from './results.ts';
@@ -26,8 +26,11 @@ export const GOALS = {
 };
 
 export interface Goal {
+  /** What is compared, the same in every mode (the README's table has a row per goal and a column per mode). */
+  row: string;
+  /** The goal with its rule, for this mode. */
   goal: string;
-  unit: '%' | 'ms' | 'µs' | 'MiB';
+  unit: Unit;
   /** The measured figure and the goal's limit for it, in `unit` (NaN when a step is missing). */
   value: number;
   limit: number;
@@ -69,6 +72,7 @@ export function goalsFor(mode: ModeRun, run: Run): Goal[] {
   const perCore = (step: typeof bareSat) => (step?.result.rps ?? Number.NaN) / (step?.cpu.server ?? Number.NaN);
   const share = (gatewayRps / bareRps) * 100;
   goals.push({
+    row: 'saturated req/s, share of bare',
     goal: `saturated req/s >= ${minShare * 100}% of bare`,
     unit: '%',
     value: share,
@@ -87,6 +91,7 @@ export function goalsFor(mode: ModeRun, run: Run): Goal[] {
     const rateNoisy = noisy(d, b, g);
     goals.push(
       atMost({
+        row: `${rate} req/s: added p50`,
         goal: `${rate} req/s: added p50 <= bare + ${GOALS.addedP50Ms} ms`,
         unit: 'ms',
         value: added(g, 'p50'),
@@ -95,6 +100,7 @@ export function goalsFor(mode: ModeRun, run: Run): Goal[] {
         noisy: rateNoisy,
       }),
       atMost({
+        row: `${rate} req/s: added p99`,
         goal: `${rate} req/s: added p99 <= ${GOALS.addedP99Factor} x bare`,
         unit: 'ms',
         value: added(g, 'p99'),
@@ -109,6 +115,7 @@ export function goalsFor(mode: ModeRun, run: Run): Goal[] {
   const ttfb = (step: typeof gs) => (step?.result.ttfb.p50 ?? Number.NaN) - (ds?.result.ttfb.p50 ?? Number.NaN);
   goals.push(
     atMost({
+      row: 'stream: added first-byte p50',
       goal: `stream: added first-byte p50 <= bare + ${GOALS.streamTtfbMs} ms`,
       unit: 'ms',
       value: ttfb(gs),
@@ -122,6 +129,7 @@ export function goalsFor(mode: ModeRun, run: Run): Goal[] {
   const barePerEvent = perEventAdded(run, BARE) * 1000;
   goals.push(
     atMost({
+      row: `${events}-event stream: added per event`,
       goal: `${events}-event stream: added per event <= bare + ${GOALS.perEventShare * 100}%`,
       unit: 'µs',
       value: perEventAdded(run, gateway) * 1000,
@@ -142,6 +150,7 @@ function memoryGoals(mode: ModeRun, run: Run): Goal[] {
   if (mode.id === 'postgres') {
     goals.push(
       atMost({
+        row: 'idle RSS',
         goal: `idle RSS <= ${inMiB(GOALS.idleRssPostgres)} MiB`,
         unit: 'MiB',
         value: idle,
@@ -154,6 +163,7 @@ function memoryGoals(mode: ModeRun, run: Run): Goal[] {
     const pgliteIdle = inMiB(run.pglite?.idleRss);
     goals.push(
       atMost({
+        row: 'idle RSS',
         goal: `idle RSS <= bare PGlite process + ${inMiB(GOALS.idleOverPGlite)} MiB`,
         unit: 'MiB',
         value: idle,
@@ -167,6 +177,7 @@ function memoryGoals(mode: ModeRun, run: Run): Goal[] {
   const barePeak = inMiB(run.bareMemory.underLoad);
   goals.push(
     atMost({
+      row: 'start-up peak RSS',
       goal: `start-up peak RSS <= ${GOALS.startupPeakFactor} x idle`,
       unit: 'MiB',
       value: inMiB(mode.memory?.startupPeak),
@@ -175,6 +186,7 @@ function memoryGoals(mode: ModeRun, run: Run): Goal[] {
       noisy: false,
     }),
     atMost({
+      row: 'peak RSS under load',
       goal: `peak RSS under load <= ${GOALS.loadPeakFactor} x bare + (idle - bare idle)`,
       unit: 'MiB',
       value: inMiB(mode.memory?.underLoad),

@@ -1,7 +1,7 @@
 /** The relay benchmark's output: tables per kind of step, issue 16's goals per mode, and the JSON file. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { mib, ms, pct, table, us } from './format.ts';
+import { figure, mib, ms, pct, table, us } from './format.ts';
 import { type Goal, goalsFor, PER_EVENT_DEFINITION, perEventAdded } from './goals.ts';
 import { NOISY_CPU } from './noise.ts';
 import { DIRECT, type Run, stepOf } from './results.ts';
@@ -31,13 +31,6 @@ export interface Machine {
 }
 
 const mark = (goal: Goal) => `${goal.pass ? 'PASS' : 'MISS'}${goal.noisy ? ' (noisy)' : ''}`;
-
-/** A goal's figure in its unit, with as many decimals as the unit needs. */
-function figure(value: number, unit: Goal['unit']): string {
-  if (!Number.isFinite(value)) return '-';
-  const digits = unit === 'ms' ? 2 : unit === 'µs' ? 1 : 0;
-  return `${value.toFixed(digits)}${unit === '%' ? '%' : ` ${unit}`}`;
-}
 
 function printSteps(run: Run, s: Settings): void {
   const { rates, streams, longStreams, saturated } = run.steps;
