@@ -8,7 +8,7 @@ import type { ModeId } from './modes.ts';
 import { noisy } from './noise.ts';
 import { BARE, DIRECT, type ModeRun, type Run, stepOf } from './results.ts';
 
-export const GOALS = {
+const GOALS = {
   /** Saturated req/s of the gateway as a share of the bare proxy's, per mode. */
   saturatedShare: { postgres: 0.5, embedded: 0.45 } satisfies Record<ModeId, number>,
   rates: [250, 1000],

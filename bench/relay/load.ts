@@ -53,15 +53,15 @@ export interface LongStreamResult {
 }
 
 /** max_tokens of a long stream: the mock answers with this many content events, back to back. */
-export const LONG_STREAM_TOKENS = 1000;
+const LONG_STREAM_TOKENS = 1000;
 
-export const chatBody = JSON.stringify({
+const chatBody = JSON.stringify({
   model: 'gpt-4o-mini',
   messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
   max_tokens: 32,
 });
 
-export const streamBody = JSON.stringify({
+const streamBody = JSON.stringify({
   model: 'gpt-4o-mini',
   messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
   max_tokens: 32,

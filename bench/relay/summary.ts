@@ -3,7 +3,7 @@
  * machine was, the goals with a column per mode, and the main figures per target. Written to
  * bench/results/relay-latest.md, to paste into README.md as it is.
  */
-import { figure, MiB } from './format.ts';
+import { figure, mib, ms, us } from './format.ts';
 import { type Goal, perEventAdded } from './goals.ts';
 import { NOISY_CPU } from './noise.ts';
 import type { Machine, Settings } from './report.ts';
@@ -18,7 +18,6 @@ function cell(goal: Goal | undefined): string {
   );
 }
 
-const fixed = (v: number | undefined, digits = 2) => (v !== undefined && Number.isFinite(v) ? v.toFixed(digits) : '-');
 const whole = (v: number) => Math.round(v).toLocaleString('en');
 
 export function latestNumbers(
@@ -58,7 +57,6 @@ export function latestNumbers(
   const noisy = (step: { cpu: { other: number } } | undefined) => (!step || step.cpu.other > NOISY_CPU ? '*' : '');
   const memoryOf = new Map<string, Memory>([[BARE, run.bareMemory]]);
   for (const mode of modes) if (mode.memory) memoryOf.set(mode.title, mode.memory);
-  const mib = (bytes: number | undefined) => fixed(bytes === undefined ? undefined : bytes / MiB, 0);
   lines.push(
     '',
     '| target | 250 req/s p50 / p99 | 1000 req/s p50 / p99 | stream first byte p50 | 1,000-event stream p50 ' +
@@ -68,18 +66,18 @@ export function latestNumbers(
   const targets = [DIRECT, BARE, ...modes.filter((mode) => !mode.skipped).map((mode) => mode.title)];
   for (const target of targets) {
     const rate = (r: number) => stepOf(run.steps.rates, target, (step) => step.result.rate === r);
-    const latency = (r: number) => `${fixed(rate(r)?.result.p50)} / ${fixed(rate(r)?.result.p99)}${noisy(rate(r))}`;
+    const latency = (r: number) => `${ms(rate(r)?.result.p50)} / ${ms(rate(r)?.result.p99)}${noisy(rate(r))}`;
     const stream = stepOf(run.steps.streams, target);
     const long = stepOf(run.steps.longStreams, target);
-    const perEvent = target === DIRECT ? '' : ` (${fixed(perEventAdded(run, target) * 1000, 1)} µs)`;
+    const perEvent = target === DIRECT ? '' : ` (${us(perEventAdded(run, target))})`;
     const saturated = stepOf(run.steps.saturated, target);
     const server = saturated?.cpu.server;
     const rps = saturated?.result.rps ?? Number.NaN;
     const share = server ? ` (${Math.round(server * 100)}% CPU, ${whole(rps / server)} per core)` : '';
     const memory = memoryOf.get(target);
     lines.push(
-      `| ${target} | ${latency(250)} | ${latency(1000)} | ${fixed(stream?.result.ttfb.p50)}${noisy(stream)} | ` +
-        `${fixed(long?.result.total.p50)}${perEvent}${noisy(long)} | ${whole(rps)}${share}${noisy(saturated)} | ` +
+      `| ${target} | ${latency(250)} | ${latency(1000)} | ${ms(stream?.result.ttfb.p50)}${noisy(stream)} | ` +
+        `${ms(long?.result.total.p50)}${perEvent}${noisy(long)} | ${whole(rps)}${share}${noisy(saturated)} | ` +
         `${memory ? `${mib(memory.idle)} / ${mib(memory.startupPeak)} / ${mib(memory.underLoad)}` : '–'} |`,
     );
   }
