@@ -9,8 +9,12 @@ import type { WireFormat } from './types.ts';
 
 /** What a request asks for, as billing sees it before the upstream answers (reference §5.3). */
 export interface RequestCharge {
-  /** Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none. */
-  promptEstimate: number;
+  /**
+   * Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none.
+   * Counted on first read: a caller who reserves nothing, answered with the upstream's usage, never pays
+   * for the tokenizer. The body must not change until then (the relay never changes the client's body).
+   */
+  readonly promptEstimate: number;
   /** The completion budget the request sets (0 when none). */
   maxTokens: number;
   /** Per-call prices: items per call (images `n`). */
@@ -26,12 +30,22 @@ export async function requestCharge(
   body: Record<string, unknown> | FormData,
 ): Promise<RequestCharge> {
   if (body instanceof FormData) return formCharge(format, model, body);
-  const charge: RequestCharge = {
-    promptEstimate: estimatePromptTokens(format, model, body),
+  return lazilyEstimated(() => estimatePromptTokens(format, model, body), {
     maxTokens: requestedMaxTokens(format, body),
+    ...(format === 'openai-images' ? imageCharge(model, body.n, body.size, body.quality) : {}),
+  });
+}
+
+/** A charge whose prompt estimate is counted once, when first read. */
+function lazilyEstimated(count: () => number, rest: Omit<RequestCharge, 'promptEstimate'>): RequestCharge {
+  let estimate: number | undefined;
+  return {
+    ...rest,
+    get promptEstimate() {
+      estimate ??= count();
+      return estimate;
+    },
   };
-  if (format === 'openai-images') return { ...charge, ...imageCharge(model, body.n, body.size, body.quality) };
-  return charge;
 }
 
 async function formCharge(format: WireFormat, model: string, form: FormData): Promise<RequestCharge> {
@@ -41,11 +55,10 @@ async function formCharge(format: WireFormat, model: string, form: FormData): Pr
   };
   if (format === 'openai-image-edits') {
     const prompt = field('prompt') ?? '';
-    return {
-      promptEstimate: estimatePromptTokens(format, model, { prompt }),
+    return lazilyEstimated(() => estimatePromptTokens(format, model, { prompt }), {
       maxTokens: 0,
       ...imageCharge(model, Number(field('n') ?? 1), field('size'), field('quality')),
-    };
+    });
   }
   if (format === 'openai-audio-transcriptions' || format === 'openai-audio-translations') {
     const file = form.get('file');

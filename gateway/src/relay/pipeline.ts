@@ -124,13 +124,20 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
-  const promptEstimate = charge.promptEstimate;
   const reservation = await reserve(deps, caller, price, charge);
 
   let settled = false;
   try {
-    const outcome = await attempt(deps, caller, { ...input, promptEstimate, userId: user.id }, request, reply, started);
-    const usage = billedUsage(outcome, input.model, promptEstimate);
+    // The estimate stays lazy (charge.ts): only read when a usage is missing.
+    const estimated = {
+      ...input,
+      userId: user.id,
+      get promptEstimate() {
+        return charge.promptEstimate;
+      },
+    };
+    const outcome = await attempt(deps, caller, estimated, request, reply, started);
+    const usage = billedUsage(outcome, input.model, charge);
     const { quota, surcharges } = settleQuota({
       price,
       usage,
@@ -248,12 +255,12 @@ async function reserve(
  * The usage to bill: the upstream's, its missing prompt count filled in from the local estimate, or
  * all of it estimated when the upstream reported none (reference §5.5).
  */
-function billedUsage(outcome: Outcome, model: string, promptEstimate: number): Usage {
+function billedUsage(outcome: Outcome, model: string, charge: RequestCharge): Usage {
   const usage = outcome.usage;
   if (usage && usage.promptTokens > 0) return usage;
-  if (usage && usage.completionTokens > 0) return { ...usage, promptTokens: promptEstimate, estimated: true };
+  if (usage && usage.completionTokens > 0) return { ...usage, promptTokens: charge.promptEstimate, estimated: true };
   return {
-    promptTokens: promptEstimate,
+    promptTokens: charge.promptEstimate,
     completionTokens: estimateCompletionTokens(model, outcome.text, outcome.toolCalls),
     estimated: true,
   };
