@@ -64,4 +64,26 @@ describe('route hooks', () => {
     expect((await browser.get('/api/user/logout')).body.success).toBe(true);
     expect((await root.get('/api/user/self')).status).toBe(401);
   });
+
+  it('answers 503 in the caller’s shape while draining, except the probes, and refuses an unknown Content-Encoding', async () => {
+    const compressed = await fetch(`${gateway.url}/api/user/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'rot13' },
+      body: '{}',
+    });
+    expect(await compressed.json()).toMatchObject({ success: false, code: 'UNSUPPORTED_CONTENT_ENCODING' });
+    gateway.health.draining();
+    try {
+      const relay = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+      expect(relay.status).toBe(503);
+      expect(relay.headers.get('x-request-id')).toBeTruthy();
+      expect(await relay.json()).toMatchObject({ error: { code: 'server_draining' } });
+      const api = await fetch(`${gateway.url}/api/status`);
+      expect(api.status).toBe(503);
+      expect(await api.json()).toMatchObject({ success: false });
+      expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+    } finally {
+      gateway.health.serving();
+    }
+  });
 });
