@@ -123,9 +123,14 @@ describe('API key cache', () => {
       }
     })('key-cache-test-secret');
     const cache = await KeyCache.start({ db: store.db, keyring: counting, bus: createMemoryClusterState().bus });
+    // Synchronously: nothing before a key is read, then its identity, or null for a key that does not exist.
+    expect(cache.cached('abc123')).toBeUndefined();
+    expect(hashed).toBe(0);
     for (let i = 0; i < 50; i++) expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
     for (let i = 0; i < 50; i++) expect(await cache.lookup('no-such-key')).toBeUndefined();
     expect(hashed).toBe(2);
+    expect(cache.cached('abc123')?.token.id).toBe(tokenId);
+    expect(cache.cached('no-such-key')).toBeNull();
     await cache.close();
   });
 

@@ -88,11 +88,17 @@ export class KeyCache {
     return cache;
   }
 
+  /** The identity in memory for a bare key: null when the key is known not to exist, undefined when it must be read. */
+  cached(key: string): KeyIdentity | null | undefined {
+    const entry = this.#entries.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.identity : undefined;
+  }
+
   /** The identity behind a bare key (no `sk-`, no channel pin), or undefined if there is none. */
   async lookup(key: string): Promise<KeyIdentity | undefined> {
+    const cached = this.cached(key);
+    if (cached !== undefined) return cached ?? undefined;
     const now = Date.now();
-    const cached = this.#entries.get(key);
-    if (cached && cached.expiresAt > now) return cached.identity ?? undefined;
     let loading = this.#loading.get(key);
     if (!loading) {
       loading = this.#load(this.#keyring.hmac(key)).finally(() => this.#loading.delete(key));
