@@ -30,22 +30,37 @@ export async function requestCharge(
   body: Record<string, unknown> | FormData,
 ): Promise<RequestCharge> {
   if (body instanceof FormData) return formCharge(format, model, body);
-  return lazilyEstimated(() => estimatePromptTokens(format, model, body), {
-    maxTokens: requestedMaxTokens(format, body),
-    ...(format === 'openai-images' ? imageCharge(model, body.n, body.size, body.quality) : {}),
-  });
+  const maxTokens = requestedMaxTokens(format, body);
+  const count = () => estimatePromptTokens(format, model, body);
+  if (format !== 'openai-images') return new LazyCharge(count, { maxTokens });
+  return new LazyCharge(count, { maxTokens, ...imageCharge(model, body.n, body.size, body.quality) });
 }
 
-/** A charge whose prompt estimate is counted once, when first read. */
-function lazilyEstimated(count: () => number, rest: Omit<RequestCharge, 'promptEstimate'>): RequestCharge {
-  let estimate: number | undefined;
-  return {
-    ...rest,
-    get promptEstimate() {
-      estimate ??= count();
-      return estimate;
-    },
-  };
+/**
+ * A charge whose prompt estimate is counted once, when first read. A class, not an object literal with a
+ * getter: V8 builds such a literal (spread included) on a slow path, once per request here.
+ */
+class LazyCharge implements RequestCharge {
+  readonly maxTokens: number;
+  readonly n?: number;
+  readonly priceMultiplier?: number;
+  #count: (() => number) | undefined;
+  #estimate = 0;
+
+  constructor(count: () => number, rest: Omit<RequestCharge, 'promptEstimate'>) {
+    this.#count = count;
+    this.maxTokens = rest.maxTokens;
+    this.n = rest.n;
+    this.priceMultiplier = rest.priceMultiplier;
+  }
+
+  get promptEstimate(): number {
+    if (this.#count) {
+      this.#estimate = this.#count();
+      this.#count = undefined;
+    }
+    return this.#estimate;
+  }
 }
 
 async function formCharge(format: WireFormat, model: string, form: FormData): Promise<RequestCharge> {
@@ -55,7 +70,7 @@ async function formCharge(format: WireFormat, model: string, form: FormData): Pr
   };
   if (format === 'openai-image-edits') {
     const prompt = field('prompt') ?? '';
-    return lazilyEstimated(() => estimatePromptTokens(format, model, { prompt }), {
+    return new LazyCharge(() => estimatePromptTokens(format, model, { prompt }), {
       maxTokens: 0,
       ...imageCharge(model, Number(field('n') ?? 1), field('size'), field('quality')),
     });
