@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
@@ -49,12 +48,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
   });
   app.setValidatorCompiler(validatorCompiler);
+  // The hooks that run on every request and never wait are callback hooks: an async one costs a
+  // promise and a trip through the microtask queue per request. (A throw reaches the error handler too.)
   // Compressed request bodies (Content-Encoding) are decoded for every route, within its body limit.
-  app.addHook('preParsing', async (request, _reply, payload) => decodeBody(request, payload));
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => done(null, decodeBody(request, payload)));
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -64,17 +66,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       'request completed',
     );
+    done();
   });
 
   // Handlers first: child plugins inherit them when they are registered.
   // Unknown relay paths answer like OpenAI does, so SDKs show a useful error; anything else in the envelope.
   // Requests that arrive after shutdown began (on kept-alive connections) get a clean 503 to retry
   // elsewhere; the probes still answer.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!deps.health.isDraining) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!deps.health.isDraining) return done();
     const path = request.url.split('?')[0] ?? '';
-    if (path === '/healthz' || path === '/readyz') return;
-    return sendUnavailable(request, reply, HTTP_ERRORS.SERVER_DRAINING);
+    if (path === '/healthz' || path === '/readyz') return done();
+    // Answered here: a callback hook that sends does not call done, and the request goes no further.
+    sendUnavailable(request, reply, HTTP_ERRORS.SERVER_DRAINING);
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
@@ -111,7 +115,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(cookie);
   await app.register(apiPlugin, {
     prefix: '/api',
     services: deps.services,

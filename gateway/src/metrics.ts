@@ -34,3 +34,21 @@ export function createMetrics(labels: { version: string; node: string }): Metric
   });
   return { registry, httpDuration, dependencyUp };
 }
+
+/**
+ * A metric's children by their label values, each made on first use. prom-client's `labels()` binds
+ * the label object once; calling `inc`/`observe` with an object instead builds one (and, for a
+ * histogram, a closure) on every call.
+ */
+export function labelled<T>(make: (...values: string[]) => T): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}

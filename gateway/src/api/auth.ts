@@ -5,6 +5,7 @@ import { USER_STATUS } from '../domain/accounts/rules.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
 import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
+import { requestCookie } from '../http/cookies.ts';
 import type { Database, UserRow } from '../store/database.ts';
 import { findLiveUserBy } from '../store/repositories/users.ts';
 
@@ -43,7 +44,7 @@ export function authGuards(deps: AuthDeps) {
   };
   /** For public routes that answer more to a signed-in caller: no valid sign-in just means a visitor. */
   const optional = async (request: FastifyRequest) => {
-    if (!request.cookies[SESSION_COOKIE] && !request.headers.authorization) return;
+    if (!requestCookie(request, SESSION_COOKIE) && !request.headers.authorization) return;
     try {
       await guard(1)(request);
     } catch (error) {
@@ -63,7 +64,7 @@ async function authenticate(request: FastifyRequest, deps: AuthDeps): Promise<Au
     if (!user) throw new AppError(ACCOUNT_ERRORS.ACCESS_TOKEN_INVALID);
     auth = { user };
   } else {
-    const sessionId = request.cookies[SESSION_COOKIE];
+    const sessionId = requestCookie(request, SESSION_COOKIE);
     const session = sessionId ? await deps.sessions.resolve(sessionId) : undefined;
     if (!session) throw new AppError(ACCOUNT_ERRORS.NOT_LOGGED_IN);
     auth = { user: session.user, sessionIdHash: session.idHash };

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ChannelTester } from '../relay/health/channel-test.ts';
@@ -31,6 +32,8 @@ export interface ApiDeps {
 /** The /api/* routes in new-api's shapes; registered under the /api prefix. */
 export async function apiPlugin(app: FastifyInstance, { services, rateLimits, channelTester }: ApiDeps): Promise<void> {
   const counters = services.cluster.counters;
+  // Only these routes set cookies (sign-in, sign-out, OAuth state); cookies are read on demand (http/cookies.ts).
+  await app.register(cookie, { hook: false });
   app.decorateRequest('auth', null);
   app.setErrorHandler(async (error, request, reply) => sendFailure(error, request, reply));
   app.addHook('onRequest', ipRateLimit(counters, 'api', rateLimits.globalApi));

@@ -9,6 +9,7 @@ import { STATE_TTL_MS } from '../domain/accounts/oauth/state.ts';
 import type { TelegramWidgetFields } from '../domain/accounts/oauth/telegram.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
 import { sessionUserView } from '../domain/accounts/view.ts';
+import { requestCookie } from '../http/cookies.ts';
 import type { UserRow } from '../store/database.ts';
 import { type authGuards, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
@@ -92,7 +93,7 @@ export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
       },
     },
     async (request, reply) => {
-      const browserState = request.cookies[STATE_COOKIE];
+      const browserState = requestCookie(request, STATE_COOKIE);
       // A state works once; the cookie goes whatever the outcome.
       if (browserState !== undefined) reply.clearCookie(STATE_COOKIE, { path: STATE_COOKIE_PATH });
       const outcome = await oauth.callback(

@@ -13,6 +13,7 @@ import { groupNames, usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
+import { requestCookie } from '../http/cookies.ts';
 import type { authGuards } from './auth.ts';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
@@ -88,7 +89,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
   );
 
   const logout = async (request: FastifyRequest, reply: FastifyReply) => {
-    const sessionId = request.cookies[SESSION_COOKIE];
+    const sessionId = requestCookie(request, SESSION_COOKIE);
     if (sessionId) await deps.sessions.revoke(sessionId);
     clearSessionCookie(reply);
     return ok(undefined, say(request, { zh: '登出成功', en: 'Logout successful' }));

@@ -141,6 +141,24 @@ function behavesAsClusterState(url: string | undefined) {
       expect(await a!.counters.take('none-allowed', 10_000, 0)).toEqual({ allowed: false, count: 0 });
     });
 
+    it('takeGated takes from one counter unless the gate counter is full, in one step across pods', async () => {
+      const [a, b] = await pods();
+      const gate = { key: 'gate', limit: 2 };
+      expect(await a!.counters.takeGated('total', 10_000, 3, gate)).toEqual({ allowed: true });
+      expect(await b!.counters.takeGated('total', 10_000, 3, gate)).toEqual({ allowed: true });
+      await a!.counters.add('gate', 10_000);
+      expect(await b!.counters.takeGated('total', 10_000, 3, gate)).toEqual({ allowed: true });
+      expect(await a!.counters.takeGated('total', 10_000, 3, gate)).toEqual({ allowed: false, refusedBy: 'limit' });
+      await b!.counters.add('gate', 10_000);
+      // The gate refuses first, and a refusal records nothing on either counter.
+      expect(await a!.counters.takeGated('total', 10_000, 3, gate)).toEqual({ allowed: false, refusedBy: 'gate' });
+      expect(await a!.counters.takeGated('fresh', 10_000, 3, gate)).toEqual({ allowed: false, refusedBy: 'gate' });
+      expect(await b!.counters.count('total', 10_000)).toBe(3);
+      expect(await b!.counters.count('fresh', 10_000)).toBe(0);
+      expect(await b!.counters.count('gate', 10_000)).toBe(2);
+      await expect(a!.counters.takeGated('total', 10_000, 3, { key: 'gate', limit: -1 })).rejects.toThrow(RangeError);
+    });
+
     it('forgets hits as the window slides past them', async () => {
       const [a, b] = await pods();
       await a!.counters.add('k', 400);

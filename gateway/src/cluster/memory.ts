@@ -239,6 +239,21 @@ function memoryCounters(world: World, ensureOpen: () => void): SlidingWindowCoun
       sweep(world, at);
       return world.logs.get(key)?.countAfter(at - windowMs) ?? 0;
     },
+    async takeGated(key, windowMs, limit, gate) {
+      ensureOpen();
+      checkDuration('windowMs', windowMs);
+      checkLimit(limit);
+      checkLimit(gate.limit);
+      const at = now();
+      sweep(world, at);
+      if ((world.logs.get(gate.key)?.countAfter(at - windowMs) ?? 0) >= gate.limit) {
+        return { allowed: false, refusedBy: 'gate' };
+      }
+      const log = current(key, windowMs, at);
+      if (log.size >= limit) return { allowed: false, refusedBy: 'limit' };
+      record(key, log, at, windowMs);
+      return { allowed: true };
+    },
   };
 }
 

@@ -36,6 +36,17 @@ redis.call('ZADD', KEYS[1], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, count + 1}`,
   },
+  /** KEYS: log, gate. ARGV: windowMs, limit, member, gate limit. Returns 0 taken, 1 refused by the limit, 2 by the gate. */
+  tollgateTakeGated: {
+    numberOfKeys: 2,
+    lua: `${CLOCK}
+if redis.call('ZCOUNT', KEYS[2], now - window + 1, '+inf') >= tonumber(ARGV[4]) then return 2 end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 0`,
+  },
   /** KEYS: log. ARGV: windowMs, member. Returns the count, this hit included. */
   tollgateAdd: {
     numberOfKeys: 1,
@@ -69,6 +80,14 @@ return 0`,
 /** The commands `SCRIPTS` defines on the command connection. */
 interface ScriptCommands {
   tollgateTake(key: string, windowMs: number, limit: number, member: string): Promise<[number, number]>;
+  tollgateTakeGated(
+    key: string,
+    gate: string,
+    windowMs: number,
+    limit: number,
+    member: string,
+    gateLimit: number,
+  ): Promise<number>;
   tollgateAdd(key: string, windowMs: number, member: string): Promise<number>;
   tollgateCount(key: string, windowMs: number): Promise<number>;
   tollgateRenew(key: string, token: string, ttlMs: number): Promise<number>;
@@ -256,6 +275,20 @@ function redisCounters(client: Commands, prefix: string): SlidingWindowCounters 
     },
     async count(key, windowMs) {
       return client.tollgateCount(prefix + key, window(windowMs));
+    },
+    async takeGated(key, windowMs, limit, gate) {
+      checkLimit(limit);
+      checkLimit(gate.limit);
+      const refused = await client.tollgateTakeGated(
+        prefix + key,
+        prefix + gate.key,
+        window(windowMs),
+        limit,
+        member(),
+        gate.limit,
+      );
+      if (refused === 0) return { allowed: true };
+      return { allowed: false, refusedBy: refused === 2 ? 'gate' : 'limit' };
     },
   };
 }

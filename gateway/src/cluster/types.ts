@@ -39,6 +39,16 @@ export interface SlidingWindowCounters {
   add(key: string, windowMs: number): Promise<number>;
   /** Hits in the last `windowMs`, recording nothing. */
   count(key: string, windowMs: number): Promise<number>;
+  /**
+   * `take` on `key`, unless `gate.key` (read, never recorded) already holds `gate.limit` hits in the same
+   * window: two caps checked in one atomic step, one round trip. `refusedBy` names the cap that refused.
+   */
+  takeGated(
+    key: string,
+    windowMs: number,
+    limit: number,
+    gate: { key: string; limit: number },
+  ): Promise<{ allowed: boolean; refusedBy?: 'gate' | 'limit' }>;
 }
 
 /** Named leases with a time to live: at most one holder per name at a time, across pods. */

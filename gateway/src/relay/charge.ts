@@ -9,8 +9,12 @@ import type { WireFormat } from './types.ts';
 
 /** What a request asks for, as billing sees it before the upstream answers (reference §5.3). */
 export interface RequestCharge {
-  /** Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none. */
-  promptEstimate: number;
+  /**
+   * Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none.
+   * Counted on first read: a caller who reserves nothing, answered with the upstream's usage, never pays
+   * for the tokenizer. The body must not change until then (the relay never changes the client's body).
+   */
+  readonly promptEstimate: number;
   /** The completion budget the request sets (0 when none). */
   maxTokens: number;
   /** Per-call prices: items per call (images `n`). */
@@ -26,12 +30,37 @@ export async function requestCharge(
   body: Record<string, unknown> | FormData,
 ): Promise<RequestCharge> {
   if (body instanceof FormData) return formCharge(format, model, body);
-  const charge: RequestCharge = {
-    promptEstimate: estimatePromptTokens(format, model, body),
-    maxTokens: requestedMaxTokens(format, body),
-  };
-  if (format === 'openai-images') return { ...charge, ...imageCharge(model, body.n, body.size, body.quality) };
-  return charge;
+  const maxTokens = requestedMaxTokens(format, body);
+  const count = () => estimatePromptTokens(format, model, body);
+  if (format !== 'openai-images') return new LazyCharge(count, { maxTokens });
+  return new LazyCharge(count, { maxTokens, ...imageCharge(model, body.n, body.size, body.quality) });
+}
+
+/**
+ * A charge whose prompt estimate is counted once, when first read. A class, not an object literal with a
+ * getter: V8 builds such a literal (spread included) on a slow path, once per request here.
+ */
+class LazyCharge implements RequestCharge {
+  readonly maxTokens: number;
+  readonly n?: number;
+  readonly priceMultiplier?: number;
+  #count: (() => number) | undefined;
+  #estimate = 0;
+
+  constructor(count: () => number, rest: Omit<RequestCharge, 'promptEstimate'>) {
+    this.#count = count;
+    this.maxTokens = rest.maxTokens;
+    this.n = rest.n;
+    this.priceMultiplier = rest.priceMultiplier;
+  }
+
+  get promptEstimate(): number {
+    if (this.#count) {
+      this.#estimate = this.#count();
+      this.#count = undefined;
+    }
+    return this.#estimate;
+  }
 }
 
 async function formCharge(format: WireFormat, model: string, form: FormData): Promise<RequestCharge> {
@@ -41,11 +70,10 @@ async function formCharge(format: WireFormat, model: string, form: FormData): Pr
   };
   if (format === 'openai-image-edits') {
     const prompt = field('prompt') ?? '';
-    return {
-      promptEstimate: estimatePromptTokens(format, model, { prompt }),
+    return new LazyCharge(() => estimatePromptTokens(format, model, { prompt }), {
       maxTokens: 0,
       ...imageCharge(model, Number(field('n') ?? 1), field('size'), field('quality')),
-    };
+    });
   }
   if (format === 'openai-audio-transcriptions' || format === 'openai-audio-translations') {
     const file = form.get('file');

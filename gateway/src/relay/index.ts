@@ -101,11 +101,20 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     (_request, body, done) => done(null, body),
   );
   app.setErrorHandler(async (error, request, reply) => renderError(error, request, reply));
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook: with the key in memory the check is synchronous, and no promise is made per request.
+  app.addHook('onRequest', (request, reply, done) => {
     const format = request.routeOptions.config.relayFormat;
     // Tracked before the key is checked, so that refusals are counted too.
     if (format) trackRelayOutcome(request, reply, deps.metrics, format);
-    request.relayCaller = await authenticateKey(request, deps.keys, deps.options);
+    const caller = authenticateKey(request, deps.keys, deps.options);
+    if (!(caller instanceof Promise)) {
+      request.relayCaller = caller;
+      return done();
+    }
+    caller.then((checked) => {
+      request.relayCaller = checked;
+      done();
+    }, done);
   });
 
   for (const route of ROUTES) {

@@ -24,16 +24,27 @@ export class ModelRequestLimit {
     this.#options = options;
   }
 
-  /** Counts the request against the total cap and refuses it when either cap is reached. */
+  /**
+   * Counts the request against the total cap and refuses it when either cap is reached: with both caps
+   * on, one atomic step (one round trip to Redis) checks the successes and takes from the total.
+   */
   async admit(userId: number, group: string): Promise<void> {
     const limit = this.#limit(group);
     if (!limit) return;
+    if (limit.success > 0 && limit.total > 0) {
+      const { refusedBy } = await this.#counters.takeGated(totalKey(userId), limit.windowMs, limit.total, {
+        key: successKey(userId),
+        limit: limit.success,
+      });
+      if (refusedBy) throw refused(refusedBy === 'gate' ? limit.success : limit.total, limit.minutes);
+      return;
+    }
     if (limit.success > 0) {
       const successes = await this.#counters.count(successKey(userId), limit.windowMs);
       if (successes >= limit.success) throw refused(limit.success, limit.minutes);
     }
     if (limit.total > 0) {
-      const { allowed } = await this.#counters.take(`mrl:total:${userId}`, limit.windowMs, limit.total);
+      const { allowed } = await this.#counters.take(totalKey(userId), limit.windowMs, limit.total);
       if (!allowed) throw refused(limit.total, limit.minutes);
     }
   }
@@ -60,4 +71,5 @@ export class ModelRequestLimit {
 }
 
 const successKey = (userId: number) => `mrl:success:${userId}`;
+const totalKey = (userId: number) => `mrl:total:${userId}`;
 const refused = (count: number, minutes: number) => new AppError(RELAY_ERRORS.rate_limited, { count, minutes });

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LedgerStats } from '../domain/ledger/ledger.ts';
 import type { UsageStats } from '../domain/usage/index.ts';
+import { labelled } from '../metrics.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
 
 /**
@@ -117,28 +118,30 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     registers,
   });
   const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
+  // Label values are bounded sets, so each metric's children stay few; one is made per series, not per request.
+  const requestSeries = labelled((model, channel, group, format, status, errorType) =>
+    requests.labels(model, channel, group, format, status, errorType),
+  );
+  const durationSeries = labelled((model, format, errorType) => duration.labels(model, format, errorType));
+  const ttftSeries = labelled((model) => ttft.labels(model));
+  const tokenSeries = labelled((model) => ({
+    input: tokens.labels(model, 'input'),
+    output: tokens.labels(model, 'output'),
+    cached: tokens.labels(model, 'cached_input'),
+  }));
+  const quotaSeries = labelled((model, group) => quota.labels(model, group));
   return {
     finished(f) {
-      requests.inc({
-        model: f.model,
-        channel: f.channel,
-        group: f.group,
-        format: f.format,
-        status: statusClass(f.status),
-        error_type: f.errorType,
-      });
-      duration.observe(
-        { gen_ai_request_model: f.model, format: f.format, error_type: f.errorType },
-        f.durationMs / 1000,
-      );
+      requestSeries(f.model, f.channel, f.group, f.format, statusClass(f.status), f.errorType).inc();
+      durationSeries(f.model, f.format, f.errorType).observe(f.durationMs / 1000);
     },
     billed(f) {
-      if (f.firstTokenMs !== undefined) ttft.observe({ gen_ai_request_model: f.model }, f.firstTokenMs / 1000);
-      tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'input' }, f.usage.promptTokens);
-      tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'output' }, f.usage.completionTokens);
-      if (f.usage.cachedTokens)
-        tokens.inc({ gen_ai_request_model: f.model, gen_ai_token_type: 'cached_input' }, f.usage.cachedTokens);
-      quota.inc({ model: f.model, group: f.group }, f.quota);
+      if (f.firstTokenMs !== undefined) ttftSeries(f.model).observe(f.firstTokenMs / 1000);
+      const modelTokens = tokenSeries(f.model);
+      modelTokens.input.inc(f.usage.promptTokens);
+      modelTokens.output.inc(f.usage.completionTokens);
+      if (f.usage.cachedTokens) modelTokens.cached.inc(f.usage.cachedTokens);
+      quotaSeries(f.model, f.group).inc(f.quota);
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });

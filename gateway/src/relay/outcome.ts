@@ -36,7 +36,8 @@ export function trackRelayOutcome(
   metrics.inFlight.inc();
   const started = performance.now();
   const raw = reply.raw;
-  raw.once('close', () => {
+  // `on`, not `once`: a response closes once, and `once` wraps the listener anew for every request.
+  raw.on('close', () => {
     metrics.inFlight.dec();
     const { status, errorType } = outcome.upgraded
       ? { status: 101, errorType: outcome.errorType ?? 'none' }

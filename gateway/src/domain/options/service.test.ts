@@ -158,6 +158,27 @@ describe('OptionsService', () => {
     await waitFor(() => a!.getNumber('RetryTimes') === 2 && a!.getBoolean('gemini.thinking_adapter_enabled'), 1000);
   });
 
+  it('resolves a typed value once, and again after every change of the option or its overlay', async () => {
+    const [a, b] = await pods(2);
+    expect(b!.getNumber('RetryTimes')).toBe(0);
+    expect(b!.getBoolean('RegisterEnabled')).toBe(true);
+    const ratios = b!.getJson('ModelRatio');
+    expect(b!.getJson('ModelRatio')).toBe(ratios);
+    // A typed read cached under one type still refuses a getter of another.
+    expect(() => b!.getBoolean('RetryTimes')).toThrow('of type integer');
+
+    await a!.setMany({ RetryTimes: '3', RegisterEnabled: 'false', ModelRatio: '{"m": 2}' });
+    await waitFor(() => b!.getNumber('RetryTimes') === 3, 1000);
+    expect(b!.getBoolean('RegisterEnabled')).toBe(false);
+    expect(b!.getJson('ModelRatio')).toEqual({ m: 2 });
+    expect(a!.getNumber('RetryTimes')).toBe(3);
+
+    b!.setOverlay('ModelRatio', (stored) => ({ ...(stored as object), n: 1 }));
+    expect(b!.getJson('ModelRatio')).toEqual({ m: 2, n: 1 });
+    b!.setOverlay('ModelRatio', undefined);
+    expect(b!.getJson('ModelRatio')).toEqual({ m: 2 });
+  });
+
   it('tells local listeners about local writes, once per changed value', async () => {
     const options = await pod();
     const changes: OptionChange[] = [];

@@ -58,6 +58,9 @@ export type OptionChangeListener = (change: OptionChange) => void;
 
 export type OptionEntries = Readonly<Record<string, string>> | ReadonlyArray<{ key: string; value: string }>;
 
+/** What a typed getter resolved an option to: integer and number options both read as numbers. */
+type ResolvedType = 'boolean' | 'number' | 'json';
+
 interface BusMessage {
   origin: string;
   keys: string[];
@@ -82,10 +85,13 @@ export class OptionsService {
   /** Tells this pod's own bus messages apart from other pods'. */
   readonly #instanceId = randomUUID();
   readonly #values = new Map<string, string>();
-  readonly #parsed = new Map<string, { raw: string; version: number; value: unknown }>();
+  /**
+   * Each option as its typed getter returns it, resolved on the first read after the option (or its
+   * overlay) changed: a read on the relay path is one map lookup, not a definition lookup and a parse.
+   */
+  readonly #resolved = new Map<string, { type: ResolvedType; value: unknown }>();
   /** Values declared elsewhere (custom resources) laid over JSON options for readers. */
   readonly #overlays = new Map<string, (value: unknown) => unknown>();
-  #overlayVersion = 0;
   readonly #tickets = new Map<string, number>();
   readonly #listeners = new Set<OptionChangeListener>();
   /** Problems already logged, so that the periodic sync does not repeat them every minute. */
@@ -134,11 +140,15 @@ export class OptionsService {
   }
 
   getBoolean(key: BooleanOptionKey | (string & {})): boolean {
-    return this.#typed(key, 'boolean') === 'true';
+    const cached = this.#resolved.get(key);
+    if (cached?.type === 'boolean') return cached.value as boolean;
+    return this.#resolve(key, 'boolean', this.#typed(key, 'boolean') === 'true') as boolean;
   }
 
   getNumber(key: NumericOptionKey | (string & {})): number {
-    return Number(this.#typed(key, 'integer', 'number'));
+    const cached = this.#resolved.get(key);
+    if (cached?.type === 'number') return cached.value as number;
+    return this.#resolve(key, 'number', Number(this.#typed(key, 'integer', 'number'))) as number;
   }
 
   /**
@@ -146,14 +156,16 @@ export class OptionsService {
    * it as read-only.
    */
   getJson<T = unknown>(key: JsonOptionKey | (string & {})): T {
-    const raw = this.#typed(key, 'json');
-    const cached = this.#parsed.get(key);
-    if (cached?.raw === raw && cached.version === this.#overlayVersion) return cached.value as T;
-    const parsed: unknown = JSON.parse(raw);
+    const cached = this.#resolved.get(key);
+    if (cached?.type === 'json') return cached.value as T;
+    const parsed: unknown = JSON.parse(this.#typed(key, 'json'));
     const overlay = this.#overlays.get(key);
-    const value = overlay ? overlay(parsed) : parsed;
-    this.#parsed.set(key, { raw, version: this.#overlayVersion, value });
-    return value as T;
+    return this.#resolve(key, 'json', overlay ? overlay(parsed) : parsed) as T;
+  }
+
+  #resolve(key: string, type: ResolvedType, value: unknown): unknown {
+    this.#resolved.set(key, { type, value });
+    return value;
   }
 
   /**
@@ -164,7 +176,7 @@ export class OptionsService {
     this.#typed(key, 'json');
     if (overlay) this.#overlays.set(key, overlay);
     else this.#overlays.delete(key);
-    this.#overlayVersion++;
+    this.#resolved.delete(key);
   }
 
   /** Every option, secrets included: for server-side use only. */
@@ -321,6 +333,7 @@ export class OptionsService {
     const previous = this.#values.get(key);
     if (previous === undefined || previous === value) return;
     this.#values.set(key, value);
+    this.#resolved.delete(key);
     const change: OptionChange = { key: key as OptionKey, value, previous, source };
     for (const listener of this.#listeners) {
       try {

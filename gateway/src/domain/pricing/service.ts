@@ -18,6 +18,7 @@ export const PRICE_OPTIONS = {
 
 export type PriceOption = keyof typeof PRICE_OPTIONS;
 export type PriceMaps = Record<PriceOption, Record<string, number>>;
+const PRICE_OPTION_KEYS = Object.keys(PRICE_OPTIONS) as PriceOption[];
 
 export interface PricingItem {
   model_name: string;
@@ -40,6 +41,10 @@ export class PricingService {
   readonly #db: Kysely<Database>;
   readonly #options: OptionsService;
   #managed: ModelPriceRow[] = [];
+  /** maps() as last built, with the option values and rows it was built from (by identity). */
+  #built:
+    | { options: Partial<Record<PriceOption, unknown>>; managed: ModelPriceRow[]; maps: Readonly<PriceMaps> }
+    | undefined;
   #unsubscribe: (() => Promise<void>) | undefined;
 
   private constructor(db: Kysely<Database>, options: OptionsService) {
@@ -65,11 +70,24 @@ export class PricingService {
     await this.#unsubscribe?.();
   }
 
-  /** The effective maps: the options, with every model_prices row laid over them. */
-  maps(): PriceMaps {
+  /**
+   * The effective maps: the options, with every model_prices row laid over them. Built once per change
+   * of an option or of the rows (the relay prices every request with them), frozen: read-only.
+   */
+  maps(): Readonly<PriceMaps> {
+    const built = this.#built;
+    if (
+      built?.managed === this.#managed &&
+      PRICE_OPTION_KEYS.every((key) => built.options[key] === this.#options.getJson(key))
+    ) {
+      return built.maps;
+    }
+    const options: Partial<Record<PriceOption, unknown>> = {};
     const maps = {} as PriceMaps;
-    for (const key of Object.keys(PRICE_OPTIONS) as PriceOption[]) {
-      maps[key] = { ...this.#options.getJson<Record<string, number>>(key) };
+    for (const key of PRICE_OPTION_KEYS) {
+      const stored = this.#options.getJson<Record<string, number>>(key);
+      options[key] = stored;
+      maps[key] = { ...stored };
     }
     for (const row of this.#managed) {
       for (const [key, column] of Object.entries(PRICE_OPTIONS) as Array<[PriceOption, keyof ModelPriceRow]>) {
@@ -78,7 +96,9 @@ export class PricingService {
         else delete maps[key][row.model];
       }
     }
-    return maps;
+    for (const key of PRICE_OPTION_KEYS) Object.freeze(maps[key]);
+    this.#built = { options, managed: this.#managed, maps: Object.freeze(maps) };
+    return this.#built.maps;
   }
 
   /** Refuses an option write that would change the price of a model a custom resource owns. */

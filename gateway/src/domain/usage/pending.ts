@@ -155,7 +155,16 @@ export class PendingUsage {
   }
 }
 
-function logRow(record: UsageRecordBase, type: number, at: number, modelName: string) {
+/** A log row, built as one object: the relay queues one per request. */
+function logRow(
+  record: UsageRecordBase,
+  type: number,
+  at: number,
+  modelName: string,
+  quota: number,
+  promptTokens: number,
+  completionTokens: number,
+): Insertable<LogsTable> {
   return {
     user_id: record.userId,
     created_at: at,
@@ -175,23 +184,16 @@ function logRow(record: UsageRecordBase, type: number, at: number, modelName: st
     // Serialised now: the caller may reuse its object, and a string is what the row holds anyway.
     // JSON.stringify escapes NUL inside strings, so only a string passed in needs cleaning.
     other: typeof record.other === 'string' ? pgText(record.other) : JSON.stringify(record.other),
+    quota,
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
   };
 }
 
 export function consumeLogRow(record: ConsumeRecord, at: number, modelName: string): Insertable<LogsTable> {
-  return {
-    ...logRow(record, LOG_TYPE.consume, at, modelName),
-    quota: record.quota,
-    prompt_tokens: record.promptTokens,
-    completion_tokens: record.completionTokens,
-  };
+  return logRow(record, LOG_TYPE.consume, at, modelName, record.quota, record.promptTokens, record.completionTokens);
 }
 
 export function errorLogRow(record: ErrorRecord, at: number, modelName: string): Insertable<LogsTable> {
-  return {
-    ...logRow(record, LOG_TYPE.error, at, modelName),
-    quota: 0,
-    prompt_tokens: record.promptTokens ?? 0,
-    completion_tokens: record.completionTokens ?? 0,
-  };
+  return logRow(record, LOG_TYPE.error, at, modelName, 0, record.promptTokens ?? 0, record.completionTokens ?? 0);
 }

@@ -113,4 +113,48 @@ describe('API key cache', () => {
     await store.db.updateTable('users').set({ status: 1 }).where('id', '=', userId).execute();
     await cache.close();
   });
+
+  it('hashes a presented key once, not on every request', async () => {
+    let hashed = 0;
+    const counting = new (class extends Keyring {
+      override hmac(value: string): string {
+        hashed++;
+        return super.hmac(value);
+      }
+    })('key-cache-test-secret');
+    const cache = await KeyCache.start({ db: store.db, keyring: counting, bus: createMemoryClusterState().bus });
+    // Synchronously: nothing before a key is read, then its identity, or null for a key that does not exist.
+    expect(cache.cached('abc123')).toBeUndefined();
+    expect(hashed).toBe(0);
+    for (let i = 0; i < 50; i++) expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
+    for (let i = 0; i < 50; i++) expect(await cache.lookup('no-such-key')).toBeUndefined();
+    expect(hashed).toBe(2);
+    expect(cache.cached('abc123')?.token.id).toBe(tokenId);
+    expect(cache.cached('no-such-key')).toBeNull();
+    await cache.close();
+  });
+
+  it('refuses a deleted key as soon as its deletion is announced', async () => {
+    const cluster = createMemoryClusterState();
+    const cache = await KeyCache.start({ db: store.db, keyring, bus: cluster.bus });
+    const doomed = await store.db
+      .insertInto('tokens')
+      .values({
+        user_id: userId,
+        key_hmac: keyring.hmac('doomed1'),
+        key_encrypted: keyring.encrypt('doomed1'),
+        name: 'doomed',
+        created_time: 1,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    expect((await cache.lookup('doomed1'))?.token.id).toBe(doomed.id);
+    await store.db.updateTable('tokens').set({ deleted_at: 1 }).where('id', '=', doomed.id).execute();
+    await announceAuthChange(cluster.bus, { tokens: [doomed.id] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await cache.lookup('doomed1')).toBeUndefined();
+    // The key next to it is untouched.
+    expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
+    await cache.close();
+  });
 });

@@ -61,9 +61,10 @@ interface Entry {
 const NEGATIVE_TTL_MS = 10_000;
 
 /**
- * API keys by HMAC, kept in memory (DESIGN.md §3 step 2). A key is read from the database once, then
- * served from memory until a change to its token or owner is announced on the bus (every pod drops it
- * within a second) or its time-to-live passes (the safety net for a missed message).
+ * API keys, kept in memory (DESIGN.md §3 step 2). A key is read from the database (by its HMAC) once,
+ * then served from memory until a change to its token or owner is announced on the bus (every pod drops
+ * it within a second) or its time-to-live passes (the safety net for a missed message). Entries are keyed
+ * by the key as presented, so a request served from memory costs a map lookup, not an HMAC.
  */
 export class KeyCache {
   readonly #db: Kysely<Database>;
@@ -87,20 +88,25 @@ export class KeyCache {
     return cache;
   }
 
+  /** The identity in memory for a bare key: null when the key is known not to exist, undefined when it must be read. */
+  cached(key: string): KeyIdentity | null | undefined {
+    const entry = this.#entries.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.identity : undefined;
+  }
+
   /** The identity behind a bare key (no `sk-`, no channel pin), or undefined if there is none. */
   async lookup(key: string): Promise<KeyIdentity | undefined> {
-    const hmac = this.#keyring.hmac(key);
+    const cached = this.cached(key);
+    if (cached !== undefined) return cached ?? undefined;
     const now = Date.now();
-    const cached = this.#entries.get(hmac);
-    if (cached && cached.expiresAt > now) return cached.identity ?? undefined;
-    let loading = this.#loading.get(hmac);
+    let loading = this.#loading.get(key);
     if (!loading) {
-      loading = this.#load(hmac).finally(() => this.#loading.delete(hmac));
-      this.#loading.set(hmac, loading);
+      loading = this.#load(this.#keyring.hmac(key)).finally(() => this.#loading.delete(key));
+      this.#loading.set(key, loading);
     }
     const identity = await loading;
     if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
-    this.#entries.set(hmac, { identity, expiresAt: now + (identity ? this.#ttlMs : NEGATIVE_TTL_MS) });
+    this.#entries.set(key, { identity, expiresAt: now + (identity ? this.#ttlMs : NEGATIVE_TTL_MS) });
     return identity ?? undefined;
   }
 
@@ -171,10 +177,10 @@ export class KeyCache {
     }
     const tokens = new Set(change.tokens ?? []);
     const users = new Set(change.users ?? []);
-    for (const [hmac, entry] of this.#entries) {
+    for (const [key, entry] of this.#entries) {
       const identity = entry.identity;
       // Unknown keys may have just been created: forget those too.
-      if (!identity || tokens.has(identity.token.id) || users.has(identity.user.id)) this.#entries.delete(hmac);
+      if (!identity || tokens.has(identity.token.id) || users.has(identity.user.id)) this.#entries.delete(key);
     }
   }
 }

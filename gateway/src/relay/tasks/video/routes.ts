@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../../api/auth.ts';
 import { AppError } from '../../../errors.ts';
+import { requestCookie } from '../../../http/cookies.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, listUserTasks } from '../../../store/repositories/task-billing.ts';
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
@@ -75,7 +76,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
   };
   /** A key when the request carries one; else the console session, where the plugin was given one. */
   const contentOwner = async (request: FastifyRequest): Promise<number> => {
-    if (deps.consoleUserId && !request.headers.authorization && request.cookies[SESSION_COOKIE]) {
+    if (deps.consoleUserId && !request.headers.authorization && requestCookie(request, SESSION_COOKIE)) {
       return deps.consoleUserId(request);
     }
     return (await caller(request)).identity.user.id;
