@@ -103,6 +103,34 @@ describe('embedded store (PGlite on disk)', () => {
     expect(update.numUpdatedRows).toBe(3n);
     await store.close();
   });
+
+  it('lets the event loop turn between the statements of a transaction, so requests are served meanwhile', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const order: string[] = [];
+    // A marker per turn of the event loop (check phase), as long as the transaction runs.
+    let running = true;
+    const turn = () => {
+      order.push('turn');
+      if (running) setImmediate(turn);
+    };
+    setImmediate(turn);
+    await store.db.transaction().execute(async (trx) => {
+      for (let n = 0; n < 5; n++) {
+        await trx
+          .insertInto('options')
+          .values({ key: `t${n}`, value: String(n), updated_at: n })
+          .execute();
+        order.push('statement');
+      }
+    });
+    running = false;
+    const statements = order.join(' ').split('turn').filter((part) => part.includes('statement'));
+    // begin, five inserts, commit: never two statements in one turn.
+    expect(statements.every((part) => part.trim().split(' ').length === 1)).toBe(true);
+    expect(order.filter((entry) => entry === 'statement')).toHaveLength(5);
+    await store.close();
+  });
 });
 
 describe.skipIf(!hasPostgres())('Postgres store', () => {

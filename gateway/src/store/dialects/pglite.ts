@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
@@ -35,17 +36,35 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+/**
+ * PGlite is WebAssembly in this thread: a statement holds the event loop until it is done, and statements
+ * chained with await (a transaction, a batch of usage logs) would follow one another without letting any
+ * I/O in, stalling every request in flight for the whole chain. So a statement that comes in the same turn
+ * of the event loop as another waits for the next turn (setImmediate, after the poll for I/O): requests are
+ * served between the statements of a batch, each waiting for one statement at most.
+ */
 class PGliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite;
+  /** A statement ran in this turn of the event loop (cleared by the next check phase). */
+  #ranThisTurn = false;
   constructor(pglite: PGlite) {
     this.#pglite = pglite;
   }
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#ranThisTurn) await nextTurn();
+    this.#markTurn();
     const result = await this.#pglite.query<R>(query.sql, [...query.parameters]);
     return {
       rows: result.rows,
       ...(result.affectedRows === undefined ? {} : { numAffectedRows: BigInt(result.affectedRows) }),
     };
+  }
+  #markTurn(): void {
+    if (this.#ranThisTurn) return;
+    this.#ranThisTurn = true;
+    setImmediate(() => {
+      this.#ranThisTurn = false;
+    });
   }
   // biome-ignore lint/correctness/useYield: streaming is unsupported; the error says so.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
