@@ -1,5 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -12,14 +10,16 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import type { EmbeddedDatabase } from '../embedded-client.ts';
 
 /**
- * Kysely dialect for the embedded PGlite database. PGlite has one connection, so connections are
- * handed out one at a time: a transaction holds it until it commits or rolls back.
+ * Kysely dialect for the embedded PGlite database, in its own thread (embedded-client.ts) or, for
+ * measurements, in this one. PGlite has one connection, so connections are handed out one at a time: a
+ * transaction holds it until it commits or rolls back.
  */
 export class PGliteDialect implements Dialect {
-  readonly #pglite: PGlite;
-  constructor(pglite: PGlite) {
+  readonly #pglite: EmbeddedDatabase;
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
   }
   createAdapter() {
@@ -36,35 +36,17 @@ export class PGliteDialect implements Dialect {
   }
 }
 
-/**
- * PGlite is WebAssembly in this thread: a statement holds the event loop until it is done, and statements
- * chained with await (a transaction, a batch of usage logs) would follow one another without letting any
- * I/O in, stalling every request in flight for the whole chain. So a statement that comes in the same turn
- * of the event loop as another waits for the next turn (setImmediate, after the poll for I/O): requests are
- * served between the statements of a batch, each waiting for one statement at most.
- */
 class PGliteConnection implements DatabaseConnection {
-  readonly #pglite: PGlite;
-  /** A statement ran in this turn of the event loop (cleared by the next check phase). */
-  #ranThisTurn = false;
-  constructor(pglite: PGlite) {
+  readonly #pglite: EmbeddedDatabase;
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
   }
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#ranThisTurn) await nextTurn();
-    this.#markTurn();
     const result = await this.#pglite.query<R>(query.sql, [...query.parameters]);
     return {
       rows: result.rows,
       ...(result.affectedRows === undefined ? {} : { numAffectedRows: BigInt(result.affectedRows) }),
     };
-  }
-  #markTurn(): void {
-    if (this.#ranThisTurn) return;
-    this.#ranThisTurn = true;
-    setImmediate(() => {
-      this.#ranThisTurn = false;
-    });
   }
   // biome-ignore lint/correctness/useYield: streaming is unsupported; the error says so.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -73,18 +55,17 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  readonly #pglite: PGlite;
+  readonly #pglite: EmbeddedDatabase;
   readonly #connection: PGliteConnection;
   #busy = false;
+  #closed: Promise<void> | undefined;
   readonly #waiting: Array<() => void> = [];
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
     this.#connection = new PGliteConnection(pglite);
   }
-  async init() {
-    await this.#pglite.waitReady;
-  }
+  async init() {}
   async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#busy) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#busy = true;
@@ -106,6 +87,7 @@ class PGliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
   async destroy() {
-    if (!this.#pglite.closed) await this.#pglite.close();
+    this.#closed ??= this.#pglite.close();
+    await this.#closed;
   }
 }
