@@ -48,9 +48,9 @@ const LOG_COLUMNS = {
 const LOG_COLUMN_NAMES = Object.keys(LOG_COLUMNS) as Array<keyof typeof LOG_COLUMNS>;
 
 /**
- * Log rows per INSERT. Writing a row costs the embedded database about 35 µs of the gateway's own thread
- * (ten indexes), so 100 rows hold it for a few milliseconds at a time (README, "Memory and speed of the
- * embedded database"); on Postgres it is a round trip per 100 rows.
+ * Log rows per INSERT. A row costs the embedded database about 35 µs (ten indexes), so 100 rows hold its
+ * single connection for a few milliseconds at a time (README, "Memory of the embedded database"); on
+ * Postgres it is a round trip per 100 rows.
  */
 const LOG_ROWS_PER_STATEMENT = 100;
 
