@@ -23,8 +23,9 @@ interface Waiting {
 /**
  * The embedded database in a worker thread of its own (embedded-worker.ts). Measured (README, "Memory of
  * the embedded database"): a statement costs the gateway's thread about 50 µs of messaging instead of the
- * whole statement (an indexed read about 200 µs, 100 usage logs a few milliseconds, a log listing tens of them), at
- * about 65 µs more CPU per statement in all; the relay path writes about one statement per 40 requests.
+ * whole statement (an indexed read about 200 µs, 100 usage logs a few milliseconds, a log listing tens of
+ * them), at about 65 µs more CPU per statement in all; the relay path writes about one statement per 40
+ * requests.
  *
  * The thread keeps the process alive only while a statement is waiting for it, so a process that forgets
  * to close the store still exits; a committed statement has been written to the folder before it answers,
