@@ -1,13 +1,14 @@
-import { Worker } from 'node:worker_threads';
-import type { QueryMessage, SerialisedError, WorkerReply } from './embedded-worker.ts';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { EmbeddedReply, QueryMessage, SerialisedError } from './embedded-process.ts';
 
-/** What the Kysely dialect needs of the embedded database: PGlite itself, or its thread (below). */
+/** What the Kysely dialect needs of the embedded database: PGlite itself, or its process (below). */
 export interface EmbeddedDatabase {
   query<R>(sql: string, params: unknown[]): Promise<{ rows: R[]; affectedRows?: number | undefined }>;
   close(): Promise<void>;
 }
 
-/** An error from the embedded database's thread, with Postgres' fields (`code`, `detail`, …) as PGlite gave them. */
+/** An error from the embedded database's process, with Postgres' fields (`code`, `detail`, …) as PGlite gave them. */
 function revive(fields: SerialisedError): Error {
   const { message, name, ...rest } = fields;
   const error = Object.assign(new Error(message), rest);
@@ -21,48 +22,55 @@ interface Waiting {
 }
 
 /**
- * The embedded database in a worker thread of its own (embedded-worker.ts). Measured (README, "Memory of
- * the embedded database"): a statement costs the gateway's thread about 50 µs of messaging instead of the
- * whole statement (an indexed read about 200 µs, 100 usage logs a few milliseconds, a log listing tens of
- * them), at about 65 µs more CPU per statement in all; the relay path writes about one statement per 40
- * requests.
- *
- * The thread keeps the process alive only while a statement is waiting for it, so a process that forgets
- * to close the store still exits; a committed statement has been written to the folder before it answers,
- * as in the gateway's own thread.
+ * Liftoff (V8's baseline WebAssembly compiler) only: no start-up peak from the optimising compiler, at
+ * statements about a third slower (README, "Memory of the embedded database").
  */
-export class EmbeddedWorker implements EmbeddedDatabase {
-  readonly #worker: Worker;
+const EXEC_ARGV = ['--liftoff-only'];
+
+/**
+ * The embedded database in a process of its own (embedded-process.ts), spoken to over IPC. Measured (README,
+ * "Memory of the embedded database"): a statement costs the gateway's thread about 60–90 µs of messaging
+ * instead of the whole statement (an indexed read about 200 µs, 100 usage logs a few milliseconds, a log
+ * listing tens of them); the relay path writes about one statement per 40 requests.
+ *
+ * The process keeps the gateway alive only while a statement is waiting for it, so a process that forgets
+ * to close the store still exits, and it ends when the gateway does, even killed. A committed statement has
+ * been written to the folder before it answers, as in the gateway's own thread.
+ */
+export class EmbeddedProcess implements EmbeddedDatabase {
+  readonly #child: ChildProcess;
   readonly #waiting = new Map<number, Waiting>();
   #nextId = 0;
   #failure: Error | undefined;
   #closing: Promise<void> | undefined;
+  readonly #exited: Promise<void>;
 
-  private constructor(worker: Worker) {
-    this.#worker = worker;
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()));
   }
 
-  static async open(dataDir: string): Promise<EmbeddedWorker> {
-    const worker = new Worker(new URL('./embedded-worker.ts', import.meta.url), { workerData: { dataDir } });
-    let onExit: ((code: number) => void) | undefined;
-    const started = await new Promise<WorkerReply>((resolve, reject) => {
-      onExit = (code) => reject(new Error(`the embedded database's thread exited (${code}) while opening`));
-      worker.once('message', resolve);
-      worker.once('error', reject);
-      worker.once('exit', onExit);
-    }).finally(() => {
-      worker.removeAllListeners('error');
-      worker.off('exit', onExit!);
+  static async open(dataDir: string): Promise<EmbeddedProcess> {
+    const script = fileURLToPath(new URL('./embedded-process.ts', import.meta.url));
+    const child = fork(script, [dataDir], { execArgv: EXEC_ARGV, serialization: 'advanced' });
+    const client = new EmbeddedProcess(child);
+    let opened: (reply: EmbeddedReply) => void = () => {};
+    const started = new Promise<EmbeddedReply>((resolve) => {
+      opened = resolve;
     });
-    if ('failed' in started) {
-      await worker.terminate();
-      throw revive(started.failed);
+    child.on('message', (reply: EmbeddedReply) => ('id' in reply ? client.#answer(reply) : opened(reply)));
+    child.on('error', (error) => client.#fail(error));
+    child.on('exit', (code, signal) => {
+      const error = new Error(`the embedded database's process exited (${signal ?? code})`);
+      opened({ failed: { message: error.message } });
+      client.#fail(error);
+    });
+    const reply = await started;
+    if ('failed' in reply) {
+      child.kill();
+      throw revive(reply.failed);
     }
-    const client = new EmbeddedWorker(worker);
-    worker.on('message', (reply: WorkerReply) => client.#answer(reply));
-    worker.on('error', (error) => client.#fail(error));
-    worker.on('exit', (code) => client.#fail(new Error(`the embedded database's thread exited (${code})`)));
-    worker.unref();
+    client.#idle();
     return client;
   }
 
@@ -70,40 +78,42 @@ export class EmbeddedWorker implements EmbeddedDatabase {
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#closing) return Promise.reject(new Error('the embedded database is closed'));
     const id = this.#nextId++;
-    if (this.#waiting.size === 0) this.#worker.ref();
+    if (this.#waiting.size === 0) this.#busy();
     const answer = new Promise<{ rows: unknown[]; affectedRows: number | undefined }>((resolve, reject) =>
       this.#waiting.set(id, { resolve, reject }),
     );
-    this.#worker.postMessage({ id, sql, params } satisfies QueryMessage);
+    this.#child.send({ id, sql, params } satisfies QueryMessage);
     return answer as Promise<{ rows: R[]; affectedRows: number | undefined }>;
   }
 
-  /** Closes PGlite (it writes what it holds to the folder) and ends the thread. Idempotent. */
+  /** Closes PGlite (it writes what it holds to the folder) and waits for its process to end. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      if (this.#failure) return;
-      this.#worker.ref();
-      const closed = new Promise<void>((resolve) => {
-        this.#worker.on('message', (reply: WorkerReply) => {
-          if ('closed' in reply) resolve();
-        });
-        this.#worker.once('exit', () => resolve());
-      });
-      this.#worker.postMessage({ close: true });
-      await closed;
-      await this.#worker.terminate();
+      if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+      this.#busy();
+      this.#child.send({ close: true });
+      await this.#exited;
     })();
     return this.#closing;
   }
 
-  #answer(reply: WorkerReply): void {
-    if (!('id' in reply)) return;
+  #busy(): void {
+    this.#child.ref();
+    this.#child.channel?.ref();
+  }
+
+  #idle(): void {
+    this.#child.unref();
+    this.#child.channel?.unref();
+  }
+
+  #answer(reply: EmbeddedReply & { id: number }): void {
     const waiting = this.#waiting.get(reply.id);
     if (!waiting) return;
     this.#waiting.delete(reply.id);
-    if (this.#waiting.size === 0 && !this.#closing) this.#worker.unref();
+    if (this.#waiting.size === 0 && !this.#closing) this.#idle();
     if ('error' in reply) waiting.reject(revive(reply.error));
-    else waiting.resolve(reply);
+    else waiting.resolve(reply as { rows: unknown[]; affectedRows: number | undefined });
   }
 
   #fail(error: Error): void {

@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './dialects/pglite.ts';
-import { EmbeddedWorker } from './embedded-client.ts';
+import { EmbeddedProcess } from './embedded-client.ts';
 
 export type StoreKind = 'postgres' | 'pglite';
 
@@ -56,8 +56,8 @@ async function openPGlite(dataDir: string): Promise<Store> {
     await mkdir(dataDir, { recursive: true });
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChildProcess(dataDir);
   }
-  // In a thread of its own, so that no statement stalls the gateway's event loop (embedded-client.ts).
-  const embedded = await EmbeddedWorker.open(dataDir);
+  // In a process of its own, so that no statement stalls the gateway's event loop (embedded-client.ts).
+  const embedded = await EmbeddedProcess.open(dataDir);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(embedded) });
   return storeFor(db, 'pglite');
 }

@@ -119,7 +119,7 @@ describe('embedded store (PGlite on disk)', () => {
     await store.close();
   });
 
-  it('runs statements in a thread of its own: the event loop keeps turning while one runs', async () => {
+  it('runs statements in a process of its own: the event loop keeps turning while one runs', async () => {
     const store = await openStore({ dataDir: 'memory://' });
     let turns = 0;
     let running = true;

@@ -1,13 +1,16 @@
 /**
- * The embedded database's thread (a worker_thread started by embedded-client.ts): PGlite is WebAssembly and
- * runs a statement synchronously from start to end, so in the gateway's own thread every statement (a batch
- * of usage logs, a log listing, VACUUM) would stall every request in flight. Here it only takes CPU time.
+ * The embedded database's process, started by embedded-client.ts. PGlite is WebAssembly and runs a
+ * statement from start to end without returning, so in the gateway's thread every statement (a batch of usage
+ * logs, a log listing, VACUUM) would stall every request in flight; here it only takes CPU time. A process
+ * rather than a worker thread so that it can run with `--liftoff-only`: V8's optimising compiler would spend
+ * about 500 MiB for a moment on one very large function of PGlite's WebAssembly, a flag only a process can
+ * have to itself (README, "Memory of the embedded database").
  *
- * Messages in: `{ id, sql, params }` answered with `{ id, rows, affectedRows }` or `{ id, error }`;
+ * Messages in (IPC): `{ id, sql, params }` answered with `{ id, rows, affectedRows }` or `{ id, error }`;
  * `{ close: true }` closes PGlite and answers `{ closed: true }`. Out at start: `{ ready: true }` or
- * `{ failed: error }`.
+ * `{ failed: error }`. When the gateway is gone (even killed) so is this process: what was committed is in
+ * the folder already.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { embeddedSettings } from './embedded-settings.ts';
 
@@ -17,7 +20,7 @@ export interface QueryMessage {
   params: unknown[];
 }
 
-export type WorkerReply =
+export type EmbeddedReply =
   | { id: number; rows: unknown[]; affectedRows: number | undefined }
   | { id: number; error: SerialisedError }
   | { ready: true }
@@ -42,7 +45,8 @@ function serialise(error: unknown): SerialisedError {
   return fields;
 }
 
-const port = parentPort!;
+process.on('disconnect', () => process.exit(0));
+const send = (reply: EmbeddedReply) => process.send!(reply);
 
 async function start(dataDir: string): Promise<void> {
   let pglite: PGlite;
@@ -53,24 +57,24 @@ async function start(dataDir: string): Promise<void> {
     });
     await pglite.waitReady;
   } catch (error) {
-    port.postMessage({ failed: serialise(error) } satisfies WorkerReply);
+    send({ failed: serialise(error) } satisfies EmbeddedReply);
     return;
   }
-  port.on('message', async (message: QueryMessage | { close: true }) => {
+  process.on('message', async (message: QueryMessage | { close: true }) => {
     if ('close' in message) {
       await pglite.close().catch(() => {});
-      port.postMessage({ closed: true } satisfies WorkerReply);
-      port.close();
+      send({ closed: true } satisfies EmbeddedReply);
+      process.disconnect();
       return;
     }
     try {
       const result = await pglite.query(message.sql, message.params);
-      port.postMessage({ id: message.id, rows: result.rows, affectedRows: result.affectedRows } satisfies WorkerReply);
+      send({ id: message.id, rows: result.rows, affectedRows: result.affectedRows } satisfies EmbeddedReply);
     } catch (error) {
-      port.postMessage({ id: message.id, error: serialise(error) } satisfies WorkerReply);
+      send({ id: message.id, error: serialise(error) } satisfies EmbeddedReply);
     }
   });
-  port.postMessage({ ready: true } satisfies WorkerReply);
+  send({ ready: true } satisfies EmbeddedReply);
 }
 
-await start((workerData as { dataDir: string }).dataDir);
+await start(process.argv[2]!);
