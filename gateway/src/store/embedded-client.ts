@@ -59,7 +59,10 @@ export class EmbeddedProcess implements EmbeddedDatabase {
       opened = resolve;
     });
     child.on('message', (reply: EmbeddedReply) => ('id' in reply ? client.#answer(reply) : opened(reply)));
-    child.on('error', (error) => client.#fail(error));
+    child.on('error', (error) => {
+      opened({ failed: { message: error.message } });
+      client.#fail(error);
+    });
     child.on('exit', (code, signal) => {
       const error = new Error(`the embedded database's process exited (${signal ?? code})`);
       opened({ failed: { message: error.message } });

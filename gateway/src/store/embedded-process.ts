@@ -46,6 +46,9 @@ function serialise(error: unknown): SerialisedError {
 }
 
 process.on('disconnect', () => process.exit(0));
+// Ctrl-C or a signal to the whole process group must not end the database under the gateway while the
+// gateway shuts down (it still writes usage logs and gives quota leases back): the gateway closes it.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => {});
 const send = (reply: EmbeddedReply) => process.send!(reply);
 
 async function start(dataDir: string): Promise<void> {
