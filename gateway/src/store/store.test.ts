@@ -1,12 +1,23 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres } from '../../../tests/support/database.ts';
+import { waitFor } from '../../../tests/support/wait.ts';
 import { migrateToLatest, openStore } from './index.ts';
 import { migrations } from './migrations/index.ts';
+
+/** Whether a process runs (a zombie waiting for its parent to read its exit status does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 const TABLES = [
   'abilities',
@@ -70,10 +81,14 @@ describe('embedded store (PGlite on disk)', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-store-'));
     dirs.push(dataDir);
     const writer = path.resolve(import.meta.dirname, '../../../tests/support/pglite-crash-writer.ts');
-    const signal = await new Promise((resolve) =>
-      execFile(process.execPath, [writer, dataDir], (error) => resolve(error?.signal)),
+    const { signal, stdout } = await new Promise<{ signal: unknown; stdout: string }>((resolve) =>
+      execFile(process.execPath, [writer, dataDir], (error, out) => resolve({ signal: error?.signal, stdout: out })),
     );
     expect(signal).toBe('SIGKILL');
+    // The database's own process ends with the process that started it (its IPC channel closes).
+    const children = JSON.parse(stdout) as number[];
+    expect(children.length).toBeGreaterThan(0);
+    await waitFor(() => children.every((pid) => !running(pid)), 10_000);
     const store = await openStore({ dataDir });
     const row = await store.db.selectFrom('options').select('value').where('key', '=', 'crash').executeTakeFirst();
     expect(row?.value).toBe('committed');
