@@ -38,6 +38,8 @@ export interface BenchGateway {
 }
 
 export interface GatewayOptions {
+  /** The process's name in messages. */
+  name: string;
   core: number;
   upstreamUrl: string;
   logLevel: string;
@@ -70,7 +72,7 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
   let database = 'embedded PGlite (temporary folder)';
   const lookups: Array<() => Promise<number[]>> = [];
   if (options.databaseUrl) {
-    const name = `tollgate_bench_relay_${process.pid}`;
+    const name = `tollgate_bench_relay_${process.pid}_${randomBytes(3).toString('hex')}`;
     const admin = new pg.Client({ connectionString: options.databaseUrl });
     await admin.connect();
     await admin.query(`drop database if exists ${name} with (force)`);
@@ -126,7 +128,7 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
 
   const logFile = path.join(dir, 'gateway.log');
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const child = spawnNode('gateway', [...profile, path.join(root, 'gateway/src/main.ts')], {
+  const child = spawnNode(options.name, [...profile, path.join(root, 'gateway/src/main.ts')], {
     core: options.core,
     env,
     logFile,

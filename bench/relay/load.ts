@@ -44,16 +44,35 @@ export interface StreamResult {
   rate: number;
 }
 
-export const chatBody = JSON.stringify({
+/** What one streamed answer of LONG_STREAM_TOKENS content events took, sequential streams one at a time. */
+export interface LongStreamResult {
+  /** Content events per stream (the mock adds a finish, a usage and a [DONE] event). */
+  events: number;
+  /** Time from sending the request to the end of the stream. */
+  total: Summary;
+}
+
+/** max_tokens of a long stream: the mock answers with this many content events, back to back. */
+const LONG_STREAM_TOKENS = 1000;
+
+const chatBody = JSON.stringify({
   model: 'gpt-4o-mini',
   messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
   max_tokens: 32,
 });
 
-export const streamBody = JSON.stringify({
+const streamBody = JSON.stringify({
   model: 'gpt-4o-mini',
   messages: [{ role: 'user', content: 'Say hello in one short sentence.' }],
   max_tokens: 32,
+  stream: true,
+  stream_options: { include_usage: true },
+});
+
+const longStreamBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Write a long answer.' }],
+  max_tokens: LONG_STREAM_TOKENS,
   stream: true,
   stream_options: { include_usage: true },
 });
@@ -216,9 +235,74 @@ export async function saturate(target: Target, connections: number, durationMs: 
   return { connections, rps: latencies.length / seconds, ...summarize(latencies, errors) };
 }
 
+/** One long stream; resolves with its whole time, or undefined when it failed or lost events. */
+async function longStreamOnce(p: Pool, target: Target): Promise<number | undefined> {
+  const started = performance.now();
+  try {
+    const answer = await p.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: target.headers,
+      body: longStreamBody,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of answer.body) chunks.push(chunk as Buffer);
+    const total = performance.now() - started;
+    const text = Buffer.concat(chunks).toString();
+    const events = text.match(/^data:/gm)?.length ?? 0;
+    // Every content event, the finish and usage events and [DONE] arrived.
+    if (answer.statusCode !== 200 || events !== LONG_STREAM_TOKENS + 3 || !text.trimEnd().endsWith('[DONE]'))
+      return undefined;
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `count` long streams one after another on one connection, so each stream's time is the relay's work on
+ * its events and nothing else (no queueing behind other requests).
+ */
+export async function longStreams(target: Target, count: number): Promise<LongStreamResult> {
+  const p = pool(target);
+  const times: number[] = [];
+  let errors = 0;
+  for (let i = 0; i < count; i++) {
+    const time = await longStreamOnce(p, target);
+    if (time === undefined) errors++;
+    else times.push(time);
+  }
+  return { events: LONG_STREAM_TOKENS, total: summarize(times, errors) };
+}
+
+/** Checks that a target answers a chat and a stream with usage, before anything is measured. */
+export async function checkTarget(target: Target): Promise<void> {
+  const chat = await fetch(`${target.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: target.headers,
+    body: chatBody,
+  });
+  const body = (await chat.json()) as { usage?: unknown };
+  if (chat.status !== 200 || !body.usage)
+    throw new Error(`${target.name}: chat answered ${chat.status} ${JSON.stringify(body)}`);
+  const stream = await fetch(`${target.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: target.headers,
+    body: streamBody,
+  });
+  const text = await stream.text();
+  if (stream.status !== 200 || !text.includes('"usage"') || !text.trimEnd().endsWith('data: [DONE]')) {
+    throw new Error(`${target.name}: stream answered ${stream.status} ${text.slice(0, 300)}`);
+  }
+  if ((await longStreamOnce(pool(target), target)) === undefined) {
+    throw new Error(`${target.name}: a ${LONG_STREAM_TOKENS}-event stream did not arrive whole`);
+  }
+}
+
 /** A closed loop whose results are thrown away, to warm the JIT and the connection pools. */
 export async function warmUp(target: Target, durationMs: number): Promise<void> {
   await saturate(target, 64, durationMs);
   const p = pool(target);
   await Promise.all(Array.from({ length: 200 }, () => streamOnce(p, target)));
+  for (let i = 0; i < 5; i++) await longStreamOnce(p, target);
 }

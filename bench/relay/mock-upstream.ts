@@ -2,8 +2,10 @@
  * The benchmark's upstream: a minimal OpenAI chat endpoint on loopback, run as its own process by
  * bench/relay.ts. `POST /v1/chat/completions` answers a fixed chat.completion with usage; with
  * `stream: true` it sends the first chunk at once and the rest 1 ms apart (so the first SSE byte travels
- * alone), then a usage chunk and `data: [DONE]`. Prints `{"url": …}` once listening; exits when its
- * standard input closes (the parent is gone).
+ * alone), then a usage chunk and `data: [DONE]`. A stream asking for `max_tokens` of LONG_STREAM_MIN_TOKENS
+ * or more is a long answer instead: that many content events, each its own write, back to back with no
+ * delay, then the finish, usage and `[DONE]` events, so its whole time is what the relays spend per event.
+ * Prints `{"url": …}` once listening; exits when its standard input closes (the parent is gone).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -51,6 +53,23 @@ const events = [
   'data: [DONE]\n\n',
 ];
 
+/** A stream request with at least this many max_tokens gets the long, unpaced answer. */
+const LONG_STREAM_MIN_TOKENS = 1000;
+const token = chunk({ content: ' token' });
+
+/** `count` one-token content events written back to back, as an upstream emits a long answer. */
+function longStream(res: ServerResponse, count: number): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.write(events[0]!);
+  for (let i = 1; i < count; i++) res.write(token);
+  const longUsage = { ...usage, completion_tokens: count, total_tokens: usage.prompt_tokens + count };
+  res.write(chunk({}, 'stop'));
+  res.write(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', choices: [], usage: longUsage })}\n\n`,
+  );
+  res.end('data: [DONE]\n\n');
+}
+
 function stream(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let next = 0;
@@ -75,8 +94,12 @@ const server = createServer((req, res) => {
       res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
       return;
     }
-    // A cheap look at the flag instead of parsing the whole body: the bench's bodies are compact JSON.
-    if (Buffer.concat(chunks).includes('"stream":true')) return stream(res);
+    // A cheap look at the flag instead of parsing every body: the bench's bodies are compact JSON.
+    const body = Buffer.concat(chunks);
+    if (body.includes('"stream":true')) {
+      const maxTokens = Number((JSON.parse(body.toString()) as { max_tokens?: unknown }).max_tokens);
+      return maxTokens >= LONG_STREAM_MIN_TOKENS ? longStream(res, maxTokens) : stream(res);
+    }
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': completion.length });
     res.end(completion);
   });

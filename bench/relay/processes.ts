@@ -64,12 +64,17 @@ export interface SpawnOptions {
   logFile?: string;
 }
 
+/** What goes before `node` to run it on a core with the benchmark's priority (taskset, nice; both exec). */
+export function onCore(core: number): string[] {
+  const prefix: string[] = [];
+  if (niceness !== 0) prefix.push('nice', '-n', String(niceness));
+  if (pinning.enabled) prefix.push('taskset', '-c', String(core));
+  return prefix;
+}
+
 /** Starts `node <args>` on a core; the child's pid is node's own (nice and taskset exec it). */
 export function spawnNode(name: string, args: string[], options: SpawnOptions): Child {
-  let argv = [process.execPath, ...args];
-  if (pinning.enabled) argv = ['taskset', '-c', String(options.core), ...argv];
-  if (niceness !== 0) argv = ['nice', '-n', String(niceness), ...argv];
-  const [command, ...rest] = argv as [string, ...string[]];
+  const [command, ...rest] = [...onCore(options.core), process.execPath, ...args] as [string, ...string[]];
   const fd = options.logFile ? openSync(options.logFile, 'a') : undefined;
   const child = spawn(command, rest, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },

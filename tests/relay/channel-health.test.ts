@@ -168,6 +168,16 @@ describe('channel tests', () => {
     expect(relayed?.body.metadata).toEqual({ path: 'chat' });
   });
 
+  it("reads a failed test's status through the channel's status_code_mapping, as the relay does", async () => {
+    // 429 is not an auto-disable status here; mapped to 401 it is, so the channel is disabled only
+    // if the test applied the mapping.
+    const { id } = await channel({ status_code_mapping: JSON.stringify({ '429': '401' }) });
+    upstream.behaviour = { failWith: { status: 429, message: 'slow down', times: 1 } };
+    const answer = await root.get(`/api/channel/test/${id}`);
+    expect(answer.body).toMatchObject({ success: false, message: 'slow down' });
+    expect((await row(id)).status).toBe(3);
+  });
+
   it('fails a test whose param_override cannot be applied, as the relay fails the request', async () => {
     await a.options.set('AutomaticDisableChannelEnabled', 'false');
     const { id, model } = await channel();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dropUndeclaredNulls } from './validation.ts';
+import { dropUndeclaredNulls, validatorCompiler } from './validation.ts';
 
 describe('dropUndeclaredNulls', () => {
   const schema = {
@@ -22,5 +22,31 @@ describe('dropUndeclaredNulls', () => {
     const body = { tag: null, param_override: { temperature: null }, extra: null };
     dropUndeclaredNulls(body, schema);
     expect(body).toEqual({ tag: null, param_override: { temperature: null }, extra: null });
+  });
+});
+
+describe('validatorCompiler', () => {
+  const compile = (schema: object, httpPart: string) =>
+    validatorCompiler({ schema, httpPart, method: 'POST', url: '/x' }) as ((data: unknown) => boolean) & {
+      errors?: unknown[] | null;
+    };
+
+  it('compiles a schema on its first use, not when the route is registered', () => {
+    // An invalid schema shows when it is compiled: not at registration, but at the first request.
+    const validate = compile({ type: 'no-such-type' }, 'body');
+    expect(() => validate({})).toThrow(/no-such-type|type/);
+  });
+
+  it('validates bodies strictly and coerces query strings, with Fastify reading the errors', () => {
+    const schema = { type: 'object', properties: { n: { type: 'number' } } };
+    const body = compile(schema, 'body');
+    expect(body({ n: '1' })).toBe(false);
+    expect(body.errors?.length).toBe(1);
+    expect(body({ n: 1 })).toBe(true);
+    expect(body.errors).toBeNull();
+    const query = compile(schema, 'querystring');
+    const data = { n: '1' };
+    expect(query(data)).toBe(true);
+    expect(data).toEqual({ n: 1 });
   });
 });

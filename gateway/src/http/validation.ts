@@ -63,16 +63,21 @@ export function checkProperties(data: unknown, properties: object): string | und
 }
 const compiledProperties = new WeakMap<object, ValidateFunction>();
 
+/**
+ * Route schemas are compiled on their route's first request, not at start: a gateway serves a few of its
+ * hundreds of routes, and every compiled validator is generated code kept for the life of the process.
+ */
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  if (httpPart !== 'body') return coercing.compile(schema as object) as ReturnType<FastifySchemaCompiler<any>>;
-  const validate = strict.compile(schema as object);
+  const body = httpPart === 'body';
+  let validate: ValidateFunction | undefined;
   // Fastify reads `errors` from the function it was given, so the wrapper carries them over.
-  const checkBody = (data: unknown) => {
-    dropUndeclaredNulls(data, schema as SchemaNode);
+  const check = (data: unknown) => {
+    validate ??= (body ? strict : coercing).compile(schema as object);
+    if (body) dropUndeclaredNulls(data, schema as SchemaNode);
     const valid = validate(data);
-    checkBody.errors = validate.errors;
+    check.errors = validate.errors;
     return valid;
   };
-  checkBody.errors = validate.errors;
-  return checkBody as ReturnType<FastifySchemaCompiler<any>>;
+  check.errors = null as ValidateFunction['errors'];
+  return check as ReturnType<FastifySchemaCompiler<any>>;
 };

@@ -1,5 +1,3 @@
-import { parseBuffer } from 'music-metadata';
-
 /** Assumed bit rate of audio whose length cannot be read: 128 kbit/s, the common MP3 rate. */
 const FALLBACK_BYTES_PER_SECOND = 16_000;
 
@@ -10,6 +8,8 @@ const FALLBACK_BYTES_PER_SECOND = 16_000;
  */
 export async function probeAudioSeconds(file: Blob): Promise<number> {
   if (file.size === 0) return 0;
+  // Loaded with the first upload to transcribe, which most gateways never see.
+  const { parseBuffer } = await import('music-metadata');
   try {
     const bytes = new Uint8Array(await file.arrayBuffer());
     const { format } = await parseBuffer(

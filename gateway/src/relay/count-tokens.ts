@@ -1,12 +1,15 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { estimateClaudePromptTokens } from '../domain/billing/index.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { Exchange } from './exchange/exchange.ts';
+import { UpstreamFailure } from './exchange/failure.ts';
+import type { ClientSink } from './exchange/sink.ts';
 import { applyHeaderOverride } from './overrides/header-override.ts';
 import { pinnedChannel } from './pipeline.ts';
-import { providerFor, sendUpstream } from './protocols/index.ts';
+import { providerFor } from './protocols/index.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey } from './routing/picker.ts';
@@ -28,8 +31,9 @@ export interface CountTokensDeps {
 export async function countTokens(
   deps: CountTokensDeps,
   caller: RelayCaller,
-  request: FastifyRequest,
-): Promise<{ status: number; body: unknown }> {
+  request: { body: unknown; headers: IncomingHttpHeaders },
+  sink: ClientSink,
+): Promise<void> {
   const body = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError(RELAY_ERRORS.invalid_request, { detail: 'the body must be a JSON object' });
@@ -48,16 +52,18 @@ export async function countTokens(
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (!provider.buildCountTokensRequest || key === undefined) {
-    return { status: 200, body: { input_tokens: estimateClaudePromptTokens(model, json) } };
+    const counted = { input_tokens: estimateClaudePromptTokens(model, json) };
+    return sink.answer(200, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(counted)));
   }
 
   const mapping = resolveModelMapping(model, channel.modelMapping);
   if (!mapping.ok) throw mapping.error;
+  const upstreamModel = mapping.upstreamModel;
   const upstream = provider.buildCountTokensRequest({
     channel,
     key,
-    upstreamModel: mapping.upstreamModel,
-    body: JSON.stringify({ ...json, model: mapping.upstreamModel }),
+    upstreamModel,
+    body: JSON.stringify({ ...json, model: upstreamModel }),
     options: deps.options,
     clientHeaders: request.headers,
   });
@@ -67,33 +73,42 @@ export async function countTokens(
   });
   if (headerError) throw headerError;
 
-  let response: Awaited<ReturnType<Transport['send']>>;
+  // The count is a Claude Messages answer to a Claude client: it passes through as the upstream wrote it.
+  // The transport's header and body timeouts bound the wait.
+  const exchange = new Exchange({
+    channel,
+    keyIndex,
+    key,
+    prepared: {
+      provider,
+      upstreamFormat: 'claude-messages',
+      upstreamModel,
+      request: upstream,
+      convert: { model, upstreamModel, stream: false },
+    },
+    transport: deps.transport,
+    startedMs: Date.now(),
+    client: { format: 'claude-messages', model, stream: false, wantsStreamUsage: false, pingIntervalMs: 0 },
+  });
   try {
-    // The transport's header and body timeouts bound the wait.
-    response = await sendUpstream(provider, upstream, {
-      channel,
-      key,
-      transport: deps.transport,
-      signal: new AbortController().signal,
-      stream: false,
-    });
+    await exchange.run(sink);
   } catch (error) {
-    throw new AppError(RELAY_ERRORS.upstream_unreachable, {
-      detail: error instanceof Error ? error.message : String(error),
+    throw countFailure(error);
+  }
+}
+
+/** What the client is told when the upstream could not count. */
+function countFailure(error: unknown): unknown {
+  if (!(error instanceof UpstreamFailure)) return error;
+  const { code, status, message } = error.error;
+  if (code === 'upstream_unreachable') {
+    const cause = error.cause;
+    return new AppError(RELAY_ERRORS.upstream_unreachable, {
+      detail: cause instanceof Error ? cause.message : String(cause),
     });
   }
-  const text = await response.body.text();
-  if (response.status >= 400) {
-    const failure = provider.parseError(response.status, text);
-    throw new AppError({
-      code: failure.code ?? 'upstream_error',
-      status: failure.status,
-      message: { zh: failure.message, en: failure.message },
-    });
+  if (code === 'bad_response_body') {
+    return new AppError(RELAY_ERRORS.upstream_error, { detail: 'the upstream answered invalid JSON' });
   }
-  try {
-    return { status: response.status, body: JSON.parse(text) };
-  } catch {
-    throw new AppError(RELAY_ERRORS.upstream_error, { detail: 'the upstream answered invalid JSON' });
-  }
+  return new AppError({ code: code ?? 'upstream_error', status, message: { zh: message, en: message } });
 }

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { buildErrorOther, type UsageRecorder } from '../domain/usage/index.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import type { ChannelSnapshot } from './types.ts';
@@ -24,7 +23,7 @@ export interface RelayFailure {
 export function recordRelayFailure(
   recorder: UsageRecorder,
   caller: RelayCaller,
-  request: FastifyRequest,
+  request: { requestId: string; path: string },
   input: { model: string; stream: boolean; startedMs: number },
   failure: RelayFailure,
 ): void {
@@ -41,10 +40,10 @@ export function recordRelayFailure(
     useTimeSeconds: Math.round((Date.now() - input.startedMs) / 1000),
     isStream: input.stream,
     ip: '',
-    requestId: request.id,
+    requestId: request.requestId,
     content: failure.message,
     other: buildErrorOther({
-      requestPath: request.url.split('?')[0] ?? '',
+      requestPath: request.path,
       errorType: failure.fromUpstream ? 'upstream_error' : 'tollgate_error',
       errorCode: failure.code,
       statusCode: failure.status,

@@ -8,6 +8,7 @@ import type { OutboundGuard } from '../http/outbound/guard.ts';
 import type { Database } from '../store/database.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
+import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
@@ -111,7 +112,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
-      await relay(deps, caller(request), input, request, reply);
+      await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
   }
@@ -129,15 +130,15 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
 
   // Token counting answers, but is not a billed relay request: no relay format, no consume log.
   app.post('/v1/messages/count_tokens', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
-    const counted = await countTokens(deps, caller(request), request);
-    return reply.code(counted.status).send(counted.body);
+    await countTokens(deps, caller(request), request, replySink(request, reply));
+    return reply;
   });
 
   for (const prefix of ['/v1beta/models/*', '/v1/models/*']) {
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
-      await relay(deps, caller(request), parseGeminiRequest(request), request, reply);
+      await relay(deps, caller(request), parseGeminiRequest(request), relayContext(request, reply));
       return reply;
     });
   }

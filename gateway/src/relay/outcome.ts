@@ -69,8 +69,30 @@ export function ending(
   return { status: statusCode, errorType: statusCode >= 400 ? errorTypeOfStatus(statusCode) : 'none' };
 }
 
+/** The facts a request's pipeline learns about it (its labels in the metrics). */
+export type RelayFacts = Partial<Omit<Outcome, 'errorType'>>;
+
+/**
+ * What the pipeline notes about its request, without the HTTP framework: the route hands it
+ * `relayNotes(request, reply)`.
+ */
+export interface RelayNotes {
+  /** Records facts as the pipeline learns them. */
+  note(facts: RelayFacts): void;
+  /** Records why the request failed: the first reason wins, and nothing changes an answer written in full. */
+  failed(errorType: RelayErrorType): void;
+}
+
+/** The notes of a tracked request (they go nowhere for a request that is not tracked). */
+export function relayNotes(request: FastifyRequest, reply: FastifyReply): RelayNotes {
+  return {
+    note: (facts) => noteRelay(request, facts),
+    failed: (errorType) => noteRelayFailure(request, reply, errorType),
+  };
+}
+
 /** Records facts about a tracked request as the pipeline learns them. */
-export function noteRelay(request: FastifyRequest, facts: Partial<Omit<Outcome, 'errorType'>>): void {
+export function noteRelay(request: FastifyRequest, facts: RelayFacts): void {
   const outcome = outcomes.get(request);
   if (outcome) Object.assign(outcome, facts);
 }

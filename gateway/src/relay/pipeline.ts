@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
   estimateCompletionTokens,
@@ -14,37 +14,24 @@ import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { type RequestCharge, requestCharge } from './charge.ts';
 import { clientType } from './client-type.ts';
-import {
-  type ConvertContext,
-  canConvert,
-  conversionChain,
-  convertResponse,
-  convertStream,
-  responseInHub,
-} from './convert/index.ts';
+import { canConvert, conversionChain } from './convert/index.ts';
 import { recordRelayFailure } from './error-log.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { Exchange, type ExchangeOutcome } from './exchange/exchange.ts';
+import { StreamBroken, UpstreamFailure } from './exchange/failure.ts';
 import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
-import { forwardStream } from './forward.ts';
+import type { ClientSink } from './exchange/sink.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
-import { isTimeout, noteRelay, noteRelayFailure } from './outcome.ts';
-import {
-  type Provider,
-  providerFor,
-  type StreamDecoder,
-  sendUpstream,
-  streamDecoderFor,
-  type UpstreamError,
-} from './protocols/index.ts';
+import { isTimeout, type RelayNotes } from './outcome.ts';
+import { providerFor } from './protocols/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from './routing/picker.ts';
-import { mapStatusCode, retryStatusRanges, shouldRetry } from './routing/retry.ts';
-import type { SseEvent } from './sse.ts';
+import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -71,24 +58,26 @@ export interface RelayRequest {
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
-  /** Prompt tokens counted locally, for a usage the upstream does not report. */
-  promptEstimate?: number;
-  /** The Tollgate user making the request. */
-  userId?: number;
 }
 
-/** An upstream answered with an error: what the client gets if no retry succeeds. */
-class UpstreamFailure extends Error {
-  readonly error: UpstreamError;
-  readonly channel: ChannelSnapshot;
-  /** The channel key the failing call used. */
-  readonly keyIndex: number;
-  constructor(error: UpstreamError, channel: ChannelSnapshot, keyIndex: number, cause?: unknown) {
-    super(error.message, { cause });
-    this.error = error;
-    this.channel = channel;
-    this.keyIndex = keyIndex;
-  }
+/** What the pipeline knows of the client's HTTP request, and where it answers: the route builds it. */
+export interface RelayContext {
+  requestId: string;
+  /** The path the client called, without the query. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  sink: ClientSink;
+  notes: RelayNotes;
+}
+
+/** One request on its way through the pipeline. */
+interface RelayRun {
+  deps: PipelineDeps;
+  caller: RelayCaller;
+  input: RelayRequest;
+  ctx: RelayContext;
+  charge: RequestCharge;
+  startedMs: number;
 }
 
 const now = () => Date.now();
@@ -103,14 +92,13 @@ export async function relay(
   deps: PipelineDeps,
   caller: RelayCaller,
   input: RelayRequest,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  ctx: RelayContext,
 ): Promise<void> {
   const started = now();
   const { options } = deps;
   const { user, token } = caller.identity;
   const served = caller.pinnedChannelId !== undefined || deps.routing.candidates(caller.group, input.model).length > 0;
-  noteRelay(request, { format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
+  ctx.notes.note({ format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
 
@@ -124,13 +112,12 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
-  const promptEstimate = charge.promptEstimate;
   const reservation = await reserve(deps, caller, price, charge);
 
   let settled = false;
   try {
-    const outcome = await attempt(deps, caller, { ...input, promptEstimate, userId: user.id }, request, reply, started);
-    const usage = billedUsage(outcome, input.model, promptEstimate);
+    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started });
+    const usage = billedUsage(outcome, input.model, charge);
     const { quota, surcharges } = settleQuota({
       price,
       usage,
@@ -155,12 +142,12 @@ export async function relay(
       useTimeSeconds: Math.round((now() - started) / 1000),
       isStream: input.stream,
       ip: '',
-      requestId: request.id,
+      requestId: ctx.requestId,
       content: usage.estimated && price.perCallUsd === undefined ? '上游未返回用量，按本地估算计费' : '',
       quota,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
-      clientType: clientType(request.headers['user-agent']),
+      clientType: clientType(ctx.headers['user-agent']),
       other: buildConsumeOther({
         price,
         usage,
@@ -169,7 +156,7 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
-        requestPath: request.url.split('?')[0] ?? '',
+        requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
         claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
@@ -248,13 +235,13 @@ async function reserve(
  * The usage to bill: the upstream's, its missing prompt count filled in from the local estimate, or
  * all of it estimated when the upstream reported none (reference §5.5).
  */
-function billedUsage(outcome: Outcome, model: string, promptEstimate: number): Usage {
+function billedUsage(outcome: Outcome, model: string, charge: RequestCharge): Usage {
   const usage = outcome.usage;
   if (usage && usage.promptTokens > 0) return usage;
-  if (usage && usage.completionTokens > 0) return { ...usage, promptTokens: promptEstimate, estimated: true };
+  if (usage && usage.completionTokens > 0) return { ...usage, promptTokens: charge.promptEstimate, estimated: true };
   return {
-    promptTokens: promptEstimate,
-    completionTokens: estimateCompletionTokens(model, outcome.text, outcome.toolCalls),
+    promptTokens: charge.promptEstimate,
+    completionTokens: estimateCompletionTokens(model, outcome.text(), outcome.toolCalls),
     estimated: true,
   };
 }
@@ -263,27 +250,15 @@ function billedUsage(outcome: Outcome, model: string, promptEstimate: number): U
 const claudeUsage = (client: WireFormat, upstream: WireFormat) =>
   client === 'claude-messages' || upstream === 'claude-messages';
 
-interface Outcome {
+/** An answered attempt, and the channels the request went to. */
+interface Outcome extends ExchangeOutcome {
   channel: ChannelSnapshot;
-  /** The format the upstream was spoken to in. */
-  upstreamFormat: WireFormat;
-  upstreamModel: string;
-  usage: Usage | undefined;
-  text: string;
-  toolCalls: number;
-  firstTokenMs: number | undefined;
   tried: number[];
-  clientGone: boolean;
 }
 
-async function attempt(
-  deps: PipelineDeps,
-  caller: RelayCaller,
-  input: RelayRequest,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  started: number,
-): Promise<Outcome> {
+/** Tries channels in turn (retry rules permitting) until one answers; throws what the client is told. */
+async function attempt(run: RelayRun): Promise<Outcome> {
+  const { deps, caller, input, ctx } = run;
   const retries = caller.pinnedChannelId === undefined ? deps.options.getNumber('RetryTimes') : 0;
   const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
   const candidates = deps.routing.candidates(caller.group, input.model);
@@ -299,10 +274,19 @@ async function attempt(
     if (!channel) break;
     failed.add(channel.id);
     exclude.add(channel.id);
+    // The channel the request is counted under: the one that answers, or the last one that failed.
+    ctx.notes.note({ channel: String(channel.id) });
     try {
-      return await call(deps, channel, input, request, reply, started, index, [...failed]);
+      const answered = await call(run, channel, index);
+      return { ...answered, channel, tried: [...failed] };
     } catch (error) {
-      if (reply.sent || reply.raw.headersSent) throw error;
+      if (ctx.sink.started) {
+        if (error instanceof StreamBroken) {
+          ctx.notes.failed(isTimeout(error.cause) ? 'timeout' : 'upstream');
+          throw error.cause;
+        }
+        throw error;
+      }
       const status =
         error instanceof UpstreamFailure ? error.error.status : error instanceof AppError ? error.status : 500;
       const code = error instanceof UpstreamFailure ? error.error.code : error instanceof AppError ? error.code : null;
@@ -331,14 +315,13 @@ async function attempt(
       if (!again) break;
     }
   }
-  if (lastChannel) noteRelay(request, { channel: String(lastChannel.id) });
   if (lastChannel && lastFailure) {
     const fromUpstream = lastFailure instanceof UpstreamFailure;
     recordRelayFailure(
       deps.recorder,
       caller,
-      request,
-      { model: input.model, stream: input.stream, startedMs: started },
+      ctx,
+      { model: input.model, stream: input.stream, startedMs: run.startedMs },
       {
         channel: lastChannel,
         tried: [...failed],
@@ -350,7 +333,7 @@ async function attempt(
     );
   }
   if (lastFailure instanceof UpstreamFailure) {
-    noteRelayFailure(request, reply, isTimeout(lastFailure.cause) ? 'timeout' : 'upstream');
+    ctx.notes.failed(isTimeout(lastFailure.cause) ? 'timeout' : 'upstream');
     throw new AppError(
       {
         code: lastFailure.error.code ?? 'upstream_error',
@@ -392,17 +375,9 @@ export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): Chann
   return channel;
 }
 
-/** One attempt on one channel: build the upstream request, send it, answer the client. */
-async function call(
-  deps: PipelineDeps,
-  channel: ChannelSnapshot,
-  input: RelayRequest,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  started: number,
-  retryIndex: number,
-  tried: number[],
-): Promise<Outcome> {
+/** One attempt on one channel: pick its key, prepare the upstream request, and exchange it. */
+async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number): Promise<ExchangeOutcome> {
+  const { deps, input, ctx, charge } = run;
   const target = upstreamTarget(channel, input.format, input.model, deps.options);
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
@@ -413,13 +388,7 @@ async function call(
       message: { zh: '渠道没有可用的密钥', en: 'The channel has no enabled key' },
     });
   }
-  const {
-    provider,
-    upstreamFormat,
-    upstreamModel,
-    request: upstream,
-    convert: ctx,
-  } = prepareUpstream(target, {
+  const prepared = prepareUpstream(target, {
     channel,
     key,
     format: input.format,
@@ -427,186 +396,33 @@ async function call(
     model: input.model,
     stream: input.stream,
     options: deps.options,
-    clientHeaders: request.headers,
-    requestPath: request.url.split('?')[0] ?? '',
+    clientHeaders: ctx.headers,
+    requestPath: ctx.path,
     retryIndex,
-    userId: input.userId,
+    userId: run.caller.identity.user.id,
   });
-
-  const abort = new AbortController();
-  let response: Awaited<ReturnType<Transport['send']>>;
-  try {
-    response = await sendUpstream(provider, upstream, {
-      channel,
-      key,
-      transport: deps.transport,
-      signal: abort.signal,
+  const exchange = new Exchange({
+    channel,
+    keyIndex,
+    key,
+    prepared,
+    transport: deps.transport,
+    startedMs: run.startedMs,
+    client: {
+      format: input.format,
+      model: input.model,
       stream: input.stream,
-    });
-  } catch (error) {
-    throw new UpstreamFailure(
-      {
-        status: 502,
-        message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
-        type: 'upstream_error',
-        code: 'upstream_unreachable',
-      },
-      channel,
-      keyIndex,
-      error,
-    );
-  }
-  if (response.status >= 400) {
-    const text = await response.body.text().catch(() => '');
-    const parsed = provider.parseError(response.status, text);
-    throw new UpstreamFailure(
-      { ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) },
-      channel,
-      keyIndex,
-    );
-  }
-
-  const answered = { channel, upstreamFormat, upstreamModel, tried };
-  const contentType = String(response.headers['content-type'] ?? '');
-  const decoder = input.stream ? streamDecoderFor(provider, contentType) : undefined;
-  if (decoder) {
-    return streamAnswer(deps, provider, decoder, input, ctx, reply, response.body, abort, started, answered);
-  }
-  // A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through.
-  let bytes = Buffer.from(await response.body.arrayBuffer());
-  let usage: Usage | undefined;
-  let text = '';
-  let type = contentType || 'application/octet-stream';
-  if (contentType.includes('application/json')) {
-    let parsed: Record<string, any>;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8')) as Record<string, any>;
-    } catch {
-      throw new UpstreamFailure(
-        {
-          status: 502,
-          message: 'the upstream answered invalid JSON',
-          type: 'upstream_error',
-          code: 'bad_response_body',
-        },
-        channel,
-        keyIndex,
-      );
-    }
-    usage = provider.usageFromBody(upstreamFormat, parsed);
-    text = answerText(responseInHub(upstreamFormat, parsed, ctx));
-    if (upstreamFormat !== input.format) {
-      bytes = Buffer.from(JSON.stringify(convertResponse(upstreamFormat, input.format, parsed, ctx)));
-      type = 'application/json';
-    }
-  }
-  noteRelay(request, { channel: String(channel.id) });
-  reply.code(response.status).header('content-type', type);
-  await reply.send(bytes);
-  return { ...answered, usage, text, toolCalls: 0, firstTokenMs: now() - started, clientGone: false };
-}
-
-async function streamAnswer(
-  deps: PipelineDeps,
-  provider: Provider,
-  decoder: StreamDecoder,
-  input: RelayRequest,
-  ctx: ConvertContext,
-  reply: FastifyReply,
-  body: NodeJS.ReadableStream & AsyncIterable<unknown>,
-  abort: AbortController,
-  started: number,
-  answered: Pick<Outcome, 'channel' | 'upstreamFormat' | 'upstreamModel' | 'tried'>,
-): Promise<Outcome> {
-  const observer = provider.streamObserver(answered.upstreamFormat);
-  const converter = convertStream(answered.upstreamFormat, input.format, ctx);
-  const raw = reply.raw;
-  noteRelay(reply.request, { channel: String(answered.channel.id) });
-  reply.hijack();
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': reply.request.id,
-  });
-  let firstTokenMs: number | undefined;
-  const openAIClient = input.format === 'openai-chat' || input.format === 'openai-completions';
-  // What an OpenAI client gets: [DONE] held back and sent last, so a synthesised usage chunk can
-  // come before it; the usage chunk we asked for on its behalf dropped if it declined it.
-  const forClient = (events: SseEvent[]) =>
-    openAIClient
-      ? events.filter(
-          (e) =>
-            e.data !== '[DONE]' &&
-            (input.wantsStreamUsage || input.format !== 'openai-chat' || !isUsageOnlyChunk(e.data)),
-        )
-      : events;
-  // Gemini's clients read every event as JSON; a comment line between them is not worth the risk.
-  const ping =
-    deps.options.getBoolean('general_setting.ping_interval_enabled') && input.format !== 'gemini-generate'
-      ? deps.options.getNumber('general_setting.ping_interval_seconds') * 1000
-      : 0;
-  const result = await forwardStream(body as never, decoder, raw, observer, () => abort.abort(), {
-    pingIntervalMs: ping,
-    onFirstEvent: () => {
-      firstTokenMs = now() - started;
+      wantsStreamUsage: input.wantsStreamUsage,
+      pingIntervalMs: pingInterval(deps.options, input.format),
+      promptEstimate: () => charge.promptEstimate,
     },
-    transform: (event) => forClient(converter ? converter.push(event) : [event]),
-    finish: () => {
-      const events = forClient(converter ? converter.end() : []);
-      if (!openAIClient) return events;
-      if (input.format === 'openai-chat' && input.wantsStreamUsage && !observer.usage) {
-        events.push({ data: JSON.stringify(estimatedUsageChunk(input, observer.text, observer.toolCalls)) });
-      }
-      events.push({ data: '[DONE]' });
-      return events;
-    },
-  }).catch((error: unknown) => {
-    // The upstream broke off after the 200 went out: a cut connection is how the client learns it.
-    noteRelayFailure(reply.request, reply, isTimeout(error) ? 'timeout' : 'upstream');
-    raw.destroy();
-    throw error;
   });
-  raw.end();
-  return {
-    ...answered,
-    usage: observer.usage,
-    text: observer.text,
-    toolCalls: observer.toolCalls,
-    firstTokenMs,
-    clientGone: result.clientGone,
-  };
+  return exchange.run(ctx.sink);
 }
 
-/** The usage chunk an upstream did not send, with locally counted tokens (reference Appendix B). */
-function estimatedUsageChunk(input: RelayRequest, text: string, toolCalls: number) {
-  const prompt = input.promptEstimate ?? 0;
-  const completion = estimateCompletionTokens(input.model, text, toolCalls);
-  return {
-    id: 'chatcmpl-tollgate-usage',
-    object: 'chat.completion.chunk',
-    created: Math.floor(Date.now() / 1000),
-    model: input.model,
-    choices: [],
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-  };
-}
-
-function isUsageOnlyChunk(data: string): boolean {
-  if (!data.includes('"usage"')) return false;
-  try {
-    const chunk = JSON.parse(data) as { choices?: unknown[]; usage?: unknown };
-    return Array.isArray(chunk.choices) && chunk.choices.length === 0 && chunk.usage !== undefined;
-  } catch {
-    return false;
-  }
-}
-
-/** The generated text of a whole answer, for estimating usage when the upstream reports none. */
-function answerText(body: Record<string, any>): string {
-  const choices = Array.isArray(body.choices) ? body.choices : [];
-  return choices
-    .map((c: any) => c?.message?.content ?? c?.text ?? '')
-    .filter((t: unknown) => typeof t === 'string')
-    .join('');
+/** `: PING` lines for a silent upstream; Gemini's clients read every event as JSON, so not for them. */
+function pingInterval(options: OptionsService, format: WireFormat): number {
+  return options.getBoolean('general_setting.ping_interval_enabled') && format !== 'gemini-generate'
+    ? options.getNumber('general_setting.ping_interval_seconds') * 1000
+    : 0;
 }

@@ -6,6 +6,7 @@ import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
+import { relayContext } from './client-sink.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
@@ -74,8 +75,7 @@ export async function playgroundPlugin(
           stream: json.stream === true,
           wantsStreamUsage: streamOptions?.include_usage !== false,
         },
-        request,
-        reply,
+        relayContext(request, reply),
       );
       return reply;
     },

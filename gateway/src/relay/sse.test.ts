@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser, sseData } from './sse.ts';
+import { SseParser, sseData, sseFrame } from './sse.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -23,5 +23,17 @@ describe('SSE parser', () => {
     const parser = new SseParser();
     expect(parser.push(bytes('data: x\r\n\r\ndata: y'))).toEqual([{ data: 'x' }]);
     expect(parser.end()).toEqual([{ data: 'y' }]);
+  });
+
+  it("keeps each event's raw text across any chunk cut, and re-frames events with other lines", () => {
+    const blocks = ['data:{"a":1}\r\n\r\n', 'event: delta\ndata: {"b":"你好"}\n\n', 'data: x\ndata: y\n\n'];
+    const stream = `${blocks[0]}: ping\n\n${blocks[1]}id: 7\ndata: z\n\n${blocks[2]}`;
+    const all = bytes(stream);
+    for (let cut = 1; cut < all.length; cut += 3) {
+      const parser = new SseParser();
+      const events = [...parser.push(all.slice(0, cut)), ...parser.push(all.slice(cut)), ...parser.end()];
+      expect(events.map((e) => e.raw)).toEqual([blocks[0], blocks[1], undefined, blocks[2]]);
+      expect(sseFrame(events[2]!)).toBe('data: z\n\n');
+    }
   });
 });

@@ -4,56 +4,133 @@ export interface SseEvent {
   data: string;
 }
 
+const UNPARSED = Symbol('unparsed');
+const NOT_JSON = Symbol('not JSON');
+
+/**
+ * An event that remembers what it was read from and what its data parses to, so that the metering
+ * observer, the converter and the client filters of one stream share a single JSON.parse, and a
+ * pass-through stream forwards the upstream's own text. Private fields, not properties: a spread
+ * (`{ ...event, data }`) makes a plain event whose memo cannot go stale, and equality checks see
+ * only `event` and `data`.
+ */
+export class StreamEvent implements SseEvent {
+  event?: string;
+  data: string;
+  readonly #raw: string | undefined;
+  #json: unknown;
+
+  constructor(data: string, event?: string, raw?: string, json: unknown = UNPARSED) {
+    if (event !== undefined) this.event = event;
+    this.data = data;
+    this.#raw = raw;
+    this.#json = json;
+  }
+
+  /** The event exactly as the upstream framed it; undefined for events made here. */
+  get raw(): string | undefined {
+    return this.#raw;
+  }
+
+  /** The parsed data, parsed on first use; undefined when it is not JSON. */
+  get json(): unknown {
+    if (this.#json === UNPARSED) {
+      try {
+        this.#json = JSON.parse(this.data);
+      } catch {
+        this.#json = NOT_JSON;
+      }
+    }
+    return this.#json === NOT_JSON ? undefined : this.#json;
+  }
+}
+
+/** The parsed data of an event (once per event when it is a StreamEvent); undefined when it is not JSON. */
+export function parsedData(event: SseEvent): unknown {
+  if (event instanceof StreamEvent) return event.json;
+  try {
+    return JSON.parse(event.data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An event made from a value: serialised once, and read back without parsing by the next step. */
+export function jsonEvent(value: unknown, event?: string): StreamEvent {
+  return new StreamEvent(JSON.stringify(value), event, undefined, value);
+}
+
+/** The text a client gets for an event: the upstream's own framing when it passes through unchanged. */
+export function sseFrame(event: SseEvent): string {
+  return (event instanceof StreamEvent ? event.raw : undefined) ?? sseData(event.data, event.event);
+}
+
 /**
  * Incremental SSE parser: feed it chunks as they arrive, get back the events each chunk completed.
  * Chunks may split anywhere (inside a line, inside a UTF-8 character); comments (`: ping`) are skipped.
+ * Each event keeps its raw text (when it has only `data:` and `event:` lines) for pass-through.
  */
 export class SseParser {
   readonly #decoder = new TextDecoder();
   #buffer = '';
+  /** Where scanning resumes in the buffer, and where the event being read began. */
+  #scan = 0;
+  #blockStart = 0;
+  /** Whether the event being read has lines other than data and event (then it is re-framed). */
+  #otherLines = false;
   #event: string | undefined;
   #data: string[] = [];
 
-  push(chunk: Uint8Array): SseEvent[] {
+  push(chunk: Uint8Array): StreamEvent[] {
     this.#buffer += this.#decoder.decode(chunk, { stream: true });
     return this.#drain();
   }
 
   /** The last event, if the stream ended without its closing blank line. */
-  end(): SseEvent[] {
+  end(): StreamEvent[] {
     this.#buffer += `${this.#decoder.decode()}\n\n`;
+    // The blank line added here is ours, not the upstream's: the event is re-framed.
+    this.#otherLines = true;
     return this.#drain();
   }
 
-  #drain(): SseEvent[] {
-    const events: SseEvent[] = [];
-    let start = 0;
+  #drain(): StreamEvent[] {
+    const events: StreamEvent[] = [];
+    const buffer = this.#buffer;
+    let start = this.#scan;
     for (;;) {
-      const newline = this.#buffer.indexOf('\n', start);
+      const newline = buffer.indexOf('\n', start);
       if (newline === -1) break;
-      let line = this.#buffer.slice(start, newline);
+      let line = buffer.slice(start, newline);
       start = newline + 1;
       if (line.endsWith('\r')) line = line.slice(0, -1);
       if (line === '') {
         if (this.#data.length > 0) {
-          events.push(
-            this.#event === undefined
-              ? { data: this.#data.join('\n') }
-              : { event: this.#event, data: this.#data.join('\n') },
-          );
+          const raw = this.#otherLines ? undefined : buffer.slice(this.#blockStart, start);
+          const data = this.#data.length === 1 ? (this.#data[0] as string) : this.#data.join('\n');
+          events.push(new StreamEvent(data, this.#event, raw));
         }
         this.#event = undefined;
         this.#data = [];
+        this.#otherLines = false;
+        this.#blockStart = start;
         continue;
       }
-      if (line.startsWith(':')) continue;
+      if (line.startsWith(':')) {
+        this.#otherLines = true;
+        continue;
+      }
       const colon = line.indexOf(':');
       const field = colon === -1 ? line : line.slice(0, colon);
       const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
       if (field === 'data') this.#data.push(value);
       else if (field === 'event') this.#event = value;
+      else this.#otherLines = true;
     }
-    this.#buffer = this.#buffer.slice(start);
+    // Keep the unfinished event's text (its raw form), and what follows it.
+    this.#buffer = buffer.slice(this.#blockStart);
+    this.#scan = start - this.#blockStart;
+    this.#blockStart = 0;
     return events;
   }
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { warmUpTokenizers } from '../domain/billing/index.ts';
 import { QuotaLedger } from '../domain/ledger/ledger.ts';
 import { startTaskEngine } from '../domain/tasks/index.ts';
 import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usage/index.ts';
@@ -38,8 +37,6 @@ export async function startRelay(
 ): Promise<RelayPluginDeps> {
   const { store, cluster, options, keyring, pricing } = services;
   const db = store.db;
-  // Loading the encoders takes a moment and memory: do it now, not in the first request.
-  warmUpTokenizers();
   const transport = new Transport({
     headersTimeoutMs: config.relay.headersTimeoutMs,
     bodyTimeoutMs: config.relay.idleTimeoutMs,

@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import { AppError } from '../../errors.ts';
 import type { OptionsService } from '../options/index.ts';
 import { EMAIL_ERRORS } from './email-errors.ts';
@@ -49,6 +48,8 @@ export class SmtpMailer implements Mailer {
     const settings = this.#settings();
     if (!settings) throw new AppError(EMAIL_ERRORS.MAIL_NOT_CONFIGURED);
     const t = this.#timeouts;
+    // Loaded with the first mail: most gateways send none, and nodemailer is a megabyte of heap.
+    const { createTransport } = await import('nodemailer');
     const transport = createTransport({
       host: settings.host,
       port: settings.port,

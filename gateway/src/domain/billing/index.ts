@@ -43,5 +43,5 @@ export {
   taskTokenQuota,
   type UsageSemantics,
 } from './quota.ts';
-export { countTextTokens, type EncodingName, encodingFor, warmUpTokenizers } from './tokenizer.ts';
+export { countTextTokens, type EncodingName, encodingFor } from './tokenizer.ts';
 export { type PaidTool, toolPriceUsd } from './tool-price.ts';

@@ -27,16 +27,10 @@ export function countTextTokens(model: string, text: string): number {
   return encoder(encodingFor(model)).countTokens(text, PLAIN_TEXT);
 }
 
-/**
- * Loads the encoders now. They load on first use otherwise, which costs that request a few
- * hundred milliseconds (o200k) and the process some 40–80 MB, so a server calls this at start.
- */
-export function warmUpTokenizers(names: readonly EncodingName[] = ['o200k_base', 'cl100k_base']): void {
-  for (const name of names) encoder(name);
-}
-
-// Loaded lazily and synchronously (CommonJS build) so that counting stays a plain function call
-// and a process that never counts never pays for the vocabularies.
+// Loaded on first use, one encoding at a time, and synchronously (CommonJS build) so that counting stays a
+// plain function call. Not at start: a vocabulary costs the process tens of MiB (o200k about 45–55 MiB RSS,
+// most of it parsing its 2.4 MB module), which only a gateway that counts tokens should carry; the first
+// request that counts with an encoding pays its load once (o200k 150–250 ms).
 function encoder(name: EncodingName): Encoding {
   let loaded = encoders.get(name);
   if (loaded === undefined) {

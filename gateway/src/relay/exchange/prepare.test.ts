@@ -1,19 +1,27 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
 import { AppError } from '../../errors.ts';
 import { testChannel } from '../protocols/test-support.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { type AttemptRequest, prepareUpstream, upstreamTarget } from './prepare.ts';
 
-/** The options service's getters over the defined defaults. */
+/** The options service's getters over the defined defaults (JSON ones parsed once, as the service does). */
 const options = (() => {
   const all = new Map<string, string>(OPTION_DEFINITIONS.map((d) => [d.key, d.default]));
   const get = (key: string) => all.get(key) ?? '';
+  const json = new Map<string, unknown>();
+  for (const { key, default: value } of OPTION_DEFINITIONS) {
+    try {
+      json.set(key, JSON.parse(value || 'null'));
+    } catch {
+      // Not a JSON option.
+    }
+  }
   return {
     get,
     getBoolean: (key: string) => get(key) === 'true',
     getNumber: (key: string) => Number(get(key)),
-    getJson: (key: string) => JSON.parse(get(key) || 'null'),
+    getJson: (key: string) => json.get(key) ?? null,
   } as unknown as OptionsService;
 })();
 
@@ -83,6 +91,22 @@ describe('prepareUpstream', () => {
     });
     expect(prepared.upstreamFormat).toBe('claude-messages');
     expect(bodyOf(prepared)).toMatchObject({ model: 'claude-sonnet-4', messages: [{ role: 'user' }] });
+  });
+
+  it("serialises the client's body once, trimmed to a strict upstream's fields after the param override", () => {
+    const channel = testChannel({ type: 42, paramOverride: { user: 'added', temperature: 0.3 } });
+    const stringify = vi.spyOn(JSON, 'stringify');
+    const parse = vi.spyOn(JSON, 'parse');
+    const prepared = prepare(channel, { model: 'mistral-small-latest', body: { ...chat, seed: 7 } });
+    const calls = { stringify: stringify.mock.calls.length, parse: parse.mock.calls.length };
+    vi.restoreAllMocks();
+    expect(calls).toEqual({ stringify: 1, parse: 0 });
+    expect(bodyOf(prepared)).toEqual({
+      model: 'mistral-small-latest',
+      messages: [{ role: 'user', content: 'hi' }],
+      random_seed: 7,
+      temperature: 0.3,
+    });
   });
 
   it('sends a multipart form with the mapped model', async () => {

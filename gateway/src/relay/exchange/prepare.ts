@@ -8,6 +8,7 @@ import { RELAY_ERRORS } from '../errors.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import { applyParamOverride } from '../overrides/param-override.ts';
 import { type Provider, providerFor, type UpstreamRequest } from '../protocols/index.ts';
+import { isObject } from '../protocols/upstream-json.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import type { ChannelSnapshot, WireFormat } from '../types.ts';
 
@@ -144,7 +145,10 @@ export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): 
     });
     if (!overridden.ok) throw overridden.error;
     if (overridden.headerOverride) headerOverride = overridden.headerOverride;
-    body = JSON.stringify(overridden.body);
+    const final = overridden.body;
+    body = JSON.stringify(
+      provider.finishBody && isObject(final) ? provider.finishBody(upstreamFormat, final, channel) : final,
+    );
   }
 
   const request = provider.buildRequest({

@@ -8,9 +8,11 @@ import type { OptionsService } from '../../domain/options/index.ts';
 import type { PricingService } from '../../domain/pricing/service.ts';
 import { buildConsumeOther, type UsageRecorder } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
+import { Exchange } from '../exchange/exchange.ts';
+import { StreamBroken, UpstreamFailure } from '../exchange/failure.ts';
 import { type PreparedUpstream, prepareUpstream, upstreamTarget } from '../exchange/prepare.ts';
 import type { RelayMetrics } from '../metrics.ts';
-import { sendUpstream, streamDecoderFor } from '../protocols/index.ts';
+import { isTimeout } from '../outcome.ts';
 import { probeRealtime } from '../realtime/probe.ts';
 import { servesRealtime } from '../realtime/upstream.ts';
 import type { RoutingIndex } from '../routing/index-cache.ts';
@@ -20,6 +22,7 @@ import type { Transport } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 import type { ChannelFailure } from './auto-disable.ts';
 import type { ChannelHealth } from './channel-health.ts';
+import { discardingSink } from './test-sink.ts';
 
 /**
  * new-api's answer to a channel test: `time` in seconds. A failure carries our envelope's stable `code`
@@ -227,40 +230,46 @@ export class ChannelTester {
       if (!(error instanceof AppError)) throw error;
       return { failure: configurationFailure(error) };
     }
-    const { provider, upstreamFormat: native, request: upstream } = prepared;
+    const exchange = new Exchange({
+      channel,
+      keyIndex,
+      key,
+      prepared,
+      transport: this.#deps.transport,
+      startedMs: Date.now(),
+      signal: AbortSignal.timeout(this.#deps.timeoutMs),
+      client: { format, model, stream, wantsStreamUsage: true, pingIntervalMs: 0 },
+    });
     try {
-      const response = await sendUpstream(provider, upstream, {
-        channel,
-        key,
-        transport: this.#deps.transport,
-        signal: AbortSignal.timeout(this.#deps.timeoutMs),
-        stream,
-      });
-      // Bytes, not text: a binary stream framing (Bedrock's event stream) is decoded below.
-      const bytes = Buffer.from(await response.body.arrayBuffer());
-      const text = bytes.toString('utf8');
-      if (response.status >= 400) {
-        const error = provider.parseError(response.status, text);
-        return { failure: { status: error.status, code: error.code, message: error.message, skipRetry: false } };
-      }
-      const decoder = stream ? streamDecoderFor(provider, String(response.headers['content-type'] ?? '')) : undefined;
-      if (!decoder) return { usage: provider.usageFromBody(native, JSON.parse(text)) };
-      const observer = provider.streamObserver(native);
-      for (const event of [...decoder.push(bytes), ...decoder.end()]) observer.observe(event);
-      return { usage: observer.usage };
+      const outcome = await exchange.run(discardingSink());
+      return { usage: outcome.usage };
     } catch (error) {
-      const timedOut = (error as Error).name === 'TimeoutError';
+      return { failure: this.#failure(error) };
+    }
+  }
+
+  /** What a failed exchange tells the test: the upstream's error (status mapped as the relay maps it), or why none came. */
+  #failure(error: unknown): ChannelFailure {
+    // An error answer: as the relay reads it. Otherwise the call or the read went wrong.
+    if (error instanceof UpstreamFailure && error.cause === undefined) {
+      const { status, code, message } = error.error;
+      return { status, code, message, skipRetry: false };
+    }
+    const cause = error instanceof UpstreamFailure || error instanceof StreamBroken ? error.cause : error;
+    if (isTimeout(cause)) {
       return {
-        failure: {
-          status: timedOut ? 504 : 502,
-          code: timedOut ? 'upstream_timeout' : 'upstream_error',
-          message: timedOut
-            ? `the upstream did not answer within ${this.#deps.timeoutMs / 1000}s`
-            : `the upstream answer could not be read: ${(error as Error).message}`,
-          skipRetry: false,
-        },
+        status: 504,
+        code: 'upstream_timeout',
+        message: `the upstream did not answer within ${this.#deps.timeoutMs / 1000}s`,
+        skipRetry: false,
       };
     }
+    return {
+      status: 502,
+      code: 'upstream_error',
+      message: `the upstream answer could not be read: ${cause instanceof Error ? cause.message : String(cause)}`,
+      skipRetry: false,
+    };
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Json } from '../convert/types.ts';
-import type { SseEvent } from '../sse.ts';
+import { jsonEvent, type SseEvent } from '../sse.ts';
 
 /**
  * Writing hub (OpenAI chat) answers for an upstream with a format of its own: whole answers, the
@@ -47,7 +47,7 @@ export function hubAnswer(input: {
 
 /** An OpenAI-style error chunk: how the hub streams an upstream's mid-stream failure. */
 export function hubError(message: string, code: string | null, type = 'upstream_error'): SseEvent {
-  return { data: JSON.stringify({ error: { message, type, code } }) };
+  return jsonEvent({ error: { message, type, code } });
 }
 
 /** OpenAI error types for the HTTP statuses an upstream answers. */
@@ -151,16 +151,14 @@ export class HubChunks {
   }
 
   #event(choices: Json[], more: Json = {}): SseEvent {
-    return {
-      data: JSON.stringify({
-        id: this.id,
-        object: 'chat.completion.chunk',
-        created: this.created,
-        model: this.#model,
-        choices,
-        ...this.#extra,
-        ...more,
-      }),
-    };
+    return jsonEvent({
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.#model,
+      choices,
+      ...this.#extra,
+      ...more,
+    });
   }
 }

@@ -121,6 +121,11 @@ export interface Provider {
    * settings). May change the upstream model (a `-thinking` suffix is a setting, not a model).
    */
   prepareBody(format: WireFormat, body: Json, context: ProviderContext): { body: Json; upstreamModel: string };
+  /**
+   * The body's last change before it is serialised, after the channel's param_override: a strict
+   * upstream's field list. Done on the object so that the body is serialised once. Absent: none.
+   */
+  finishBody?(format: WireFormat, body: Json, channel: ChannelSnapshot): Json;
   /** The upstream request: URL, auth (keys parsed, requests signed, tokens fetched) and body. */
   buildRequest(input: BuildInput): UpstreamRequest;
   /**

@@ -212,7 +212,7 @@ export class RealtimeSession {
       recordRelayFailure(
         deps.recorder,
         plan.caller,
-        this.#request,
+        { requestId: this.#request.id, path: this.#request.url.split('?')[0] ?? '' },
         { model: plan.model, stream: true, startedMs: plan.started },
         {
           channel: lastFailure.channel,

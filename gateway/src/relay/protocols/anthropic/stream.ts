@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamObserver } from '../types.ts';
 import { claudeUsage } from './usage.ts';
@@ -17,12 +17,8 @@ export class ClaudeStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const data = parsedData(event) as Json | undefined;
+    if (data === undefined) return;
     if (typeof data !== 'object' || data === null) return;
     switch (data.type ?? event.event) {
       case 'message_start':

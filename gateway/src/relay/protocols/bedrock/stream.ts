@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent, StreamEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import { ClaudeStreamObserver } from '../anthropic/index.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
@@ -48,12 +48,14 @@ export class BedrockStreamDecoder implements StreamDecoder {
 
   #event(message: EventStreamMessage): SseEvent[] {
     const type = String(message.headers[':event-type'] ?? '');
-    if (type !== 'chunk') return type === '' ? [] : [{ event: type, data: text(message.payload) }];
+    if (type !== 'chunk') return type === '' ? [] : [new StreamEvent(text(message.payload), type)];
     const payload = JSON.parse(text(message.payload)) as Json;
     if (typeof payload.bytes !== 'string') return [];
     const data = Buffer.from(payload.bytes, 'base64').toString('utf8');
-    const event = (JSON.parse(data) as Json).type;
-    return [typeof event === 'string' ? { event, data } : { data }];
+    // Parsed here for its type: the observer and the converter read this parse, not their own.
+    const parsed = JSON.parse(data) as Json;
+    const event = parsed.type;
+    return [new StreamEvent(data, typeof event === 'string' ? event : undefined, undefined, parsed)];
   }
 }
 
@@ -82,11 +84,10 @@ export class BedrockClaudeObserver implements StreamObserver {
   observe(event: SseEvent): void {
     this.#claude.observe(event);
     if (!event.data.includes('amazon-bedrock-invocationMetrics')) return;
-    try {
-      const metrics = (JSON.parse(event.data) as Json)['amazon-bedrock-invocationMetrics'] as Json;
+    // Not JSON: Claude's observer ignored it too.
+    const metrics = (parsedData(event) as Json | undefined)?.['amazon-bedrock-invocationMetrics'] as Json | undefined;
+    if (metrics) {
       this.#metrics = { promptTokens: metrics.inputTokenCount ?? 0, completionTokens: metrics.outputTokenCount ?? 0 };
-    } catch {
-      // Not JSON: Claude's observer ignored it too.
     }
   }
 
@@ -108,12 +109,8 @@ export class ConverseStreamObserver implements StreamObserver {
   #usage: Usage | undefined;
 
   observe(event: SseEvent): void {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data) as Json;
-    } catch {
-      return;
-    }
+    const data = parsedData(event) as Json | undefined;
+    if (data === undefined) return;
     switch (event.event) {
       case 'contentBlockStart':
         if (data.start?.toolUse) this.#toolCalls++;

@@ -13,8 +13,8 @@ import { workflowFailure } from './outputs.ts';
  * (Dify still answers HTTP 200) becomes an error answer.
  */
 export async function sendDify(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
-  const streamed = typeof request.body === 'string' && JSON.parse(request.body).response_mode === 'streaming';
   if (input.stream) return input.transport.send(request, input.signal);
+  const streamed = typeof request.body === 'string' && JSON.parse(request.body).response_mode === 'streaming';
   if (streamed) return assembled(request, input.transport, input.signal);
   const response = await input.transport.send(request, input.signal);
   return request.url.endsWith('/workflows/run') ? workflowOutcome(response) : response;

@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamObserver } from '../types.ts';
 import { usageFromMetadata } from './usage.ts';
@@ -14,12 +14,8 @@ export class GeminiStreamObserver implements StreamObserver {
   toolCalls = 0;
 
   observe(event: SseEvent): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const parsed = parsedData(event) as unknown;
+    if (parsed === undefined) return;
     for (const chunk of Array.isArray(parsed) ? parsed : [parsed]) {
       if (typeof chunk !== 'object' || chunk === null) continue;
       const { candidates, usageMetadata } = chunk as { candidates?: unknown; usageMetadata?: unknown };

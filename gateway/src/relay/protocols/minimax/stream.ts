@@ -1,4 +1,4 @@
-import { type SseEvent, SseParser } from '../../sse.ts';
+import { jsonEvent, parsedData, type SseEvent, SseParser } from '../../sse.ts';
 import type { StreamDecoder } from '../types.ts';
 
 /**
@@ -21,12 +21,8 @@ export class MinimaxStreamDecoder implements StreamDecoder {
 
 function normalize(event: SseEvent): SseEvent {
   if (!event.data.includes('"message"') && !event.data.includes('"base_resp"')) return event;
-  let chunk: any;
-  try {
-    chunk = JSON.parse(event.data);
-  } catch {
-    return event;
-  }
+  const chunk = parsedData(event) as any;
+  if (chunk === undefined) return event;
   const failure = chunk?.base_resp;
   if (typeof failure?.status_code === 'number' && failure.status_code !== 0) {
     const error = {
@@ -34,7 +30,7 @@ function normalize(event: SseEvent): SseEvent {
       type: 'upstream_error',
       code: String(failure.status_code),
     };
-    return { data: JSON.stringify({ error }) };
+    return jsonEvent({ error });
   }
   if (!Array.isArray(chunk?.choices)) return event;
   const choices = chunk.choices.map((choice: any) => {
@@ -42,5 +38,5 @@ function normalize(event: SseEvent): SseEvent {
     const { message: _whole, ...rest } = choice;
     return { ...rest, delta: {} };
   });
-  return { ...event, data: JSON.stringify({ ...chunk, choices }) };
+  return jsonEvent({ ...chunk, choices }, event.event);
 }

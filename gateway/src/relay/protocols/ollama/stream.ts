@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { type SseEvent, StreamEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
 import { eventJson } from '../upstream-json.ts';
@@ -23,7 +23,7 @@ export class NdjsonDecoder implements StreamDecoder {
   }
 }
 
-const asEvent = (line: string): SseEvent[] => (line.trim() === '' ? [] : [{ data: line.trim() }]);
+const asEvent = (line: string): SseEvent[] => (line.trim() === '' ? [] : [new StreamEvent(line.trim())]);
 
 /** Follows an Ollama chat stream: message text and tool calls, usage from the `done` line. */
 export class OllamaStreamObserver implements StreamObserver {

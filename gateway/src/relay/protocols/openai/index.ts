@@ -1,8 +1,10 @@
+import { channelType } from '../../../domain/channels/registry.ts';
 import type { WireFormat } from '../../types.ts';
 import type { Provider } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
 import { buildOpenAIRequest } from './request.ts';
 import { OpenAIStreamObserver } from './stream.ts';
+import { keepStrictFields } from './strict-fields.ts';
 import { openAIUsage } from './usage.ts';
 
 const FORMATS: ReadonlySet<WireFormat> = new Set<WireFormat>([
@@ -38,6 +40,10 @@ export const openAIProvider: Provider = {
     body: { ...body, model: context.upstreamModel },
     upstreamModel: context.upstreamModel,
   }),
+  finishBody: (format, body, channel) => {
+    const strict = channelType(channel.type)?.strictFields;
+    return strict ? keepStrictFields(strict, format, body) : body;
+  },
   buildRequest: buildOpenAIRequest,
   usageFromBody: openAIUsage,
   streamObserver: (format) => new OpenAIStreamObserver(format),

@@ -2,7 +2,6 @@ import { type ChannelType, channelType, typeLabel } from '../../../domain/channe
 import { channelRuleError } from '../../routing/errors.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
-import { keepStrictFields } from './strict-fields.ts';
 
 const OPENAI = 1;
 const VOLCENGINE = 45;
@@ -58,11 +57,8 @@ export function buildOpenAIRequest(input: {
   const type = channelType(channel.type);
   const base = (channel.baseUrl || type?.baseUrl || '').replace(/\/+$/, '');
   const headers: Record<string, string> = {};
-  let body = input.body;
-  if (typeof body === 'string') {
-    headers['content-type'] = 'application/json';
-    if (type?.strictFields) body = keepStrictFields(type.strictFields, format, body);
-  }
+  const body = input.body;
+  if (typeof body === 'string') headers['content-type'] = 'application/json';
   let url: string;
   if (type?.openaiUrl === 'azure') {
     const version = channel.other.trim() || AZURE_DEFAULT_API_VERSION;

@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent } from '../../sse.ts';
 import type { Usage, WireFormat } from '../../types.ts';
 import type { StreamObserver } from '../types.ts';
 import { openAIUsage } from './usage.ts';
@@ -16,12 +16,8 @@ export class OpenAIStreamObserver implements StreamObserver {
 
   observe(event: SseEvent): void {
     if (event.data === '[DONE]') return;
-    let chunk: any;
-    try {
-      chunk = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+    const chunk = parsedData(event) as any;
+    if (chunk === undefined) return;
     if (this.#format === 'openai-responses') {
       if (chunk.type === 'response.output_text.delta' && typeof chunk.delta === 'string') this.text += chunk.delta;
       if (chunk.type === 'response.function_call_arguments.done') this.toolCalls++;

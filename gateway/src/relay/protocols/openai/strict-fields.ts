@@ -16,19 +16,13 @@ const isObject = (value: unknown): value is Json =>
  * A JSON body trimmed to the fields a strict upstream accepts (registry `strictFields`): OpenAI's
  * spellings renamed to the upstream's first (unless the body already has the upstream's), then every
  * other top-level field left out; chat messages keep their role's fields, tool call ids take the
- * upstream's form. Bodies of endpoints without a list, and non-JSON bodies, pass as they are.
+ * upstream's form. Bodies of endpoints without a list pass as they are.
  */
-export function keepStrictFields(fields: StrictFields, format: WireFormat, body: string): string {
+export function keepStrictFields(fields: StrictFields, format: WireFormat, body: Json): Json {
   const endpoint = ENDPOINT[format];
   const keep = endpoint ? fields.keep[endpoint] : undefined;
   if (!keep) return body;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return body;
-  }
-  if (!isObject(parsed)) return body;
+  const parsed = body;
   const renamed: Json = { ...parsed };
   for (const [from, to] of Object.entries(fields.rename ?? {})) {
     if (from in renamed) {
@@ -39,7 +33,7 @@ export function keepStrictFields(fields: StrictFields, format: WireFormat, body:
   if (endpoint === 'chat' && Array.isArray(renamed.messages)) {
     renamed.messages = renamed.messages.map((message) => strictMessage(fields, message));
   }
-  return JSON.stringify(pick(renamed, keep));
+  return pick(renamed, keep);
 }
 
 function strictMessage(fields: StrictFields, message: unknown): unknown {

@@ -103,7 +103,7 @@ describe('Mistral strict fields', () => {
       tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
       parallel_tool_calls: false,
     };
-    const sent = JSON.parse(keepStrictFields(fields, 'openai-chat', JSON.stringify(body)));
+    const sent: Record<string, any> = keepStrictFields(fields, 'openai-chat', body);
     expect(sent).toEqual({
       model: 'mistral-small-latest',
       messages: [
@@ -133,7 +133,7 @@ describe('Mistral strict fields', () => {
         { role: 'tool', tool_call_id: 'abcDEF123', content: 'ok' },
       ],
     };
-    const sent = JSON.parse(keepStrictFields(fields, 'openai-chat', JSON.stringify(body)));
+    const sent: Record<string, any> = keepStrictFields(fields, 'openai-chat', body);
     const id = sent.messages[1].tool_calls[0].id;
     expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
     expect(id).toBe(toolCallId('toolu_01A', 9));
@@ -147,34 +147,32 @@ describe('Mistral strict fields', () => {
   });
 
   it("keeps the upstream's own spelling over OpenAI's when both are given", () => {
-    const sent = JSON.parse(
-      keepStrictFields(fields, 'openai-chat', '{"model":"m","messages":[],"max_tokens":10,"max_completion_tokens":99}'),
-    );
+    const sent = keepStrictFields(fields, 'openai-chat', {
+      model: 'm',
+      messages: [],
+      max_tokens: 10,
+      max_completion_tokens: 99,
+    });
     expect(sent).toEqual({ model: 'm', messages: [], max_tokens: 10 });
   });
 
-  it('trims embeddings too, and leaves other formats and non-JSON bodies alone', () => {
+  it('trims embeddings too, and leaves other formats alone', () => {
     expect(
-      JSON.parse(
-        keepStrictFields(
-          fields,
-          'openai-embeddings',
-          '{"model":"mistral-embed","input":"x","user":"u","dimensions":8}',
-        ),
-      ),
+      keepStrictFields(fields, 'openai-embeddings', { model: 'mistral-embed', input: 'x', user: 'u', dimensions: 8 }),
     ).toEqual({ model: 'mistral-embed', input: 'x', output_dimension: 8 });
-    expect(keepStrictFields(fields, 'openai-moderations', '{"user":"u"}')).toBe('{"user":"u"}');
-    expect(keepStrictFields(fields, 'openai-chat', 'not json')).toBe('not json');
+    const moderation = { user: 'u' };
+    expect(keepStrictFields(fields, 'openai-moderations', moderation)).toBe(moderation);
   });
 
-  it('is applied when the request is built', () => {
-    const request = build(
-      { type: 42 },
-      'mistral-small-latest',
-      'openai-chat',
-      '{"model":"m","messages":[],"user":"u"}',
-    );
+  it('is applied when the body is finished, before it is serialised', () => {
+    const body = { model: 'm', messages: [], user: 'u' };
+    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 42 }))).toEqual({
+      model: 'm',
+      messages: [],
+    });
+    // Other OpenAI-compatible types send every field.
+    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 1 }))).toBe(body);
+    const request = build({ type: 42 }, 'mistral-small-latest', 'openai-chat');
     expect(request.url).toBe('https://api.mistral.ai/v1/chat/completions');
-    expect(JSON.parse(String(request.body))).toEqual({ model: 'm', messages: [] });
   });
 });

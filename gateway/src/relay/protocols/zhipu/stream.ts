@@ -1,4 +1,4 @@
-import type { SseEvent } from '../../sse.ts';
+import { parsedData, type SseEvent, StreamEvent } from '../../sse.ts';
 import type { Usage } from '../../types.ts';
 import type { StreamDecoder, StreamObserver } from '../types.ts';
 import { zhipuUsage } from './usage.ts';
@@ -55,7 +55,8 @@ export class ZhipuStreamDecoder implements StreamDecoder {
     if (this.#event !== undefined || this.#data !== undefined) {
       events.push({ event: this.#event ?? 'add', data: (this.#data ?? []).join('\n') });
     }
-    if (this.#meta !== undefined) events.push({ event: 'meta', data: this.#meta });
+    // Its JSON is read by the observer and the converter: a StreamEvent parses it once for both.
+    if (this.#meta !== undefined) events.push(new StreamEvent(this.#meta, 'meta'));
     this.#event = undefined;
     this.#data = undefined;
     this.#meta = undefined;
@@ -72,10 +73,7 @@ export class ZhipuStreamObserver implements StreamObserver {
   observe(event: SseEvent): void {
     if (event.event === 'add') this.text += event.data;
     if (event.event !== 'meta') return;
-    try {
-      this.usage = zhipuUsage(JSON.parse(event.data)?.usage) ?? this.usage;
-    } catch {
-      // A meta that is not JSON carries no usage.
-    }
+    // A meta that is not JSON carries no usage.
+    this.usage = zhipuUsage((parsedData(event) as { usage?: unknown } | null | undefined)?.usage) ?? this.usage;
   }
 }

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import { claudeStreamErrorType } from './errors.ts';
 import { claudeMessageId, claudeUsageFromHub, isObject, stopReasonFromHub } from './shared.ts';
 
@@ -34,14 +34,8 @@ export class HubToClaudeStream implements StreamConverter {
 
   push(event: SseEvent): SseEvent[] {
     if (this.#done || event.data === '[DONE]') return [];
-    let chunk: Json;
-    try {
-      const parsed: unknown = JSON.parse(event.data);
-      if (!isObject(parsed)) return [];
-      chunk = parsed;
-    } catch {
-      return [];
-    }
+    const chunk = parsedData(event);
+    if (!isObject(chunk)) return [];
     if (isObject(chunk.error)) {
       this.#done = true;
       const error = chunk.error;

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import { HubChunks } from '../../hub-answer.ts';
 import { finishFromConverse, hubCompletionId, hubUsageFromConverse } from './response.ts';
 
@@ -19,12 +19,8 @@ export class ConverseToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let data: Json;
-    try {
-      data = JSON.parse(event.data) as Json;
-    } catch {
-      return [];
-    }
+    const data = parsedData(event) as Json | undefined;
+    if (data === undefined) return [];
     switch (event.event) {
       case 'messageStart':
         return this.#chunks.start();

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import { codeOfGeminiError, geminiStatus, typeForStatus } from './errors.ts';
 import {
   answerCallId,
@@ -20,14 +20,6 @@ import { finishFromHub, finishToHub, usageFromHub, usageToHub } from './usage.ts
  * complete (a functionCall arrives whole); usageMetadata rides on the chunks, the last being final.
  */
 
-function parse(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Gemini chunks → OpenAI chat chunks (no [DONE]). */
 export class GeminiToHubStream implements StreamConverter {
   readonly #ctx: ConvertContext;
@@ -46,7 +38,7 @@ export class GeminiToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    const parsed = parse(event.data);
+    const parsed = parsedData(event);
     // Without alt=sse Google streams one JSON array; accept its elements the same way.
     const chunks = Array.isArray(parsed) ? parsed : [parsed];
     return chunks.filter(isObject).flatMap((chunk) => this.#chunk(chunk));
@@ -181,7 +173,7 @@ export class HubToGeminiStream implements StreamConverter {
 
   push(event: SseEvent): SseEvent[] {
     if (event.data === '[DONE]') return [];
-    const chunk = parse(event.data);
+    const chunk = parsedData(event);
     if (!isObject(chunk)) return [];
     const out: Json[] = [];
     const error = asObject(chunk.error);

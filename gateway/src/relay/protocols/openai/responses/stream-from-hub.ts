@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import {
   asArray,
   asJsonText,
@@ -257,14 +257,8 @@ export function chatStreamToResponses(ctx: ConvertContext): StreamConverter {
   return {
     push(event) {
       if (closed || event.data === '[DONE]') return [];
-      let chunk: Json;
-      try {
-        const parsed: unknown = JSON.parse(event.data);
-        if (!isObject(parsed)) return [];
-        chunk = parsed;
-      } catch {
-        return [];
-      }
+      const chunk = parsedData(event);
+      if (!isObject(chunk)) return [];
       const out: SseEvent[] = [];
       if (!started) createdAt = asNumber(chunk.created) ?? createdAt;
       start(out);

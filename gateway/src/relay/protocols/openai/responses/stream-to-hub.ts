@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { jsonEvent, parsedData, type SseEvent } from '../../../sse.ts';
 import {
   asArray,
   asJsonText,
@@ -53,15 +53,14 @@ export function responsesStreamToChat(ctx: ConvertContext): StreamConverter {
   const byId = new Map<string, ItemState>();
   const byIndex = new Map<number, ItemState>();
 
-  const chunk = (delta: Json, finishReason: string | null = null): SseEvent => ({
-    data: JSON.stringify({
+  const chunk = (delta: Json, finishReason: string | null = null): SseEvent =>
+    jsonEvent({
       id,
       object: 'chat.completion.chunk',
       created,
       model: ctx.model,
       choices: [{ index: 0, delta, finish_reason: finishReason }],
-    }),
-  });
+    });
 
   const state = (itemId: unknown, outputIndex: unknown): ItemState => {
     const key = asString(itemId);
@@ -127,8 +126,8 @@ export function responsesStreamToChat(ctx: ConvertContext): StreamConverter {
 
   const fail = (out: SseEvent[], error: Json): void => {
     finished = true;
-    out.push({
-      data: JSON.stringify({
+    out.push(
+      jsonEvent({
         error: {
           message: asString(error.message) ?? 'the upstream response failed',
           type: asString(error.type) ?? 'upstream_error',
@@ -136,7 +135,7 @@ export function responsesStreamToChat(ctx: ConvertContext): StreamConverter {
           param: asString(error.param) ?? null,
         },
       }),
-    });
+    );
   };
 
   const finish = (out: SseEvent[], response: Json): void => {
@@ -149,23 +148,15 @@ export function responsesStreamToChat(ctx: ConvertContext): StreamConverter {
     out.push(chunk({}, finishReasonOf(response, tools > 0)));
     const usage = usageToHub(response.usage);
     if (usage) {
-      out.push({
-        data: JSON.stringify({ id, object: 'chat.completion.chunk', created, model: ctx.model, choices: [], usage }),
-      });
+      out.push(jsonEvent({ id, object: 'chat.completion.chunk', created, model: ctx.model, choices: [], usage }));
     }
   };
 
   return {
     push(event) {
       if (finished || event.data === '[DONE]') return [];
-      let data: Json;
-      try {
-        const parsed: unknown = JSON.parse(event.data);
-        if (!isObject(parsed)) return [];
-        data = parsed;
-      } catch {
-        return [];
-      }
+      const data = parsedData(event);
+      if (!isObject(data)) return [];
       const type = asString(data.type) ?? event.event;
       const out: SseEvent[] = [];
       if (type === 'error') {

@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import { HubChunks } from '../../hub-answer.ts';
 import { callToHub, usageToHub } from './response.ts';
 
@@ -13,12 +13,8 @@ export class SparkToHubStream implements StreamConverter {
   }
 
   push(event: SseEvent): SseEvent[] {
-    let frame: Json;
-    try {
-      frame = JSON.parse(event.data);
-    } catch {
-      return [];
-    }
+    const frame = parsedData(event) as Json | undefined;
+    if (frame === undefined) return [];
     const sid = String(frame.header?.sid ?? '');
     this.#chunks.id ||= `chatcmpl-${sid}`;
     const out: SseEvent[] = [];

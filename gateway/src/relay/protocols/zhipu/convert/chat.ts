@@ -1,5 +1,5 @@
 import type { ConvertContext, Json, StreamConverter, UpstreamAdapter } from '../../../convert/types.ts';
-import type { SseEvent } from '../../../sse.ts';
+import { parsedData, type SseEvent } from '../../../sse.ts';
 import { HubChunks, type HubUsage, hubAnswer, hubError, hubUsage } from '../../hub-answer.ts';
 import { messageText, systemText } from '../../hub-request.ts';
 import { isObject } from '../../upstream-json.ts';
@@ -79,12 +79,8 @@ class ZhipuToHubStream implements StreamConverter {
         return [...events, this.#chunks.delta({}, 'stop')];
       }
       case 'meta': {
-        try {
-          const usage = usageToHub(JSON.parse(event.data)?.usage);
-          return usage ? [this.#chunks.usage(usage)] : [];
-        } catch {
-          return [];
-        }
+        const usage = usageToHub((parsedData(event) as { usage?: unknown } | null | undefined)?.usage);
+        return usage ? [this.#chunks.usage(usage)] : [];
       }
       case 'error':
       case 'interrupted': {

@@ -1,7 +1,7 @@
-import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { StreamDecoder, StreamObserver } from './protocols/index.ts';
-import type { SseEvent } from './sse.ts';
+import type { StreamDecoder, StreamObserver } from '../protocols/index.ts';
+import type { SseEvent } from '../sse.ts';
+import type { ClientSink } from './sink.ts';
 
 export interface ForwardOptions {
   /** The events the client gets for one upstream event: rewritten, dropped ([]) or several (conversions). */
@@ -21,34 +21,32 @@ export interface ForwardResult {
 }
 
 /**
- * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the client event by event: nothing is buffered beyond the event
- * being parsed, the upstream is read only as fast as the client takes the bytes (backpressure), and a
- * client that disconnects aborts the upstream so billing stops at what was produced.
+ * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the sink event by
+ * event: nothing is buffered beyond the event being parsed, the upstream is read only as fast as the
+ * client takes the bytes (backpressure), and a client that disconnects aborts the upstream so billing
+ * stops at what was produced. Every upstream event is observed (metering) before it is transformed.
  */
 export async function forwardStream(
   upstream: Readable,
   decoder: StreamDecoder,
-  client: ServerResponse,
+  sink: ClientSink,
   observer: StreamObserver,
   abortUpstream: () => void,
   options: ForwardOptions,
 ): Promise<ForwardResult> {
   let clientGone = false;
   let events = 0;
-  const onClose = () => {
-    if (!client.writableFinished) {
-      clientGone = true;
-      abortUpstream();
-    }
-  };
-  client.on('close', onClose);
+  const stopListening = sink.onGone(() => {
+    clientGone = true;
+    abortUpstream();
+  });
   let lastWrite = Date.now();
   const ping =
     options.pingIntervalMs > 0
       ? setInterval(
           () => {
             if (Date.now() - lastWrite >= options.pingIntervalMs && !clientGone) {
-              client.write(': PING\n\n');
+              sink.ping();
               lastWrite = Date.now();
             }
           },
@@ -66,17 +64,7 @@ export async function forwardStream(
     if (clientGone) return;
     if (events++ === 0) options.onFirstEvent?.();
     lastWrite = Date.now();
-    if (!client.write(`${out.event ? `event: ${out.event}\n` : ''}data: ${out.data}\n\n`)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          client.off('drain', done);
-          client.off('close', done);
-          resolve();
-        };
-        client.on('drain', done);
-        client.on('close', done);
-      });
-    }
+    if (!sink.write(out)) await sink.drained();
   };
 
   try {
@@ -93,7 +81,7 @@ export async function forwardStream(
     if (!clientGone) throw error;
   } finally {
     if (ping) clearInterval(ping);
-    client.off('close', onClose);
+    stopListening();
   }
   return { clientGone, events };
 }

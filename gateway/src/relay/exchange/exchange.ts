@@ -1,0 +1,259 @@
+import { estimateCompletionTokens } from '../../domain/billing/index.ts';
+import {
+  type ConvertContext,
+  convertResponse,
+  convertStream,
+  responseInHub,
+  type StreamConverter,
+} from '../convert/index.ts';
+import { type StreamDecoder, sendUpstream, streamDecoderFor } from '../protocols/index.ts';
+import { mapStatusCode } from '../routing/retry.ts';
+import { jsonEvent, parsedData, type SseEvent } from '../sse.ts';
+import type { Transport, UpstreamResponse } from '../transport.ts';
+import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
+import { StreamBroken, UpstreamFailure } from './failure.ts';
+import { forwardStream } from './forward.ts';
+import type { PreparedUpstream } from './prepare.ts';
+import type { ClientSink } from './sink.ts';
+
+/** What the client asked for, as far as the answer's shape goes. */
+export interface ClientWishes {
+  format: WireFormat;
+  /** The model the client asked for (a synthesised usage chunk names it). */
+  model: string;
+  stream: boolean;
+  /** The client asked for the stream's usage chunk (or did not say): false only when it said no. */
+  wantsStreamUsage: boolean;
+  /** `: PING` lines while the upstream is silent this long; 0: none. */
+  pingIntervalMs: number;
+  /**
+   * Prompt tokens for the usage chunk an OpenAI chat stream gets when its upstream sent none; absent:
+   * no such chunk (the channel tester reads usage, it does not need one made up).
+   */
+  promptEstimate?: () => number;
+}
+
+/** One attempt on one channel: the picked key, the prepared request, and who the answer is for. */
+export interface ExchangeSpec {
+  channel: ChannelSnapshot;
+  keyIndex: number;
+  key: string;
+  prepared: PreparedUpstream;
+  client: ClientWishes;
+  transport: Transport;
+  /** When the request started (Date.now()), for the time to the first token. */
+  startedMs: number;
+  /** Ends the call early (the channel tester's time limit). */
+  signal?: AbortSignal;
+}
+
+/** What an answered attempt produced. */
+export interface ExchangeOutcome {
+  upstreamFormat: WireFormat;
+  upstreamModel: string;
+  usage: Usage | undefined;
+  /** The generated text, for estimating usage when the upstream reported none (read only then). */
+  text(): string;
+  toolCalls: number;
+  firstTokenMs: number | undefined;
+  clientGone: boolean;
+}
+
+/**
+ * One exchange with an upstream, for the relay and the channel tester alike: sends the prepared
+ * request, reads the whole answer or the stream, converts it to the client's format, meters its
+ * usage, and writes it to a sink. An error answer (its status through the channel's
+ * status_code_mapping) or an unreachable upstream is thrown as an UpstreamFailure before anything
+ * is written; a stream the upstream breaks off is thrown as StreamBroken after the sink is cut off.
+ */
+export class Exchange {
+  readonly #spec: ExchangeSpec;
+  readonly #abort = new AbortController();
+
+  constructor(spec: ExchangeSpec) {
+    this.#spec = spec;
+  }
+
+  async run(sink: ClientSink): Promise<ExchangeOutcome> {
+    const response = await this.#send();
+    if (response.status >= 400) throw await this.#failure(response);
+    const contentType = String(response.headers['content-type'] ?? '');
+    const decoder = this.#spec.client.stream ? streamDecoderFor(this.#spec.prepared.provider, contentType) : undefined;
+    return decoder ? this.#stream(response, decoder, sink) : this.#whole(response, contentType, sink);
+  }
+
+  async #send(): Promise<UpstreamResponse> {
+    const { prepared, channel, key, keyIndex, transport, signal, client } = this.#spec;
+    try {
+      return await sendUpstream(prepared.provider, prepared.request, {
+        channel,
+        key,
+        transport,
+        signal: signal ? AbortSignal.any([this.#abort.signal, signal]) : this.#abort.signal,
+        stream: client.stream,
+      });
+    } catch (error) {
+      throw new UpstreamFailure(
+        {
+          status: 502,
+          message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
+          type: 'upstream_error',
+          code: 'upstream_unreachable',
+        },
+        channel,
+        keyIndex,
+        error,
+      );
+    }
+  }
+
+  async #failure(response: UpstreamResponse): Promise<UpstreamFailure> {
+    const { prepared, channel, keyIndex } = this.#spec;
+    const text = await response.body.text().catch(() => '');
+    const parsed = prepared.provider.parseError(response.status, text);
+    return new UpstreamFailure(
+      { ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) },
+      channel,
+      keyIndex,
+    );
+  }
+
+  /** A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through. */
+  async #whole(response: UpstreamResponse, contentType: string, sink: ClientSink): Promise<ExchangeOutcome> {
+    const { prepared, client, channel, keyIndex } = this.#spec;
+    const { provider, upstreamFormat, convert } = prepared;
+    const read = Buffer.from(await response.body.arrayBuffer());
+    let bytes: Uint8Array = read;
+    let usage: Usage | undefined;
+    let text = () => '';
+    let type = contentType || 'application/octet-stream';
+    if (contentType.includes('application/json')) {
+      let parsed: Record<string, any>;
+      try {
+        parsed = JSON.parse(read.toString('utf8')) as Record<string, any>;
+      } catch {
+        throw new UpstreamFailure(
+          {
+            status: 502,
+            message: 'the upstream answered invalid JSON',
+            type: 'upstream_error',
+            code: 'bad_response_body',
+          },
+          channel,
+          keyIndex,
+        );
+      }
+      usage = provider.usageFromBody(upstreamFormat, parsed);
+      text = () => answerText(responseInHub(upstreamFormat, parsed, convert));
+      if (upstreamFormat !== client.format) {
+        bytes = Buffer.from(JSON.stringify(convertResponse(upstreamFormat, client.format, parsed, convert)));
+        type = 'application/json';
+      }
+    }
+    await sink.answer(response.status, type, bytes);
+    return {
+      upstreamFormat,
+      upstreamModel: prepared.upstreamModel,
+      usage,
+      text,
+      toolCalls: 0,
+      firstTokenMs: Date.now() - this.#spec.startedMs,
+      clientGone: false,
+    };
+  }
+
+  async #stream(response: UpstreamResponse, decoder: StreamDecoder, sink: ClientSink): Promise<ExchangeOutcome> {
+    const { prepared, client, startedMs } = this.#spec;
+    const { provider, upstreamFormat, convert } = prepared;
+    const observer = provider.streamObserver(upstreamFormat);
+    const converter = convertStream(upstreamFormat, client.format, convert);
+    const shape = clientShaping(client, convert);
+    sink.open({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    let firstTokenMs: number | undefined;
+    const result = await forwardStream(response.body, decoder, sink, observer, () => this.#abort.abort(), {
+      pingIntervalMs: client.pingIntervalMs,
+      onFirstEvent: () => {
+        firstTokenMs = Date.now() - startedMs;
+      },
+      transform: shape.transform(converter),
+      finish: () => shape.finish(converter ? converter.end() : [], observer),
+    }).catch((error: unknown) => {
+      // The upstream broke off after the 200 went out: a cut connection is how the client learns it.
+      sink.destroy();
+      throw new StreamBroken(error);
+    });
+    sink.end();
+    return {
+      upstreamFormat,
+      upstreamModel: prepared.upstreamModel,
+      usage: observer.usage,
+      text: () => observer.text,
+      toolCalls: observer.toolCalls,
+      firstTokenMs,
+      clientGone: result.clientGone,
+    };
+  }
+}
+
+/**
+ * What an OpenAI client gets besides the converted events: [DONE] held back and sent last, so that
+ * a synthesised usage chunk can come before it; the usage chunk asked for on its behalf dropped if
+ * it declined it. Other clients get the events as they are.
+ */
+function clientShaping(client: ClientWishes, ctx: ConvertContext) {
+  const openAIClient = client.format === 'openai-chat' || client.format === 'openai-completions';
+  const dropUsage = client.format === 'openai-chat' && !client.wantsStreamUsage;
+  const keep = (e: SseEvent) => e.data !== '[DONE]' && !(dropUsage && isUsageOnlyChunk(e));
+  const forClient = (events: SseEvent[]) => (openAIClient ? events.filter(keep) : events);
+  return {
+    /** Undefined when every event goes out as it came (pass-through to a non-OpenAI client). */
+    transform: (converter: StreamConverter | undefined): ((event: SseEvent) => SseEvent[]) | undefined => {
+      if (converter) return (event) => forClient(converter.push(event));
+      return openAIClient ? (event) => (keep(event) ? [event] : []) : undefined;
+    },
+    finish: (closing: SseEvent[], metered: { usage: Usage | undefined; text: string; toolCalls: number }) => {
+      const events = forClient(closing);
+      if (!openAIClient) return events;
+      if (client.format === 'openai-chat' && client.wantsStreamUsage && !metered.usage && client.promptEstimate) {
+        events.push(jsonEvent(estimatedUsageChunk(ctx.model, client.promptEstimate(), metered)));
+      }
+      events.push({ data: '[DONE]' });
+      return events;
+    },
+  };
+}
+
+/** The usage chunk an upstream did not send, with locally counted tokens (reference Appendix B). */
+function estimatedUsageChunk(model: string, prompt: number, metered: { text: string; toolCalls: number }) {
+  const completion = estimateCompletionTokens(model, metered.text, metered.toolCalls);
+  return {
+    id: 'chatcmpl-tollgate-usage',
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  };
+}
+
+/** An OpenAI chunk carrying only usage: read from the event's parsed data, parsed at most once. */
+function isUsageOnlyChunk(event: SseEvent): boolean {
+  if (!event.data.includes('"usage"')) return false;
+  const chunk = parsedData(event) as { choices?: unknown[]; usage?: unknown } | null | undefined;
+  return (
+    typeof chunk === 'object' &&
+    chunk !== null &&
+    Array.isArray(chunk.choices) &&
+    chunk.choices.length === 0 &&
+    chunk.usage !== undefined
+  );
+}
+
+/** The generated text of a whole answer, for estimating usage when the upstream reports none. */
+function answerText(body: Record<string, any>): string {
+  const choices = Array.isArray(body.choices) ? body.choices : [];
+  return choices
+    .map((c: any) => c?.message?.content ?? c?.text ?? '')
+    .filter((t: unknown) => typeof t === 'string')
+    .join('');
+}
