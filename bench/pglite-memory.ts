@@ -10,7 +10,7 @@
  * BENCH_PGLITE_IDLE_SECONDS (default 5) sets the idle wait.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -63,9 +63,20 @@ interface Probe {
   afterWorkPeak: number;
 }
 
+/**
+ * This process's figure plus its children's: the gateway's opener runs PGlite in a process of its own
+ * (store/embedded-client.ts). For VmHWM the sum is an upper bound of the peak.
+ */
 function status(field: 'VmRSS' | 'VmHWM'): number {
-  const match = readFileSync('/proc/self/status', 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
-  return Number(match?.[1] ?? Number.NaN) * 1024;
+  const children = readdirSync(`/proc/${process.pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean),
+  );
+  let total = 0;
+  for (const pid of ['self', ...children]) {
+    const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+    total += Number(match?.[1] ?? Number.NaN) * 1024;
+  }
+  return total;
 }
 
 /** The child: opens the folder the way the gateway does, migrates, idles, reports. */

@@ -3,12 +3,11 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './dialects/pglite.ts';
-import { embeddedSettings } from './embedded-settings.ts';
+import { EmbeddedProcess } from './embedded-client.ts';
 
 export type StoreKind = 'postgres' | 'pglite';
 
@@ -57,12 +56,9 @@ async function openPGlite(dataDir: string): Promise<Store> {
     await mkdir(dataDir, { recursive: true });
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await createInChildProcess(dataDir);
   }
-  const pglite = new PGlite(dataDir, {
-    ...embeddedSettings(),
-    parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
-  });
-  await pglite.waitReady;
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  // In a process of its own, so that no statement stalls the gateway's event loop (embedded-client.ts).
+  const embedded = await EmbeddedProcess.open(dataDir);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(embedded) });
   return storeFor(db, 'pglite');
 }
 

@@ -1,12 +1,23 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres } from '../../../tests/support/database.ts';
+import { waitFor } from '../../../tests/support/wait.ts';
 import { migrateToLatest, openStore } from './index.ts';
 import { migrations } from './migrations/index.ts';
+
+/** Whether a process runs (a zombie waiting for its parent to read its exit status does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 const TABLES = [
   'abilities',
@@ -70,10 +81,14 @@ describe('embedded store (PGlite on disk)', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tollgate-store-'));
     dirs.push(dataDir);
     const writer = path.resolve(import.meta.dirname, '../../../tests/support/pglite-crash-writer.ts');
-    const signal = await new Promise((resolve) =>
-      execFile(process.execPath, [writer, dataDir], (error) => resolve(error?.signal)),
+    const { signal, stdout } = await new Promise<{ signal: unknown; stdout: string }>((resolve) =>
+      execFile(process.execPath, [writer, dataDir], (error, out) => resolve({ signal: error?.signal, stdout: out })),
     );
     expect(signal).toBe('SIGKILL');
+    // The database's own process ends with the process that started it (its IPC channel closes).
+    const children = JSON.parse(stdout) as number[];
+    expect(children.length).toBeGreaterThan(0);
+    await waitFor(() => children.every((pid) => !running(pid)), 10_000);
     const store = await openStore({ dataDir });
     const row = await store.db.selectFrom('options').select('value').where('key', '=', 'crash').executeTakeFirst();
     expect(row?.value).toBe('committed');
@@ -101,6 +116,37 @@ describe('embedded store (PGlite on disk)', () => {
       .where('key', 'like', 'k%')
       .executeTakeFirst();
     expect(update.numUpdatedRows).toBe(3n);
+    await store.close();
+  });
+
+  it("answers a database error with Postgres' fields, as PGlite gives them", async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const row = { key: 'same', value: '1', updated_at: 1 };
+    await store.db.insertInto('options').values(row).execute();
+    // Registration tells a taken name by the unique violation's code (23505).
+    await expect(store.db.insertInto('options').values(row).execute()).rejects.toMatchObject({
+      code: '23505',
+      message: expect.stringContaining('duplicate key'),
+      constraint: expect.any(String),
+    });
+    expect(await store.db.selectFrom('options').select('key').execute()).toEqual([{ key: 'same' }]);
+    await store.close();
+  });
+
+  it('runs statements in a process of its own: the event loop keeps turning while one runs', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    let turns = 0;
+    let running = true;
+    const turn = () => {
+      turns++;
+      if (running) setImmediate(turn);
+    };
+    setImmediate(turn);
+    // In the gateway's own thread the event loop would not turn once until the statement is done.
+    await sql`select pg_sleep(0.2)`.execute(store.db);
+    running = false;
+    expect(turns).toBeGreaterThan(1);
     await store.close();
   });
 });

@@ -28,8 +28,12 @@ class Statements implements KyselyPlugin {
     const node = args.node;
     let statement: string = node.kind;
     if (node.kind === 'InsertQueryNode') statement = `insert ${node.into?.table.identifier.name}`;
-    // The counter UPDATEs are raw SQL: name them by their first words.
-    if (node.kind === 'RawNode') statement = node.sqlFragments.join('?').trim().split(/\s+/).slice(0, 2).join(' ');
+    // The log INSERTs and counter UPDATEs are raw SQL: name them by their first words ('insert into logs'
+    // as 'insert logs').
+    if (node.kind === 'RawNode') {
+      const words = node.sqlFragments.join('?').trim().split(/\s+/);
+      statement = words[0] === 'insert' ? `insert ${words[2]}` : words.slice(0, 2).join(' ');
+    }
     this.seen.push(statement);
     if (this.failWhen?.(statement)) throw new Error(`injected failure at ${statement}`);
     return node;
@@ -249,13 +253,15 @@ describe('UsageRecorder', () => {
     const flushes = r.stats().flushes;
     expect(flushes).toBeGreaterThanOrEqual(1);
     expect(flushes).toBeLessThanOrEqual(2);
-    // One multi-row INSERT per table and one UPDATE per counter table per flush, not one per record.
-    expect(statements.count('insert logs')).toBe(flushes);
+    // Log rows go 100 per INSERT; one INSERT per bucket table and one UPDATE per counter table per flush.
+    const logInserts = statements.count('insert logs');
+    expect(logInserts).toBeGreaterThanOrEqual(10);
+    expect(logInserts).toBeLessThanOrEqual(9 + flushes);
     expect(statements.count('insert quota_data')).toBe(flushes);
     expect(statements.count('update users')).toBe(flushes);
     expect(statements.count('update tokens')).toBe(flushes);
     expect(statements.count('update channels')).toBe(flushes);
-    expect(statements.seen.length).toBe(5 * flushes);
+    expect(statements.seen.length).toBe(logInserts + 4 * flushes);
 
     const rows = await store.db.selectFrom('logs').selectAll().orderBy('id').execute();
     expect(rows).toHaveLength(1000);
@@ -295,6 +301,38 @@ describe('UsageRecorder', () => {
         username: `user${userIds.indexOf(Number(key.split('|')[0]))}`,
       });
     }
+  });
+
+  it('writes text as it came: quotes, backslashes, braces, commas, NULL-like words, empty strings, Unicode', async () => {
+    // The rows travel as one array per column: nothing in a value may be taken for array syntax.
+    const awkward = [
+      '',
+      'NULL',
+      'null',
+      '"',
+      '\\',
+      '{a,b}',
+      'a, b',
+      ' lead and trail ',
+      "it's",
+      '\\"{}',
+      '名前 🚀',
+      '\t\n',
+    ];
+    const r = recorder({ writer: databaseUsageWriter(store.db), now: () => (HOUR + 1) * 1000 });
+    const records = awkward.map((text, i) =>
+      consume(i, { content: text, tokenName: text, ip: text, requestId: `req-${i}-${text}`, other: text }),
+    );
+    for (const rec of records) r.recordConsume(rec);
+    // And an error log, whose numbers default differently.
+    r.recordError(consume(99, { content: 'upstream said "no" \\ {x}' }));
+    await r.flush();
+    const rows = await store.db.selectFrom('logs').selectAll().orderBy('id').execute();
+    expect(rows.map((row) => [row.content, row.token_name, row.ip, row.request_id, row.other])).toEqual([
+      ...awkward.map((text, i) => [text, text, text, `req-${i}-${text}`, text]),
+      ['upstream said "no" \\ {x}', 'token1', '10.0.0.99', 'req-99', expect.any(String)],
+    ]);
+    expect(rows.at(-1)).toMatchObject({ type: LOG_TYPE.error, quota: 0, is_stream: false });
   });
 
   it('adds to existing hourly buckets and counters rather than replacing them', async () => {

@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -11,14 +10,16 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import type { EmbeddedDatabase } from '../embedded-client.ts';
 
 /**
- * Kysely dialect for the embedded PGlite database. PGlite has one connection, so connections are
- * handed out one at a time: a transaction holds it until it commits or rolls back.
+ * Kysely dialect for the embedded PGlite database, in its own thread (embedded-client.ts) or, for
+ * measurements, in this one. PGlite has one connection, so connections are handed out one at a time: a
+ * transaction holds it until it commits or rolls back.
  */
 export class PGliteDialect implements Dialect {
-  readonly #pglite: PGlite;
-  constructor(pglite: PGlite) {
+  readonly #pglite: EmbeddedDatabase;
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
   }
   createAdapter() {
@@ -36,8 +37,8 @@ export class PGliteDialect implements Dialect {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  readonly #pglite: PGlite;
-  constructor(pglite: PGlite) {
+  readonly #pglite: EmbeddedDatabase;
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
   }
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -54,18 +55,17 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  readonly #pglite: PGlite;
+  readonly #pglite: EmbeddedDatabase;
   readonly #connection: PGliteConnection;
   #busy = false;
+  #closed: Promise<void> | undefined;
   readonly #waiting: Array<() => void> = [];
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: EmbeddedDatabase) {
     this.#pglite = pglite;
     this.#connection = new PGliteConnection(pglite);
   }
-  async init() {
-    await this.#pglite.waitReady;
-  }
+  async init() {}
   async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#busy) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#busy = true;
@@ -87,6 +87,7 @@ class PGliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
   async destroy() {
-    if (!this.#pglite.closed) await this.#pglite.close();
+    this.#closed ??= this.#pglite.close();
+    await this.#closed;
   }
 }
