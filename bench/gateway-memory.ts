@@ -33,6 +33,7 @@ import { Pool } from 'undici';
 import { setupRoot } from '../tests/support/client.ts';
 import { type HeapSummary, summarizeHeapSnapshot } from './gateway-memory/heap-snapshot.ts';
 import type { HeapFigures } from './gateway-memory/probe.ts';
+import { processTree } from './relay/processes.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MiB = 1024 * 1024;
@@ -44,7 +45,10 @@ const nodeFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(/\s+/).filt
 const loadSeconds = Number(process.env.BENCH_MEMORY_LOAD_SECONDS ?? 10);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** RSS split by what backs it, from /proc/<pid>/status (kB fields). */
+/**
+ * RSS split by what backs it, from /proc/<pid>/status (kB fields), summed over the gateway and its
+ * descendants: the embedded database runs in a process of its own (a sum of peaks is an upper bound).
+ */
 interface Resident {
   rss: number;
   peak: number;
@@ -55,9 +59,16 @@ interface Resident {
 }
 
 function residentOf(pid: number): Resident {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { rss: field('VmRSS'), peak: field('VmHWM'), anon: field('RssAnon'), file: field('RssFile') };
+  const total: Resident = { rss: 0, peak: 0, anon: 0, file: 0 };
+  for (const member of processTree(pid)) {
+    const status = readFileSync(`/proc/${member}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    total.rss += field('VmRSS');
+    total.peak += field('VmHWM');
+    total.anon += field('RssAnon');
+    total.file += field('RssFile');
+  }
+  return total;
 }
 
 interface Measure {
@@ -223,7 +234,7 @@ async function chatLoad(url: string, key: string, seconds: number): Promise<{ ok
 
 /** Resets the peak RSS (VmHWM) to the current RSS, so that a later peak is the peak of what follows. */
 function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  for (const member of processTree(pid)) writeFileSync(`/proc/${member}/clear_refs`, '5');
 }
 
 interface GatewayRun {

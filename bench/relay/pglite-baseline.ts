@@ -15,7 +15,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { migrateToLatest, openStore } from '../../gateway/src/store/index.ts';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely } from 'kysely';
+import type { Database } from '../../gateway/src/store/database.ts';
+import { PGliteDialect } from '../../gateway/src/store/dialects/pglite.ts';
+import { embeddedSettings } from '../../gateway/src/store/embedded-settings.ts';
+import { migrateToLatest } from '../../gateway/src/store/index.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,11 +38,12 @@ function status(field: 'VmRSS' | 'VmHWM'): number {
 }
 
 async function probe(dataDir: string, idleSeconds: number): Promise<PGliteBaseline> {
-  const store = await openStore({ dataDir });
-  await migrateToLatest(store.db);
+  const pglite = new PGlite(dataDir, embeddedSettings());
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  await migrateToLatest(db);
   await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
   const result = { idleRss: status('VmRSS'), peakRss: status('VmHWM'), idleSeconds };
-  await store.close();
+  await db.destroy();
   return result;
 }
 

@@ -168,8 +168,25 @@ export async function waitForLogLine<T>(
   throw new Error(`${child.name} did not start within ${timeoutMs} ms`);
 }
 
+/**
+ * The process and its descendants: the gateway runs its embedded database in a process of its own
+ * (gateway/src/store/embedded-client.ts), and what that costs is the gateway's cost.
+ */
+export function processTree(pid: number): number[] {
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${tree[i]}/task`)) {
+        const children = readFileSync(`/proc/${tree[i]}/task/${task}/children`, 'utf8').split(' ').filter(Boolean);
+        tree.push(...children.map(Number));
+      }
+    } catch {}
+  }
+  return tree;
+}
+
 /** A field of /proc/<pid>/status in bytes (VmRSS: now, VmHWM: peak), or undefined if unreadable. */
-export function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+function ownMemoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
     return match ? Number(match[1]) * 1024 : undefined;
@@ -178,10 +195,20 @@ export function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefi
   }
 }
 
-/** Resets the process's peak RSS (VmHWM) to its current RSS, so a later peak is the peak under load. */
+/**
+ * A field of /proc/<pid>/status in bytes summed over the process and its descendants (VmRSS: now, VmHWM:
+ * peak; a sum of peaks is an upper bound of the tree's peak), or undefined if the process is gone.
+ */
+export function memoryOf(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  const [own, ...children] = processTree(pid).map((member) => ownMemoryOf(member, field));
+  if (own === undefined) return undefined;
+  return children.reduce<number>((sum, value) => sum + (value ?? 0), own);
+}
+
+/** Resets the peak RSS (VmHWM) of the process and its descendants, so a later peak is the peak under load. */
 export function resetPeak(pid: number): boolean {
   try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    for (const member of processTree(pid)) writeFileSync(`/proc/${member}/clear_refs`, '5');
     return true;
   } catch {
     return false;
@@ -190,8 +217,8 @@ export function resetPeak(pid: number): boolean {
 
 const ticksPerSecond = 100;
 
-/** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
-export function cpuSecondsOf(pid: number): number {
+/** CPU seconds (user + system) one process has used so far, from /proc/<pid>/stat. */
+function ownCpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -199,6 +226,11 @@ export function cpuSecondsOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU seconds the process and its living descendants have used so far. */
+export function cpuSecondsOf(pid: number): number {
+  return processTree(pid).reduce((sum, member) => sum + ownCpuSecondsOf(member), 0);
 }
 
 /** CPU seconds the whole machine has spent busy (every process, every core), from /proc/stat. */
