@@ -21,7 +21,8 @@
 # line) and replace tag and digest here and in deploy/operator.Dockerfile.
 ARG NODE_IMAGE=node:24.21.0-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6
 
-# Production dependencies of the gateway workspace, and the empty data folder the final stage takes over.
+# Production dependencies of the gateway workspace, and the empty folders (data, compile cache) the final stage
+# takes over.
 # npm ci needs every workspace's manifest to match the lockfile, hence the three package.json files.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
