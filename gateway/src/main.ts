@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
+import { collectStartupGarbage } from './startup-garbage.ts';
 import { SchemaIncompatibleError } from './store/schema.ts';
 
 // Only as the entry point: scripts/warm-compile-cache.mjs imports this module to put it in Node's compile cache.
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    await collectStartupGarbage();
   } catch (error) {
     if (error instanceof SchemaIncompatibleError) {
       // Restarting cannot help: only a gateway version that fits the schema can.
