@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -32,5 +32,30 @@ describe('logDestination', () => {
   it('writes every line logged before an uncaught exception ends the process', () => {
     const out = logAndEnd(20_000, "throw new Error('boom');");
     expect(out).toHaveLength(20_000);
+  });
+});
+
+describe('logDestination in a quiet process', () => {
+  // Held lines go out within the flush interval, not only once a batch is full or the process ends.
+  it('writes a lone line while the process keeps running', async () => {
+    const script = `
+      import { pino } from 'pino';
+      import { logDestination } from ${JSON.stringify(destination)};
+      pino({ base: null }, logDestination()).info('alone');
+      setTimeout(() => {}, 30_000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+        child.once('exit', () => reject(new Error('exited before writing')));
+      });
+      expect(JSON.parse(line)).toMatchObject({ msg: 'alone' });
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
