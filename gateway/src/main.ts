@@ -1,10 +1,11 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
+import { logDestination } from './log-destination.ts';
 import { SchemaIncompatibleError } from './store/schema.ts';
 
 // Configuration first: a bad environment is reported before the gateway's modules load.
 const config = configFromEnvironment();
-const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
+const logger = pino({ level: config.logLevel, base: { node: config.nodeName } }, logDestination());
 const { startGateway } = await import('./gateway.ts');
 
 try {
