@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import { levels } from 'pino';
 import { authGuards, signedIn } from './api/auth.ts';
 import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
@@ -11,6 +12,7 @@ import { decodeBody } from './http/decompress.ts';
 import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
 import { measureRequests, registerProbes } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
+import { requestLogger } from './http/request-logger.ts';
 import { isOpenAIPath, sendUnavailable } from './http/unavailable.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
@@ -40,6 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestId,
     // One access line per request (below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    childLoggerFactory: requestLogger,
     bodyLimit: deps.config.apiBodyLimitBytes,
     // While draining, requests on kept-alive connections get 503 and idle connections are closed.
     // Our own hook answers 503 while draining, in the caller's error shape (see below).
@@ -56,9 +59,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // Through the server's logger with the id as a field: the line request.log would write, without
+  // making the request's child logger (see request-logger.ts). A route's quieter level (probes) still holds.
+  const accessLog = deps.logger;
+  const INFO = levels.values.info ?? 30;
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
+    if ((levels.values[request.log.level] ?? 0) > INFO) return done();
+    accessLog.info(
       {
+        request_id: request.id,
         method: request.method,
         url: request.url,
         statusCode: reply.statusCode,

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
+import { logDestination } from './log-destination.ts';
 import { collectStartupGarbage } from './startup-garbage.ts';
 import { SchemaIncompatibleError } from './store/schema.ts';
 
@@ -9,7 +10,7 @@ if (import.meta.main) await main();
 async function main(): Promise<void> {
   // Configuration first: a bad environment is reported before the gateway's modules load.
   const config = configFromEnvironment();
-  const logger = pino({ level: config.logLevel, base: { node: config.nodeName } });
+  const logger = pino({ level: config.logLevel, base: { node: config.nodeName } }, logDestination());
   const { startGateway } = await import('./gateway.ts');
 
   try {

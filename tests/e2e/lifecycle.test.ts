@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../gateway/src/store/migrations/index.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import { type GatewayProcess, gatewayEnv, spawnGateway, testNamespace } from '../support/gateway.ts';
+import { waitFor } from '../support/wait.ts';
 
 const running: GatewayProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
@@ -37,7 +38,8 @@ async function setupSurvivesRestart(env: Record<string, string>) {
   expect(await setup(first.url)).toMatchObject({ success: true });
   expect((await json(`${first.url}/api/status`)).data.setup).toBe(true);
   expect(await first.stop()).toBe(0);
-  expect(first.logs.map((l) => l.msg)).toContain('shutdown complete');
+  // Logged lines reach the pipe before the process exits, but may be read just after its exit event.
+  await waitFor(() => first.logs.some((l) => l.msg === 'shutdown complete'));
 
   const second = await start(env);
   expect((await json(`${second.url}/api/status`)).data.setup).toBe(true);
@@ -85,9 +87,14 @@ describe('gateway process', { timeout: 120_000 }, () => {
     expect(metrics).toMatch(/tollgate_build_info\{[^}]*version="0\.1\.0"[^}]*\} 1/);
     expect(metrics).toMatch(/tollgate_dependency_up\{[^}]*dependency="database"[^}]*\} 1/);
     expect(metrics).not.toContain('route="/metrics"');
-    const logged = gateway.logs.find((l) => l.request_id === 'trace-123');
-    expect(logged).toBeDefined();
     expect(await gateway.stop()).toBe(0);
+    // Log lines are written asynchronously: after a clean stop every access line is out.
+    await waitFor(() => gateway.logs.some((l) => l.request_id === 'trace-123'));
+    expect(gateway.logs.find((l) => l.request_id === 'trace-123')).toMatchObject({
+      msg: 'request completed',
+      url: '/api/status',
+      statusCode: 200,
+    });
   });
 
   it('refuses to start with invalid configuration, saying what is wrong', async () => {

@@ -186,6 +186,28 @@ function behavesAsClusterState(url: string | undefined) {
       expect(await a!.counters.count('burst', 10_000)).toBe(10);
     });
 
+    it('answers concurrent gated takes and adds each as if they had run one after another', async () => {
+      const [a, b] = await pods();
+      const gate = { key: 'successes', limit: 3 };
+      const takes = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 3 ? a! : b!).counters.takeGated('requests', 10_000, 5, gate)),
+      );
+      expect(takes.filter((r) => r.allowed)).toHaveLength(5);
+      expect(takes.filter((r) => !r.allowed).every((r) => r.refusedBy === 'limit')).toBe(true);
+      const counts = await Promise.all(Array.from({ length: 6 }, () => a!.counters.add('successes', 10_000)));
+      expect(counts).toEqual([1, 2, 3, 4, 5, 6]);
+      const gated = await Promise.all([
+        b!.counters.takeGated('fresh', 10_000, 5, gate),
+        a!.counters.takeGated('fresh', 10_000, 5, gate),
+      ]);
+      expect(gated).toEqual([
+        { allowed: false, refusedBy: 'gate' },
+        { allowed: false, refusedBy: 'gate' },
+      ]);
+      expect(await b!.counters.count('requests', 10_000)).toBe(5);
+      expect(await b!.counters.count('fresh', 10_000)).toBe(0);
+    });
+
     it('rejects windows and limits that would silently disable a limit', async () => {
       const [a] = await pods(1);
       await expect(a!.counters.take('k', 0, 1)).rejects.toThrow(RangeError);

@@ -92,6 +92,31 @@ describe.skipIf(redisUrl === undefined)('Redis cluster state: what only it promi
     await state.close();
   });
 
+  it('sends the gated takes and the adds made in one turn as one script call each', async () => {
+    const state = await createRedisClusterState({ url: redisUrl!, namespace });
+    await state.counters.add('warm', 10_000);
+    await state.counters.takeGated('warm', 10_000, 100, { key: 'warm-gate', limit: 100 });
+    // Every command naming this test's keys as a client sent it (not those the scripts run).
+    const monitor = await raw.monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => arg.startsWith(`${namespace}:counter:batch`))) seen.push(args);
+    });
+    const gate = { key: 'batch-gate', limit: 100 };
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, () => state.counters.takeGated('batch', 10_000, 100, gate)),
+    );
+    const added = await Promise.all(Array.from({ length: 20 }, () => state.counters.add('batch-gate', 10_000)));
+    // Read after the scripts answered, so Redis saw it after them: the monitor is complete once it shows.
+    expect(await raw.zcard(`${namespace}:counter:batch`)).toBe(20);
+    await waitFor(() => seen.some((args) => args[0]?.toLowerCase() === 'zcard'));
+    monitor.disconnect();
+    expect(seen.map((args) => args[0]?.toLowerCase())).toEqual(['evalsha', 'evalsha', 'zcard']);
+    expect(taken.every((r) => r.allowed)).toBe(true);
+    expect(added).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    await state.close();
+  });
+
   it('prefixes every channel with the namespace', async () => {
     const state = await createRedisClusterState({ url: redisUrl!, namespace });
     const listener = raw.duplicate();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
+import { TurnBatcher } from './turn-batch.ts';
 import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 export interface RedisClusterStateOptions {
@@ -36,25 +37,46 @@ redis.call('ZADD', KEYS[1], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, count + 1}`,
   },
-  /** KEYS: log, gate. ARGV: windowMs, limit, member, gate limit. Returns 0 taken, 1 refused by the limit, 2 by the gate. */
+  /**
+   * KEYS: log, gate. ARGV: windowMs, limit, gate limit, member… Per member, in order: 0 taken, 1 refused
+   * by the limit, 2 by the gate (read once: nothing here adds to it).
+   */
   tollgateTakeGated: {
     numberOfKeys: 2,
     lua: `${CLOCK}
-if redis.call('ZCOUNT', KEYS[2], now - window + 1, '+inf') >= tonumber(ARGV[4]) then return 2 end
+local results = {}
+if redis.call('ZCOUNT', KEYS[2], now - window + 1, '+inf') >= tonumber(ARGV[3]) then
+  for i = 4, #ARGV do results[#results + 1] = 2 end
+  return results
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
-redis.call('ZADD', KEYS[1], now, ARGV[3])
+local count = redis.call('ZCARD', KEYS[1])
+local limit = tonumber(ARGV[2])
+for i = 4, #ARGV do
+  if count >= limit then
+    results[#results + 1] = 1
+  else
+    redis.call('ZADD', KEYS[1], now, ARGV[i])
+    count = count + 1
+    results[#results + 1] = 0
+  end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 0`,
+return results`,
   },
-  /** KEYS: log. ARGV: windowMs, member. Returns the count, this hit included. */
+  /** KEYS: log. ARGV: windowMs, member… Per member, in order: the count, its hit included. */
   tollgateAdd: {
     numberOfKeys: 1,
     lua: `${CLOCK}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-redis.call('ZADD', KEYS[1], now, ARGV[2])
+local count = redis.call('ZCARD', KEYS[1])
+local counts = {}
+for i = 2, #ARGV do
+  count = count + redis.call('ZADD', KEYS[1], now, ARGV[i])
+  counts[#counts + 1] = count
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return redis.call('ZCARD', KEYS[1])`,
+return counts`,
   },
   /** KEYS: log. ARGV: windowMs. Scores are whole microseconds, so "above cutoff" is ">= cutoff + 1". */
   tollgateCount: {
@@ -85,10 +107,10 @@ interface ScriptCommands {
     gate: string,
     windowMs: number,
     limit: number,
-    member: string,
     gateLimit: number,
-  ): Promise<number>;
-  tollgateAdd(key: string, windowMs: number, member: string): Promise<number>;
+    ...members: string[]
+  ): Promise<number[]>;
+  tollgateAdd(key: string, windowMs: number, ...members: string[]): Promise<number[]>;
   tollgateCount(key: string, windowMs: number): Promise<number>;
   tollgateRenew(key: string, token: string, ttlMs: number): Promise<number>;
   tollgateRelease(key: string, token: string): Promise<number>;
@@ -264,6 +286,13 @@ function redisCounters(client: Commands, prefix: string): SlidingWindowCounters 
     checkDuration('windowMs', windowMs);
     return Math.ceil(windowMs);
   };
+  // The relay's two calls per request: joined per turn of the event loop (turn-batch.ts).
+  const adds = new TurnBatcher<number>(([key, windowMs], members) =>
+    client.tollgateAdd(String(key), Number(windowMs), ...members),
+  );
+  const gatedTakes = new TurnBatcher<number>(([key, gate, windowMs, limit, gateLimit], members) =>
+    client.tollgateTakeGated(String(key), String(gate), Number(windowMs), Number(limit), Number(gateLimit), ...members),
+  );
   return {
     async take(key, windowMs, limit) {
       checkLimit(limit);
@@ -271,7 +300,7 @@ function redisCounters(client: Commands, prefix: string): SlidingWindowCounters 
       return { allowed: allowed === 1, count };
     },
     async add(key, windowMs) {
-      return client.tollgateAdd(prefix + key, window(windowMs), member());
+      return adds.call([prefix + key, window(windowMs)], member());
     },
     async count(key, windowMs) {
       return client.tollgateCount(prefix + key, window(windowMs));
@@ -279,13 +308,9 @@ function redisCounters(client: Commands, prefix: string): SlidingWindowCounters 
     async takeGated(key, windowMs, limit, gate) {
       checkLimit(limit);
       checkLimit(gate.limit);
-      const refused = await client.tollgateTakeGated(
-        prefix + key,
-        prefix + gate.key,
-        window(windowMs),
-        limit,
+      const refused = await gatedTakes.call(
+        [prefix + key, prefix + gate.key, window(windowMs), limit, gate.limit],
         member(),
-        gate.limit,
       );
       if (refused === 0) return { allowed: true };
       return { allowed: false, refusedBy: refused === 2 ? 'gate' : 'limit' };
