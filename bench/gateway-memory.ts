@@ -16,7 +16,8 @@
  * BENCH_MEMORY_LOAD_SECONDS (default 10) how long the chat requests of the load step last (0: no load step);
  * BENCH_MEMORY_SNAPSHOTS=<folder> keeps the heap snapshots there (else they are deleted);
  * BENCH_GATEWAY_NODE_FLAGS adds node flags to the gateway's command line (e.g. `--max-semi-space-size=8`), and
- * NODE_COMPILE_CACHE is passed on to it (as `npm start` sets it: warm from the second start on).
+ * NODE_COMPILE_CACHE is passed on to it, filled first as the image's build and `npm start` fill theirs
+ * (scripts/warm-compile-cache.mjs, and this benchmark's probe).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -361,6 +362,18 @@ function printResults(results: ModeResult[], pglite: Resident | undefined): void
   }
 }
 
+/** The gateway's modules and the probe into the compile cache, so that even a first start finds them all there. */
+function warmCompileCache(folder: string): void {
+  execFileSync(process.execPath, [...nodeFlags, path.join(root, 'scripts/warm-compile-cache.mjs'), folder]);
+  execFileSync(
+    process.execPath,
+    [...nodeFlags, '--import', path.join(root, 'bench/gateway-memory/probe.ts'), '-e', '0'],
+    {
+      env: { ...process.env, NODE_COMPILE_CACHE: folder },
+    },
+  );
+}
+
 async function main(): Promise<void> {
   const modes = process.argv.length > 2 ? process.argv.slice(2) : ['postgres', 'embedded', 'pglite'];
   for (const mode of modes) {
@@ -369,6 +382,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tollgate-bench-memory-'));
   const snapshotDir = process.env.BENCH_MEMORY_SNAPSHOTS ?? dir;
   await mkdir(snapshotDir, { recursive: true });
+  if (compileCache.NODE_COMPILE_CACHE) warmCompileCache(compileCache.NODE_COMPILE_CACHE);
   const upstream = await startUpstream();
   const cleanups: Array<() => Promise<void>> = [async () => upstream.close(), () => rm(dir, { recursive: true })];
   const results: ModeResult[] = [];

@@ -21,7 +21,8 @@
 # line) and replace tag and digest here and in deploy/operator.Dockerfile.
 ARG NODE_IMAGE=node:24.21.0-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6
 
-# Production dependencies of the gateway workspace, and the empty data folder the final stage takes over.
+# Production dependencies of the gateway workspace, and the empty folders (data, compile cache) the final stage
+# takes over.
 # npm ci needs every workspace's manifest to match the lockfile, hence the three package.json files.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -30,7 +31,7 @@ COPY gateway/package.json gateway/
 COPY operator/package.json operator/
 COPY console/package.json console/
 RUN npm ci --omit=dev --workspace gateway --no-audit --no-fund \
-  && mkdir -p gateway/node_modules data
+  && mkdir -p gateway/node_modules data compile-cache
 
 # The console's static build (console/dist). console/tsconfig.json extends tsconfig.base.json.
 FROM ${NODE_IMAGE} AS console
@@ -63,7 +64,15 @@ COPY gateway/package.json gateway/
 COPY gateway/src gateway/src/
 COPY --from=console /app/console/dist console/dist/
 COPY --from=deps --chown=1000:1000 /app/data data/
+COPY --from=deps --chown=1000:1000 /app/compile-cache compile-cache/
+COPY scripts/warm-compile-cache.mjs scripts/
 USER 1000:1000
+# Node's compile cache, filled here by the image's user (Node keeps one per uid and V8 flags): the gateway
+# finds every module compiled, starts faster and never loads Node's TypeScript stripper (about 10 MiB less
+# idle RSS). Reading it is enough (the chart's read-only root filesystem). The RUN names the folder relative
+# to WORKDIR, as tests/k8s/images.test.ts replays it.
+RUN node scripts/warm-compile-cache.mjs compile-cache
+ENV NODE_COMPILE_CACHE=/app/compile-cache
 VOLUME /app/data
 EXPOSE 3000 9090
 CMD ["node", "gateway/src/main.ts"]

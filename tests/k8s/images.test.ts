@@ -224,6 +224,13 @@ describe('the gateway image, replayed', () => {
     START_MS,
   );
 
+  it('ships Node’s compile cache of the gateway’s modules, filled by the build', () => {
+    const folder = image.env.NODE_COMPILE_CACHE as string;
+    // One folder per Node version, V8 flags and uid, holding a file per compiled module.
+    const cached = (readdirSync(folder, { recursive: true }) as string[]).filter((entry) => entry.includes(path.sep));
+    expect(cached.length).toBeGreaterThan(200);
+  });
+
   it('holds production files only', () => {
     expectProductionOnly(image);
     expect(existsSync(path.join(hostPath(image.root, image.workdir), 'console/dist/index.html'))).toBe(true);

@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+// Not `import … from 'node:http'`: the ES module view of node:http reads all of its exports, and its lazy
+// WebSocket export loads Node's own copy of undici (about 2 MiB of heap) into a gateway that never uses it.
+const { ServerResponse } = process.getBuiltinModule('node:http');
 
 /** A WebSocket handshake waiting for its route to accept it: the raw socket and what was read past the headers. */
 export interface PendingUpgrade {
