@@ -3,13 +3,16 @@
  * embedded database in a temporary folder (or a scratch database on BENCH_DATABASE_URL, and Redis on
  * BENCH_REDIS_URL), set up through its HTTP API the way an operator would: first-run setup, a price for
  * the model, the model request limit switched on (with room enough never to refuse), an OpenAI channel to
- * the mock upstream and an API key with unlimited quota.
+ * the mock upstream and an API key with unlimited quota. It starts with Node's compile cache filled first,
+ * as the image's build and `npm start` fill theirs (scripts/warm-compile-cache.mjs): the gateway as deployed.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { type DashboardClient, setupRoot } from '../../tests/support/client.ts';
@@ -67,7 +70,12 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
     LOG_LEVEL: options.logLevel,
     NODE_NAME: 'bench',
     REDIS_NAMESPACE: `tollgate-bench-${randomBytes(4).toString('hex')}`,
+    NODE_COMPILE_CACHE: path.join(dir, 'compile-cache'),
   };
+  await promisify(execFile)(process.execPath, [
+    path.join(root, 'scripts/warm-compile-cache.mjs'),
+    env.NODE_COMPILE_CACHE!,
+  ]);
 
   let database = 'embedded PGlite (temporary folder)';
   const lookups: Array<() => Promise<number[]>> = [];

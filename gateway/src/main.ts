@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { configFromEnvironment } from './cli.ts';
+import { collectGarbage, collectGarbageWhenResting } from './idle-garbage.ts';
 import { logDestination } from './log-destination.ts';
-import { collectStartupGarbage } from './startup-garbage.ts';
 import { SchemaIncompatibleError } from './store/schema.ts';
 
 // Only as the entry point: scripts/warm-compile-cache.mjs imports this module to put it in Node's compile cache.
@@ -33,7 +33,8 @@ async function main(): Promise<void> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    await collectStartupGarbage();
+    await collectGarbage();
+    collectGarbageWhenResting();
   } catch (error) {
     if (error instanceof SchemaIncompatibleError) {
       // Restarting cannot help: only a gateway version that fits the schema can.
