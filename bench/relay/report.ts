@@ -171,8 +171,8 @@ function printMemory(run: Run): void {
   console.log('idle = RSS after set-up and a few idle seconds');
   if (run.pglite) {
     console.log(
-      "bare PGlite process = node opening a folder created beforehand with the gateway's store opener and " +
-        'migrations, idle as long (bench/relay/pglite-baseline.ts)',
+      "bare PGlite process = node with PGlite in its own thread, the gateway's settings and migrations, on a " +
+        'folder created beforehand, idle as long (bench/relay/pglite-baseline.ts); servers include their child processes',
     );
   }
   if (!run.peakReset)
