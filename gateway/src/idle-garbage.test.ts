@@ -20,17 +20,26 @@ it('gives back the young generation a burst of allocation grew', async () => {
   expect(kept).toHaveLength(10);
 });
 
-it('collects by itself once the process rests after a burst', async () => {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it('collects by itself once the process rests after a burst, and not again before the spacing', async () => {
   await collectGarbage();
-  const stop = collectGarbageWhenResting(100);
+  const stop = collectGarbageWhenResting({ intervalMs: 100, restingIntervals: 3, minimumSpacingMs: 60_000 });
   try {
     const kept = burst();
     const grown = youngGeneration();
     expect(grown).toBeGreaterThan(4 * 1024 * 1024);
     const deadline = Date.now() + 5000;
-    while (youngGeneration() >= grown / 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (youngGeneration() >= grown / 2 && Date.now() < deadline) await sleep(50);
     expect(youngGeneration()).toBeLessThan(grown / 2);
     expect(kept).toHaveLength(10);
+
+    // A second burst within the spacing (light steady traffic looks like this) is left alone.
+    burst();
+    const again = youngGeneration();
+    expect(again).toBeGreaterThan(4 * 1024 * 1024);
+    await sleep(1000);
+    expect(youngGeneration()).toBeGreaterThan(again / 2);
   } finally {
     stop();
   }

@@ -27,27 +27,47 @@ export function youngGeneration(): number {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.physical_space_size ?? 0;
 }
 
-/** A second in which the event loop was busier than this is not rest. */
+/** An interval in which the event loop was busier than this is not rest. */
 const RESTING_UTILIZATION = 0.05;
 
+export interface RestingCollection {
+  /** How often the event loop is looked at. */
+  intervalMs?: number;
+  /** How many intervals in a row it must rest before a collection. */
+  restingIntervals?: number;
+  /**
+   * The least time between two collections at rest: a gateway under light steady traffic rests between its
+   * requests, and a full collection every few seconds would be a pause in its answers for nothing.
+   */
+  minimumSpacingMs?: number;
+}
+
 /**
- * Every `intervalMs`, when the event loop was resting over the last interval and the young generation has
- * grown to more than twice what the last collection left, collects once. A busy gateway is never
- * interrupted (its loop is not resting), and a resting one collects once per burst, not every interval.
+ * Collects once when the event loop has rested for `restingIntervals` intervals in a row and the young
+ * generation has grown to more than twice what the last collection left, at most once per
+ * `minimumSpacingMs`. A busy gateway is never interrupted, and a resting one collects once per burst.
  * Returns what stops the watch; the timer never keeps the process alive.
  */
-export function collectGarbageWhenResting(intervalMs = 1000): () => void {
+export function collectGarbageWhenResting({
+  intervalMs = 1000,
+  restingIntervals = 3,
+  minimumSpacingMs = 60_000,
+}: RestingCollection = {}): () => void {
   let floor = youngGeneration();
   let last = performance.eventLoopUtilization();
+  let rested = 0;
+  let collectedAt = Number.NEGATIVE_INFINITY;
   let collecting = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    const utilization = performance.eventLoopUtilization(now, last).utilization;
+    rested = performance.eventLoopUtilization(now, last).utilization > RESTING_UTILIZATION ? 0 : rested + 1;
     last = now;
-    if (collecting || utilization > RESTING_UTILIZATION || youngGeneration() <= 2 * floor) return;
+    if (collecting || rested < restingIntervals || youngGeneration() <= 2 * floor) return;
+    if (performance.now() - collectedAt < minimumSpacingMs) return;
     collecting = true;
     void collectGarbage().finally(() => {
       floor = youngGeneration();
+      collectedAt = performance.now();
       collecting = false;
     });
   }, intervalMs);
