@@ -161,7 +161,7 @@ export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): 
     key,
     upstreamModel,
     body,
-    ...(overriddenJson ? { json: overriddenJson } : {}),
+    json: overriddenJson,
     stream: input.stream,
     options: input.options,
     clientHeaders: input.clientHeaders,

@@ -65,7 +65,7 @@ export interface BuildInput {
    * out a field that goes elsewhere, as Coze's conversation goes in the query string): a request built
    * from the body's fields reads them here, never by parsing `body` back. Absent for a multipart form.
    */
-  json?: Json;
+  json?: Json | undefined;
   stream: boolean;
   options: OptionsService;
   clientHeaders: IncomingHttpHeaders;

@@ -36,7 +36,7 @@ export function buildGeminiRequest(input: {
   key: string;
   upstreamModel: string;
   body: string | FormData;
-  json?: Json;
+  json?: Json | undefined;
   stream: boolean;
   options: OptionsService;
 }): UpstreamRequest {
