@@ -1,7 +1,9 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
 import { AppError } from '../../errors.ts';
-import { testChannel } from '../protocols/test-support.ts';
+import { providerAnswer } from '../protocols/answer.ts';
+import { sendUpstream } from '../protocols/index.ts';
+import { fakeTransport, testChannel } from '../protocols/test-support.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { type AttemptRequest, prepareUpstream, upstreamTarget } from './prepare.ts';
 
@@ -45,6 +47,17 @@ function prepare(channel: ChannelSnapshot, fields: Partial<AttemptRequest> = {})
 }
 
 const bodyOf = (prepared: ReturnType<typeof prepare>) => JSON.parse(String(prepared.request.body));
+
+/** Counts the JSON.stringify and JSON.parse calls from now on (until the mocks are restored after the test). */
+function countJsonCalls(): () => { stringify: number; parse: number } {
+  const stringify = vi.spyOn(JSON, 'stringify');
+  const parse = vi.spyOn(JSON, 'parse');
+  return () => ({ stringify: stringify.mock.calls.length, parse: parse.mock.calls.length });
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe('prepareUpstream', () => {
   it('maps the model, applies param and header overrides, and keeps the client model for the answer', () => {
@@ -95,18 +108,77 @@ describe('prepareUpstream', () => {
 
   it("serialises the client's body once, trimmed to a strict upstream's fields after the param override", () => {
     const channel = testChannel({ type: 42, paramOverride: { user: 'added', temperature: 0.3 } });
-    const stringify = vi.spyOn(JSON, 'stringify');
-    const parse = vi.spyOn(JSON, 'parse');
+    const calls = countJsonCalls();
     const prepared = prepare(channel, { model: 'mistral-small-latest', body: { ...chat, seed: 7 } });
-    const calls = { stringify: stringify.mock.calls.length, parse: parse.mock.calls.length };
-    vi.restoreAllMocks();
-    expect(calls).toEqual({ stringify: 1, parse: 0 });
+    expect(calls()).toEqual({ stringify: 1, parse: 0 });
     expect(bodyOf(prepared)).toEqual({
       model: 'mistral-small-latest',
       messages: [{ role: 'user', content: 'hi' }],
       random_seed: 7,
       temperature: 0.3,
     });
+  });
+
+  it('builds a Gemini batch of embeddings for batchEmbedContents from the object, serialising it once', () => {
+    const calls = countJsonCalls();
+    const prepared = prepare(testChannel({ type: 24, keys: ['AIza'] }), {
+      format: 'openai-embeddings',
+      model: 'gemini-embedding-001',
+      body: { model: 'gemini-embedding-001', input: ['a', 'b'] },
+    });
+    expect(calls()).toEqual({ stringify: 1, parse: 0 });
+    expect(prepared.request.url).toMatch(/models\/gemini-embedding-001:batchEmbedContents$/);
+    expect(bodyOf(prepared).requests).toHaveLength(2);
+  });
+
+  it('puts a Coze conversation in the query string, not the body, serialising the body once', () => {
+    const calls = countJsonCalls();
+    const prepared = prepare(testChannel({ type: 49, keys: ['pat_x'] }), {
+      model: '7499',
+      body: { ...chat, model: '7499', conversation_id: 'v 1' },
+    });
+    expect(calls()).toEqual({ stringify: 1, parse: 0 });
+    expect(prepared.request.url).toBe('https://api.coze.cn/v3/chat?conversation_id=v%201');
+    expect(bodyOf(prepared)).not.toHaveProperty('conversation_id');
+    expect(bodyOf(prepared)).toMatchObject({ bot_id: '7499' });
+  });
+
+  it("puts the key's app id in a Xunfei frame (over the param_override's), serialising it once", () => {
+    const channel = testChannel({
+      type: 18,
+      keys: ['app1|secret|key'],
+      other: 'v3.5',
+      paramOverride: { header: { uid: 'u', app_id: 'not-the-key' } },
+    });
+    const calls = countJsonCalls();
+    const prepared = prepare(channel, { model: 'SparkDesk', body: { ...chat, model: 'SparkDesk' } });
+    expect(calls()).toEqual({ stringify: 1, parse: 0 });
+    expect(bodyOf(prepared)).toMatchObject({
+      header: { uid: 'u', app_id: 'app1' },
+      parameter: { chat: { domain: 'generalv3.5' } },
+    });
+  });
+
+  it("reads a Dify agent app's stream into the whole answer a client asked for, the body serialised once", async () => {
+    const calls = countJsonCalls();
+    let callsWhenSent: ReturnType<typeof calls> | undefined;
+    const { transport, sent } = fakeTransport(() => {
+      callsWhenSent = calls();
+      const event = 'data: {"event":"agent_message","message_id":"m1","answer":"hello"}\n\n';
+      return providerAnswer(200, 'text/event-stream', Buffer.from(event));
+    });
+    const channel = testChannel({ type: 37, other: 'agent', keys: ['app-key'] });
+    const prepared = prepare(channel);
+    const answer = await sendUpstream(prepared.provider, prepared.request, {
+      channel,
+      key: 'app-key',
+      transport,
+      signal: new AbortController().signal,
+      stream: false,
+    });
+    expect(callsWhenSent).toEqual({ stringify: 1, parse: 0 });
+    expect(JSON.parse(String(sent[0]?.body))).toMatchObject({ response_mode: 'streaming' });
+    expect(await answer.body.json()).toMatchObject({ answer: 'hello', id: 'm1' });
   });
 
   it('sends a multipart form with the mapped model', async () => {

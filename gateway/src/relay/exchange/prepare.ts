@@ -4,6 +4,7 @@ import type { OptionsService } from '../../domain/options/index.ts';
 import { AppError } from '../../errors.ts';
 import { type ConvertContext, canConvert, convertRequest } from '../convert/index.ts';
 import { chatViaResponses } from '../convert/responses-policy.ts';
+import type { Json } from '../convert/types.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import { applyParamOverride } from '../overrides/param-override.ts';
@@ -103,6 +104,8 @@ export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): 
 
   let headerOverride = channel.headerOverride;
   let body: string | FormData;
+  /** The JSON body as the param_override left it, for the provider's finishBody and buildRequest. */
+  let overriddenJson: Json | undefined;
   if (input.body instanceof FormData) {
     // The pooled transport is the undici package, which only sends its own FormData class.
     const form = new UpstreamFormData();
@@ -146,8 +149,9 @@ export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): 
     if (!overridden.ok) throw overridden.error;
     if (overridden.headerOverride) headerOverride = overridden.headerOverride;
     const final = overridden.body;
+    if (isObject(final)) overriddenJson = final;
     body = JSON.stringify(
-      provider.finishBody && isObject(final) ? provider.finishBody(upstreamFormat, final, channel) : final,
+      overriddenJson && provider.finishBody ? provider.finishBody(upstreamFormat, overriddenJson, channel, key) : final,
     );
   }
 
@@ -157,6 +161,7 @@ export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): 
     key,
     upstreamModel,
     body,
+    json: overriddenJson,
     stream: input.stream,
     options: input.options,
     clientHeaders: input.clientHeaders,

@@ -12,6 +12,11 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string | FormData | Uint8Array;
+  /**
+   * The body asks the upstream to answer as a stream whatever the client asked for (a Dify agent app
+   * only streams): set by buildRequest from the body's object, for a send that reads such a stream whole.
+   */
+  asksForStream?: boolean;
 }
 
 /** What an upstream said went wrong, in a provider-neutral form. */
@@ -53,7 +58,14 @@ export interface BuildInput {
   channel: ChannelSnapshot;
   key: string;
   upstreamModel: string;
+  /** Serialised once, finished by the provider's finishBody. */
   body: string | FormData;
+  /**
+   * The JSON body's object as the channel's param_override left it, before finishBody (which may take
+   * out a field that goes elsewhere, as Coze's conversation goes in the query string): a request built
+   * from the body's fields reads them here, never by parsing `body` back. Absent for a multipart form.
+   */
+  json?: Json | undefined;
   stream: boolean;
   options: OptionsService;
   clientHeaders: IncomingHttpHeaders;
@@ -123,9 +135,10 @@ export interface Provider {
   prepareBody(format: WireFormat, body: Json, context: ProviderContext): { body: Json; upstreamModel: string };
   /**
    * The body's last change before it is serialised, after the channel's param_override: a strict
-   * upstream's field list. Done on the object so that the body is serialised once. Absent: none.
+   * upstream's field list, a field that goes in the URL rather than the body (Coze), the key's app id
+   * (Xunfei). Done on the object so that the body is serialised once. Absent: none.
    */
-  finishBody?(format: WireFormat, body: Json, channel: ChannelSnapshot): Json;
+  finishBody?(format: WireFormat, body: Json, channel: ChannelSnapshot, key: string): Json;
   /** The upstream request: URL, auth (keys parsed, requests signed, tokens fetched) and body. */
   buildRequest(input: BuildInput): UpstreamRequest;
   /**

@@ -7,7 +7,7 @@ import type { UpstreamRequest } from '../types.ts';
 import { parseCozeError } from './errors.ts';
 import { cozeProvider } from './index.ts';
 import { sendCoze } from './poll.ts';
-import { buildCozeRequest, cozeBotId } from './request.ts';
+import { buildCozeRequest, cozeBotId, finishCozeBody } from './request.ts';
 import { CozeStreamObserver } from './stream.ts';
 
 const BOT = '7400000000000000001';
@@ -103,20 +103,27 @@ describe('Coze requests', () => {
     expect(prepared.body).toMatchObject({ bot_id: '7499', user_id: 'tollgate-user-3' });
   });
 
-  it('names a conversation in the query string, as Coze wants it', () => {
-    const request = buildCozeRequest({
-      format: 'coze-chat',
-      channel: testChannel({ type: 49 }),
-      key: 'pat_x',
-      upstreamModel: BOT,
-      body: JSON.stringify({ bot_id: BOT, conversation_id: '74 11' }),
-      stream: true,
-      options: {} as never,
-      clientHeaders: {},
-    });
+  it('names a conversation in the query string, as Coze wants it, not in the body', () => {
+    const build = (json: Record<string, unknown>) =>
+      buildCozeRequest({
+        format: 'coze-chat',
+        channel: testChannel({ type: 49 }),
+        key: 'pat_x',
+        upstreamModel: BOT,
+        body: JSON.stringify(finishCozeBody(json)),
+        json,
+        stream: true,
+        options: {} as never,
+        clientHeaders: {},
+      });
+    const request = build({ bot_id: BOT, conversation_id: '74 11' });
     expect(request.url).toBe('https://api.coze.cn/v3/chat?conversation_id=74%2011');
     expect(JSON.parse(request.body as string)).toEqual({ bot_id: BOT });
     expect(request.headers.authorization).toBe('Bearer pat_x');
+    // No conversation to continue: a new one, and the body as it is.
+    const fresh = build({ bot_id: BOT, conversation_id: '' });
+    expect(fresh.url).toBe('https://api.coze.cn/v3/chat');
+    expect(JSON.parse(fresh.body as string)).toEqual({ bot_id: BOT, conversation_id: '' });
   });
 });
 

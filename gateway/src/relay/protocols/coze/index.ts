@@ -3,7 +3,7 @@ import { CHAT_FORMATS } from '../hub-request.ts';
 import type { Provider } from '../types.ts';
 import { parseCozeError } from './errors.ts';
 import { sendCoze } from './poll.ts';
-import { buildCozeRequest, prepareCozeBody } from './request.ts';
+import { buildCozeRequest, finishCozeBody, prepareCozeBody } from './request.ts';
 import { CozeStreamObserver } from './stream.ts';
 import { cozeChatUsage } from './usage.ts';
 
@@ -16,6 +16,7 @@ export const cozeProvider: Provider = {
     body: prepareCozeBody(body, context),
     upstreamModel: context.upstreamModel,
   }),
+  finishBody: (_format, body) => finishCozeBody(body),
   buildRequest: buildCozeRequest,
   send: (request, input) => sendCoze(request, input),
   usageFromBody: (_format, body) => cozeChatUsage((body as { chat?: unknown } | undefined)?.chat),

@@ -22,22 +22,27 @@ export function prepareCozeBody(body: Json, context: ProviderContext): Json {
   return { ...body, bot_id: cozeBotId(context.upstreamModel, context.channel.other), user_id: user };
 }
 
+/** The conversation a body continues, which Coze wants in the query string rather than in the body. */
+function conversationOf(body: Json | undefined): string | undefined {
+  const conversation = body?.conversation_id;
+  return typeof conversation === 'string' && conversation !== '' ? conversation : undefined;
+}
+
+/** The body without the conversation, which buildCozeRequest puts in the query string. */
+export function finishCozeBody(body: Json): Json {
+  if (conversationOf(body) === undefined) return body;
+  const { conversation_id: _conversation, ...rest } = body;
+  return rest;
+}
+
 /** `POST {base}/v3/chat`, a conversation to continue named in the query string as Coze wants it. */
 export function buildCozeRequest(input: BuildInput): UpstreamRequest {
   const base = (input.channel.baseUrl || channelType(input.channel.type)?.baseUrl || '').replace(/\/+$/, '');
-  let body = input.body;
-  let query = '';
-  if (typeof body === 'string') {
-    const { conversation_id: conversation, ...rest } = JSON.parse(body) as Json;
-    if (typeof conversation === 'string' && conversation !== '') {
-      query = `?conversation_id=${encodeURIComponent(conversation)}`;
-      body = JSON.stringify(rest);
-    }
-  }
+  const conversation = conversationOf(input.json);
   return {
-    url: `${base}/v3/chat${query}`,
+    url: `${base}/v3/chat${conversation === undefined ? '' : `?conversation_id=${encodeURIComponent(conversation)}`}`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${input.key}` },
-    body,
+    body: input.body,
   };
 }

@@ -14,8 +14,7 @@ import { workflowFailure } from './outputs.ts';
  */
 export async function sendDify(request: UpstreamRequest, input: SendInput): Promise<UpstreamResponse> {
   if (input.stream) return input.transport.send(request, input.signal);
-  const streamed = typeof request.body === 'string' && JSON.parse(request.body).response_mode === 'streaming';
-  if (streamed) return assembled(request, input.transport, input.signal);
+  if (request.asksForStream) return assembled(request, input.transport, input.signal);
   const response = await input.transport.send(request, input.signal);
   return request.url.endsWith('/workflows/run') ? workflowOutcome(response) : response;
 }

@@ -83,14 +83,15 @@ describe('Dify requests', () => {
     });
   });
 
-  it('routes by app kind, and refuses an unknown kind with a stable code', () => {
-    const build = (other: string) =>
+  it('routes by app kind, tells a body that asks for a stream, and refuses an unknown kind with a stable code', () => {
+    const build = (other: string, json: Record<string, unknown> = {}) =>
       difyProvider.buildRequest({
         format: 'dify-chat',
         channel: testChannel({ type: 37, other, baseUrl: 'https://dify.example/' }),
         key: 'app-key',
         upstreamModel: 'm',
-        body: '{}',
+        body: JSON.stringify(json),
+        json,
         stream: false,
         options: {} as never,
         clientHeaders: {},
@@ -100,6 +101,8 @@ describe('Dify requests', () => {
       headers: { authorization: 'Bearer app-key' },
     });
     expect(build('workflow').url).toBe('https://dify.example/v1/workflows/run');
+    expect(build('agent', { response_mode: 'streaming' }).asksForStream).toBe(true);
+    expect(build('', { response_mode: 'blocking' }).asksForStream).toBe(false);
     expect(() => difyAppKind(testChannel({ type: 37, other: 'completion' }))).toThrow(
       expect.objectContaining({ code: 'channel:other_invalid', status: 503 }),
     );
@@ -199,6 +202,7 @@ describe('Dify answers', () => {
       method: 'POST' as const,
       headers: {},
       body: '{"response_mode":"streaming"}',
+      asksForStream: true,
     };
     const input = (events: string[]) => ({
       transport: fakeTransport(() =>
@@ -231,7 +235,10 @@ describe('Dify answers', () => {
     expect(await failed.body.json()).toEqual({ code: 'rate_limit', message: 'slow down', status: 429 });
     // A chat app's blocking call goes out as it is.
     const plain = fakeTransport(() => jsonAnswer(200, { answer: 'x' }));
-    await sendDify({ ...request, body: '{"response_mode":"blocking"}' }, { ...input([]), transport: plain.transport });
+    await sendDify(
+      { ...request, body: '{"response_mode":"blocking"}', asksForStream: false },
+      { ...input([]), transport: plain.transport },
+    );
     expect(plain.sent).toHaveLength(1);
   });
 

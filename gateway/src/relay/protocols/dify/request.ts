@@ -23,6 +23,7 @@ export function prepareDifyBody(body: Json, context: ProviderContext): Json {
   return { ...body, user, ...(kind === 'agent' ? { response_mode: 'streaming' } : {}) };
 }
 
+/** The app's endpoint, and whether the body asks for a stream (an agent app's always does). */
 export function buildDifyRequest(input: BuildInput): UpstreamRequest {
   const base = (input.channel.baseUrl || channelType(input.channel.type)?.baseUrl || '').replace(/\/+$/, '');
   return {
@@ -30,5 +31,6 @@ export function buildDifyRequest(input: BuildInput): UpstreamRequest {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${input.key}` },
     body: input.body,
+    asksForStream: input.json?.response_mode === 'streaming',
   };
 }

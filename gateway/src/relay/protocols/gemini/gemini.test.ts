@@ -246,13 +246,14 @@ describe('Gemini provider: buildRequest', () => {
   });
 
   it('embeds with embedContent, or batchEmbedContents when the body has requests', () => {
-    expect(build({ format: 'gemini-embed', upstreamModel: 'gemini-embedding-001', body: '{"content":{}}' }).url).toBe(
+    const embed = (json: Record<string, unknown>) =>
+      build({ format: 'gemini-embed', upstreamModel: 'gemini-embedding-001', body: JSON.stringify(json), json });
+    expect(embed({ content: {} }).url).toBe(
       'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:embedContent',
     );
-    expect(
-      build({ format: 'gemini-embed', upstreamModel: 'gemini-embedding-001', body: '{"requests":[]}', stream: true })
-        .url,
-    ).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(embed({ requests: [] }).url).toBe(
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents',
+    );
     expect(() => build({ format: 'openai-chat' })).toThrow(/no operation/);
   });
 });

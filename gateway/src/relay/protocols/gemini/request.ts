@@ -1,4 +1,5 @@
 import type { OptionsService } from '../../../domain/options/index.ts';
+import type { Json } from '../../convert/types.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import type { UpstreamRequest } from '../types.ts';
 
@@ -18,20 +19,11 @@ export function apiVersion(options: Pick<OptionsService, 'getJson'>, model: stri
   return typeof version === 'string' && version.trim() !== '' ? version.trim() : DEFAULT_VERSION;
 }
 
-/** The method of the Gemini REST API a body goes to. */
-function method(format: WireFormat, body: string | FormData, stream: boolean): string {
+/** The method of the Gemini REST API a body goes to: a body with a list of `requests` is a batch. */
+function method(format: WireFormat, json: Json | undefined, stream: boolean): string {
   if (format === 'gemini-generate') return stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-  if (format === 'gemini-embed') return isBatch(body) ? 'batchEmbedContents' : 'embedContent';
+  if (format === 'gemini-embed') return Array.isArray(json?.requests) ? 'batchEmbedContents' : 'embedContent';
   throw new Error(`the Gemini protocol has no operation for ${format}`);
-}
-
-function isBatch(body: string | FormData): boolean {
-  if (typeof body !== 'string') return false;
-  try {
-    return Array.isArray((JSON.parse(body) as { requests?: unknown }).requests);
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -44,13 +36,14 @@ export function buildGeminiRequest(input: {
   key: string;
   upstreamModel: string;
   body: string | FormData;
+  json?: Json | undefined;
   stream: boolean;
   options: OptionsService;
 }): UpstreamRequest {
-  const { format, channel, key, upstreamModel, body, stream, options } = input;
+  const { format, channel, key, upstreamModel, body, json, stream, options } = input;
   const base = (channel.baseUrl || GEMINI_BASE_URL).replace(/\/+$/, '');
   const model = upstreamModel.replace(/^models\//, '');
-  const url = `${base}/${apiVersion(options, model)}/models/${encodeURIComponent(model)}:${method(format, body, stream)}`;
+  const url = `${base}/${apiVersion(options, model)}/models/${encodeURIComponent(model)}:${method(format, json, stream)}`;
   const headers: Record<string, string> = { 'x-goog-api-key': key };
   if (typeof body === 'string') headers['content-type'] = 'application/json';
   return { url, method: 'POST', headers, body };

@@ -156,6 +156,7 @@ async function relay(
     key: 'AIza-test',
     upstreamModel: prepared.upstreamModel,
     body: JSON.stringify(prepared.body),
+    json: prepared.body,
     stream: ctx.stream,
     options: fakeOptions(options),
     clientHeaders: {},

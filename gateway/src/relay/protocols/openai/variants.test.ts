@@ -166,12 +166,12 @@ describe('Mistral strict fields', () => {
 
   it('is applied when the body is finished, before it is serialised', () => {
     const body = { model: 'm', messages: [], user: 'u' };
-    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 42 }))).toEqual({
+    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 42 }), 'sk')).toEqual({
       model: 'm',
       messages: [],
     });
     // Other OpenAI-compatible types send every field.
-    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 1 }))).toBe(body);
+    expect(openAIProvider.finishBody?.('openai-chat', body, channel({ type: 1 }), 'sk')).toBe(body);
     const request = build({ type: 42 }, 'mistral-small-latest', 'openai-chat');
     expect(request.url).toBe('https://api.mistral.ai/v1/chat/completions');
   });

@@ -1,7 +1,7 @@
 import type { WireFormat } from '../../types.ts';
 import type { Provider } from '../types.ts';
 import { parseXunfeiError } from './errors.ts';
-import { buildXunfeiRequest, prepareXunfeiBody, signXunfeiRequest } from './request.ts';
+import { buildXunfeiRequest, finishXunfeiBody, prepareXunfeiBody, signXunfeiRequest } from './request.ts';
 import { sparkSession } from './session.ts';
 import { XunfeiStreamObserver } from './stream.ts';
 import { xunfeiUsageFromBody } from './usage.ts';
@@ -19,6 +19,7 @@ export const xunfeiProvider: Provider = {
   formats: new Set<WireFormat>(['xunfei-chat']),
   nativeFormat: (format) => (CHAT_LIKE.has(format) ? 'xunfei-chat' : undefined),
   prepareBody: prepareXunfeiBody,
+  finishBody: (_format, body, channel, key) => finishXunfeiBody(body, channel, key),
   buildRequest: buildXunfeiRequest,
   authorize: signXunfeiRequest,
   send: sparkSession,

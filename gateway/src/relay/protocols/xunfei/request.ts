@@ -1,5 +1,6 @@
 import { channelType } from '../../../domain/channels/registry.ts';
 import type { Json } from '../../convert/types.ts';
+import type { ChannelSnapshot } from '../../types.ts';
 import { keyParts } from '../key-parts.ts';
 import type { AuthorizeInput, BuildInput, ProviderContext, UpstreamRequest } from '../types.ts';
 import { sparkSignedUrl } from './sign.ts';
@@ -18,20 +19,19 @@ export function prepareXunfeiBody(_format: unknown, body: Json, context: Provide
   return { body: { ...body, parameter: { ...body.parameter, chat } }, upstreamModel: context.upstreamModel };
 }
 
-/** The version's WebSocket URL (signed at send time) and the frame with the channel's app id. */
+/** The frame names the channel's app id, from the key: after the param_override, which cannot change it. */
+export function finishXunfeiBody(body: Json, channel: ChannelSnapshot, key: string): Json {
+  const { appId } = xunfeiKey(channel.type, key);
+  return { ...body, header: { ...body.header, app_id: appId } };
+}
+
+/** The version's WebSocket URL (signed at send time); the frame goes out as it was finished. */
 export function buildXunfeiRequest(input: BuildInput): UpstreamRequest {
-  const { appId } = xunfeiKey(input.channel.type, input.key);
   const { path } = sparkVersion(input.channel.other, input.upstreamModel);
   const base = (input.channel.baseUrl || channelType(input.channel.type)?.baseUrl || '')
     .replace(/\/+$/, '')
     .replace(/^http/i, 'ws');
-  const frame = JSON.parse(String(input.body)) as Json;
-  return {
-    url: `${base}${path}`,
-    method: 'GET',
-    headers: {},
-    body: JSON.stringify({ ...frame, header: { ...frame.header, app_id: appId } }),
-  };
+  return { url: `${base}${path}`, method: 'GET', headers: {}, body: input.body };
 }
 
 /** Signs the URL with the current date: Xunfei refuses a signature older than five minutes. */

@@ -34,23 +34,26 @@ describe('Spark URL signing', () => {
     expect(() => sparkVersion('v9.9', 'x')).toThrow(/Unknown Spark API version v9\.9/);
   });
 
-  it('builds the frame with the app id and the ws URL from an http base; refuses a short key', () => {
+  it("builds the ws URL from an http base, and the frame with the key's app id; refuses a short key", () => {
     const channel = { type: 18, baseUrl: 'https://spark.example/', other: 'max-32k' } as ChannelSnapshot;
-    const input = {
-      format: 'xunfei-chat' as const,
+    const built = xunfeiProvider.buildRequest({
+      format: 'xunfei-chat',
       channel,
+      key: 'app1|secret|key',
       upstreamModel: 'SparkDesk',
-      body: '{"header":{"uid":"u"},"payload":{}}',
+      body: '{"header":{"uid":"u","app_id":"app1"},"payload":{}}',
       stream: false,
       options: undefined as never,
       clientHeaders: {},
-    };
-    const built = xunfeiProvider.buildRequest({ ...input, key: 'app1|secret|key' });
+    });
     expect(built.url).toBe('wss://spark.example/chat/max-32k');
-    expect(JSON.parse(String(built.body)).header).toEqual({ uid: 'u', app_id: 'app1' });
+    expect(built.body).toBe('{"header":{"uid":"u","app_id":"app1"},"payload":{}}');
+    const finish = (key: string) =>
+      xunfeiProvider.finishBody?.('xunfei-chat', { header: { uid: 'u', app_id: 'x' }, payload: {} }, channel, key);
+    expect(finish('app1|secret|key')).toEqual({ header: { uid: 'u', app_id: 'app1' }, payload: {} });
     let refused: unknown;
     try {
-      xunfeiProvider.buildRequest({ ...input, key: 'app1|secret' });
+      finish('app1|secret');
     } catch (error) {
       refused = error;
     }
