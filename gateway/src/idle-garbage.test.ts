@@ -55,7 +55,7 @@ it('collects by itself once the process rests after a burst, and leaves small gr
     expect(first!.heapBefore - first!.heapAfter).toBeGreaterThan(4 * MiB);
     expect(residentHeap()).toBeLessThan(first!.heapBefore);
 
-    // Another burst after the spacing (here: as long as the collection took) is collected again.
+    // Another burst after the spacing (here: the collection's CPU time) is collected again.
     burst();
     await restUntil(collections, 2);
     expect(collections).toHaveLength(2);
@@ -73,7 +73,7 @@ it('keeps these collections to a share of the time: a burst soon after one waits
     intervalMs: 50,
     restingIntervals: 3,
     growthBytes: 8 * MiB,
-    // After a collection of d ms, the next waits d / 0.00001 = 100,000 × d: longer than this test.
+    // After a collection of d ms of CPU, the next waits d / 0.00001 = 100,000 × d: longer than this test.
     maxTimeShare: 0.00001,
     onCollected: (collection) => collections.push(collection),
   });

@@ -35,8 +35,11 @@ async function main(): Promise<void> {
     process.on('SIGINT', onSignal);
     await collectGarbage();
     collectGarbageWhenResting({
-      onCollected: ({ ms, heapBefore, heapAfter }) =>
-        logger.debug({ ms: Math.round(ms), heapBefore, heapAfter }, 'garbage collected at rest'),
+      onCollected: ({ ms, cpuMs, heapBefore, heapAfter }) =>
+        logger.debug(
+          { ms: Math.round(ms), cpuMs: Math.round(cpuMs), heapBefore, heapAfter },
+          'garbage collected at rest',
+        ),
     });
   } catch (error) {
     if (error instanceof SchemaIncompatibleError) {
