@@ -36,7 +36,7 @@ it('collects by itself once the process rests after a burst, and leaves small gr
   await collectGarbage();
   const collections: Array<{ heapBefore: number; heapAfter: number }> = [];
   const stop = collectGarbageWhenResting({
-    intervalMs: 50,
+    intervalMs: 100,
     restingIntervals: 3,
     growthBytes: 8 * MiB,
     maxTimeShare: 1,
@@ -70,7 +70,7 @@ it('keeps these collections to a share of the time: a burst soon after one waits
   await collectGarbage();
   const collections: unknown[] = [];
   const stop = collectGarbageWhenResting({
-    intervalMs: 50,
+    intervalMs: 100,
     restingIntervals: 3,
     growthBytes: 8 * MiB,
     // After a collection of d ms of CPU, the next waits d / 0.00001 = 100,000 × d: longer than this test.
