@@ -34,7 +34,13 @@ async function main(): Promise<void> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     await collectGarbage();
-    collectGarbageWhenResting();
+    collectGarbageWhenResting({
+      onCollected: ({ ms, cpuMs, heapBefore, heapAfter }) =>
+        logger.debug(
+          { ms: Math.round(ms), cpuMs: Math.round(cpuMs), heapBefore, heapAfter },
+          'garbage collected at rest',
+        ),
+    });
   } catch (error) {
     if (error instanceof SchemaIncompatibleError) {
       // Restarting cannot help: only a gateway version that fits the schema can.
