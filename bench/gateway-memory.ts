@@ -31,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { withMallocTunables } from '../scripts/malloc-tunables.mjs';
 import { setupRoot } from '../tests/support/client.ts';
 import { type HeapSummary, summarizeHeapSnapshot } from './gateway-memory/heap-snapshot.ts';
 import type { HeapFigures } from './gateway-memory/probe.ts';
@@ -119,7 +120,13 @@ class GatewayProcess {
         path.join(root, 'gateway/src/main.ts'),
       ],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...compileCache, ...env },
+        env: withMallocTunables({
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...(process.env.GLIBC_TUNABLES ? { GLIBC_TUNABLES: process.env.GLIBC_TUNABLES } : {}),
+          ...compileCache,
+          ...env,
+        }),
         stdio: ['ignore', fd, fd, 'ipc'],
       },
     );

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withMallocTunables } from './malloc-tunables.mjs';
 import { nodeBinDir } from './node-bin.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,7 +31,7 @@ const compileCache = process.env.NODE_COMPILE_CACHE || path.join(root, 'node_mod
 if (!existsSync(compileCache)) {
   spawnSync(node, [path.join(root, 'scripts', 'warm-compile-cache.mjs'), compileCache], { stdio: 'inherit' });
 }
-const env = { ...process.env, NODE_COMPILE_CACHE: compileCache };
+const env = withMallocTunables({ ...process.env, NODE_COMPILE_CACHE: compileCache });
 const child = spawn(node, [path.join(root, 'gateway', 'src', 'main.ts')], { stdio: 'inherit', env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { withMallocTunables } from '../../scripts/malloc-tunables.mjs';
 import { type DashboardClient, setupRoot } from '../../tests/support/client.ts';
 import { type Child, spawnNode, waitForLogLine } from './processes.ts';
 
@@ -63,7 +64,8 @@ function redact(text: string): string {
 export async function startBenchGateway(options: GatewayOptions): Promise<BenchGateway> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tollgate-bench-relay-'));
   options.cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const env: Record<string, string> = {
+  // As every launcher starts it (scripts/malloc-tunables.mjs).
+  const env: Record<string, string> = withMallocTunables({
     PORT: '0',
     METRICS_PORT: '0',
     HOST: '127.0.0.1',
@@ -71,7 +73,8 @@ export async function startBenchGateway(options: GatewayOptions): Promise<BenchG
     NODE_NAME: 'bench',
     REDIS_NAMESPACE: `tollgate-bench-${randomBytes(4).toString('hex')}`,
     NODE_COMPILE_CACHE: path.join(dir, 'compile-cache'),
-  };
+    ...(process.env.GLIBC_TUNABLES ? { GLIBC_TUNABLES: process.env.GLIBC_TUNABLES } : {}),
+  });
   await promisify(execFile)(process.execPath, [
     path.join(root, 'scripts/warm-compile-cache.mjs'),
     env.NODE_COMPILE_CACHE!,

@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mallocTunables } from '../../scripts/malloc-tunables.mjs';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
 import {
   type Dockerfile,
@@ -229,6 +230,10 @@ describe('the gateway image, replayed', () => {
     // One folder per Node version, V8 flags and uid, holding a file per compiled module.
     const cached = (readdirSync(folder, { recursive: true }) as string[]).filter((entry) => entry.includes(path.sep));
     expect(cached.length).toBeGreaterThan(200);
+  });
+
+  it('sets the malloc trim threshold every launcher sets', () => {
+    expect(image.env.GLIBC_TUNABLES).toBe(mallocTunables);
   });
 
   it('holds production files only', () => {
