@@ -107,7 +107,7 @@ async function probe(way: Way, dataDir: string) {
         (c) => `logs_${c}_created`,
       ),
     ]) {
-      await sql`drop index ${sql.ref(index)}`.execute(db);
+      await sql`drop index if exists ${sql.ref(index)}`.execute(db);
     }
   }
   for (let i = 0; i < WARM; i++) await write(db, way, Array.from({ length: ROWS }, logRow));
