@@ -224,7 +224,7 @@ export function resetPeak(pid: number): boolean {
 const ticksPerSecond = 100;
 
 /** CPU seconds (user + system) one process has used so far, from /proc/<pid>/stat. */
-function ownCpuSecondsOf(pid: number): number {
+export function ownCpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

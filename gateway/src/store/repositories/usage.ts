@@ -61,7 +61,7 @@ const LOG_COLUMNS = {
 const LOG_COLUMN_NAMES = Object.keys(LOG_COLUMNS) as Array<keyof typeof LOG_COLUMNS>;
 
 /**
- * Log rows per INSERT. A row costs the embedded database about 35 µs (ten indexes), so 100 rows hold its
+ * Log rows per INSERT. A row costs the embedded database about 35 µs (nine indexes), so 100 rows hold its
  * single connection for a few milliseconds at a time (README, "Memory of the embedded database"); on
  * Postgres it is a round trip per 100 rows.
  */
