@@ -29,9 +29,13 @@ const EXEC_ARGV = ['--liftoff-only'];
 
 /**
  * A gateway started with `--cpu-prof` profiles its database process too (its own file in the same folder):
- * on one core the database's CPU is the gateway's cost.
+ * on one core the database's CPU is the gateway's cost. Only the flag and its `=` options (a value given as
+ * the next argument would be left behind), and not `--cpu-prof-name`: both processes would write one file.
  */
-const profileFlags = () => process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'));
+const profileFlags = () =>
+  process.execArgv.filter(
+    (flag) => flag === '--cpu-prof' || flag.startsWith('--cpu-prof-dir=') || flag.startsWith('--cpu-prof-interval='),
+  );
 
 /**
  * The embedded database in a process of its own (embedded-process.ts), spoken to over IPC. Measured (README,
