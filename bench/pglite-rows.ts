@@ -7,7 +7,7 @@
  *
  *   taskset -c 1 node bench/pglite-rows.ts [way…]     (default: every way)
  *
- * Ways: `unnest` (the writer's INSERT … SELECT FROM unnest, 100 rows per statement), `unnest-one` (the same,
+ * Ways: `unnest` (the writer's INSERT … SELECT FROM unnest, 100 rows per statement), `unnest-one` (the same as JS arrays,
  * a whole batch per statement), `json` (one JSON text parameter, json_to_recordset), `no-indexes` (the writer,
  * on a logs table with only its primary key: what the secondary indexes cost), `sequence-cache` (the writer, with
  * the ids' sequence caching 1,000 values: what taking an id per row costs).
