@@ -72,12 +72,18 @@ export function onCore(core: number): string[] {
   return prefix;
 }
 
+/** Switches of the gateway's own measurements, passed on when set (TOLLGATE_EMBEDDED_STATEMENTS). */
+function measuring(): Record<string, string> {
+  const value = process.env.TOLLGATE_EMBEDDED_STATEMENTS;
+  return value ? { TOLLGATE_EMBEDDED_STATEMENTS: value } : {};
+}
+
 /** Starts `node <args>` on a core; the child's pid is node's own (nice and taskset exec it). */
 export function spawnNode(name: string, args: string[], options: SpawnOptions): Child {
   const [command, ...rest] = [...onCore(options.core), process.execPath, ...args] as [string, ...string[]];
   const fd = options.logFile ? openSync(options.logFile, 'a') : undefined;
   const child = spawn(command, rest, {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...measuring(), ...options.env },
     stdio: ['pipe', fd ?? 'pipe', fd ?? 'inherit'],
   });
   if (fd !== undefined) closeSync(fd);
@@ -218,7 +224,7 @@ export function resetPeak(pid: number): boolean {
 const ticksPerSecond = 100;
 
 /** CPU seconds (user + system) one process has used so far, from /proc/<pid>/stat. */
-function ownCpuSecondsOf(pid: number): number {
+export function ownCpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -13,6 +13,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { embeddedSettings } from './embedded-settings.ts';
+import { statementTally } from './statement-tally.ts';
 
 export interface QueryMessage {
   id: number;
@@ -63,6 +64,8 @@ async function start(dataDir: string): Promise<void> {
     send({ failed: serialise(error) } satisfies EmbeddedReply);
     return;
   }
+  const tally = statementTally();
+  const run = (message: QueryMessage) => pglite.query(message.sql, message.params);
   process.on('message', async (message: QueryMessage | { close: true }) => {
     if ('close' in message) {
       await pglite.close().catch(() => {});
@@ -71,7 +74,7 @@ async function start(dataDir: string): Promise<void> {
       return;
     }
     try {
-      const result = await pglite.query(message.sql, message.params);
+      const result = tally ? await tally.time(message.sql, () => run(message)) : await run(message);
       send({ id: message.id, rows: result.rows, affectedRows: result.affectedRows } satisfies EmbeddedReply);
     } catch (error) {
       send({ id: message.id, error: serialise(error) } satisfies EmbeddedReply);

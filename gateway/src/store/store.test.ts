@@ -134,6 +134,24 @@ describe('embedded store (PGlite on disk)', () => {
     await store.close();
   });
 
+  it('indexes logs by what log queries filter on, not by token id (migration 0006, reversible)', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const indexes = async () =>
+      (
+        await sql<{
+          name: string;
+        }>`select indexname as name from pg_indexes where tablename = 'logs' order by 1`.execute(store.db)
+      ).rows.map((r) => r.name);
+    const filters = ['channel_id', 'group', 'model_name', 'token_name', 'type', 'user_id', 'username'];
+    expect((await indexes()).sort()).toEqual(
+      ['logs_created', 'logs_pkey', ...filters.map((c) => `logs_${c}_created`)].sort(),
+    );
+    await migrations['0006_logs_without_token_id_index']!.down!(store.db);
+    expect(await indexes()).toContain('logs_token_id_created');
+    await store.close();
+  });
+
   it('runs statements in a process of its own: the event loop keeps turning while one runs', async () => {
     const store = await openStore({ dataDir: 'memory://' });
     let turns = 0;

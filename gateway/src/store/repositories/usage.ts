@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, LogsTable } from '../database.ts';
+import { booleanArrayLiteral, integerArrayLiteral, textArrayLiteral } from './array-literal.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -19,36 +20,48 @@ function chunks<T>(rows: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
+const integers = (type: 'int4[]' | 'int8[]', fallback?: number) =>
+  ({ type, fallback, literal: integerArrayLiteral }) as const;
+const texts = { type: 'text[]', fallback: '', literal: textArrayLiteral } as const;
+const booleans = { type: 'bool[]', fallback: false, literal: booleanArrayLiteral } as const;
+
 /**
- * The columns a usage log row is written with: their SQL array type, and the value a row without it gets
- * (the column's default in the schema, so that leaving a column out means what it means in an INSERT).
+ * The columns a usage log row is written with: their SQL array type, the value a row without it gets (the
+ * column's default in the schema, so that leaving a column out means what it means in an INSERT) and how a
+ * column of values becomes an array literal.
  */
 const LOG_COLUMNS = {
-  user_id: ['int4[]', undefined],
-  created_at: ['int8[]', undefined],
-  type: ['int4[]', undefined],
-  content: ['text[]', ''],
-  username: ['text[]', ''],
-  token_name: ['text[]', ''],
-  model_name: ['text[]', ''],
-  quota: ['int8[]', 0],
-  prompt_tokens: ['int4[]', 0],
-  completion_tokens: ['int4[]', 0],
-  use_time: ['int4[]', 0],
-  is_stream: ['bool[]', false],
-  channel_id: ['int4[]', 0],
-  channel_name: ['text[]', ''],
-  token_id: ['int4[]', 0],
-  group: ['text[]', ''],
-  ip: ['text[]', ''],
-  request_id: ['text[]', ''],
-  other: ['text[]', ''],
-} as const satisfies { [K in keyof Required<Omit<Insertable<LogsTable>, 'id'>>]: readonly [string, unknown] };
+  user_id: integers('int4[]'),
+  created_at: integers('int8[]'),
+  type: integers('int4[]'),
+  content: texts,
+  username: texts,
+  token_name: texts,
+  model_name: texts,
+  quota: integers('int8[]', 0),
+  prompt_tokens: integers('int4[]', 0),
+  completion_tokens: integers('int4[]', 0),
+  use_time: integers('int4[]', 0),
+  is_stream: booleans,
+  channel_id: integers('int4[]', 0),
+  channel_name: texts,
+  token_id: integers('int4[]', 0),
+  group: texts,
+  ip: texts,
+  request_id: texts,
+  other: texts,
+} as const satisfies {
+  [K in keyof Required<Omit<Insertable<LogsTable>, 'id'>>]: {
+    type: string;
+    fallback: Insertable<LogsTable>[K] | undefined;
+    literal: (values: never[]) => string;
+  };
+};
 
 const LOG_COLUMN_NAMES = Object.keys(LOG_COLUMNS) as Array<keyof typeof LOG_COLUMNS>;
 
 /**
- * Log rows per INSERT. A row costs the embedded database about 35 µs (ten indexes), so 100 rows hold its
+ * Log rows per INSERT. A row costs the embedded database about 35 µs (nine indexes), so 100 rows hold its
  * single connection for a few milliseconds at a time (README, "Memory of the embedded database"); on
  * Postgres it is a round trip per 100 rows.
  */
@@ -58,12 +71,15 @@ const LOG_ROWS_PER_STATEMENT = 100;
  * Inserts log rows, 100 per statement, as one array per column (`INSERT … SELECT FROM unnest(…)`): 19
  * parameters whatever the rows, where a multi-row VALUES list has 19 per row for Kysely to compile, the
  * driver to serialise and the database to parse and plan (measured: about 40% less time per row on PGlite).
+ * Each array goes as its literal, built here (array-literal.ts).
  */
 export async function insertLogRows(db: Db, rows: readonly Insertable<LogsTable>[]): Promise<void> {
   for (const part of chunks(rows, LOG_ROWS_PER_STATEMENT)) {
     const arrays = LOG_COLUMN_NAMES.map((name) => {
-      const [type, fallback] = LOG_COLUMNS[name];
-      return sql`${part.map((row) => row[name] ?? fallback)}::${sql.raw(type)}`;
+      const { type, fallback, literal } = LOG_COLUMNS[name];
+      const values = part.map((row) => row[name] ?? fallback);
+      if (values.includes(undefined)) throw new TypeError(`usage log row without ${name}`);
+      return sql`${(literal as (values: unknown[]) => string)(values)}::${sql.raw(type)}`;
     });
     await sql`insert into logs (${sql.join(LOG_COLUMN_NAMES.map((name) => sql.ref(name)))})
       select * from unnest(${sql.join(arrays)})`.execute(db);
