@@ -18,6 +18,7 @@ import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
+import { keepRelayOutcomes } from './relay/outcome.ts';
 import { playgroundPlugin } from './relay/playground.ts';
 import { trackTaskRequests } from './relay/tasks/metrics.ts';
 import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
@@ -51,6 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route: relay, task and playground requests note their outcome on the request.
+  keepRelayOutcomes(app);
   // The hooks that run on every request and never wait are callback hooks: an async one costs a
   // promise and a trip through the microtask queue per request. (A throw reaches the error handler too.)
   // Compressed request bodies (Content-Encoding) are decoded for every route, within its body limit.
