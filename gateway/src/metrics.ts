@@ -38,19 +38,31 @@ export function createMetrics(labels: { version: string; node: string }): Metric
 /**
  * A metric's children by their label values, each made on first use. prom-client's `labels()` binds
  * the label object once; calling `inc`/`observe` with an object instead builds one (and, for a
- * histogram, a closure) on every call.
+ * histogram, a closure) on every call. The last values asked for are compared first: consecutive
+ * requests mostly share their labels, and comparing them costs less than joining them into a key.
  */
 export function labelled<T>(make: (...values: string[]) => T): (...values: string[]) => T {
   const children = new Map<string, T>();
+  let lastValues: string[] | undefined;
+  let lastChild: T | undefined;
   return (...values) => {
+    if (lastValues !== undefined && sameValues(lastValues, values)) return lastChild as T;
     const key = values.join('\u0000');
     let child = children.get(key);
     if (child === undefined) {
       child = make(...values);
       children.set(key, child);
     }
+    lastValues = values;
+    lastChild = child;
     return child;
   };
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** One series of a histogram: its label values bound. */

@@ -20,6 +20,8 @@ const MAX_BATCH = 256;
 export class TurnBatcher<R> {
   readonly #send: BatchSend<R>;
   #pending = new Map<string, Batch<R>>();
+  /** The batch the last call joined, while it is pending. */
+  #last: Batch<R> | undefined;
   #scheduled = false;
 
   constructor(send: BatchSend<R>) {
@@ -27,13 +29,21 @@ export class TurnBatcher<R> {
   }
 
   call(shared: readonly (string | number)[], member: string): Promise<R> {
-    const id = shared.join('\n');
-    let batch = this.#pending.get(id);
+    // The last batch joined is compared first: under load, call after call has the same shared
+    // arguments (the same user's limits), and comparing them costs less than joining them into an id.
+    let batch = this.#last !== undefined && sameArguments(this.#last.shared, shared) ? this.#last : undefined;
+    let id: string | undefined;
+    if (!batch) {
+      id = shared.join('\n');
+      batch = this.#pending.get(id);
+    }
     if (!batch || batch.members.length >= MAX_BATCH) {
       if (batch) this.#dispatch(batch);
+      id ??= shared.join('\n');
       batch = { shared, members: [], settle: [] };
       this.#pending.set(id, batch);
     }
+    this.#last = batch;
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.#flush());
@@ -49,6 +59,7 @@ export class TurnBatcher<R> {
     this.#scheduled = false;
     const batches = this.#pending;
     this.#pending = new Map();
+    this.#last = undefined;
     for (const batch of batches.values()) this.#dispatch(batch);
   }
 
@@ -62,4 +73,10 @@ export class TurnBatcher<R> {
       },
     );
   }
+}
+
+function sameArguments(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
