@@ -7,6 +7,7 @@ import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
 import type { PodHealth } from './health.ts';
+import { accessLineWriter } from './http/access-line.ts';
 import { consolePlugin } from './http/console.ts';
 import { decodeBody } from './http/decompress.ts';
 import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
@@ -64,20 +65,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Through the server's logger with the id as a field: the line request.log would write, without
   // making the request's child logger (see request-logger.ts). A route's quieter level (probes) still holds.
-  const accessLog = deps.logger;
+  const accessLine = accessLineWriter(deps.logger);
   const INFO = levels.values.info ?? 30;
   app.addHook('onResponse', (request, reply, done) => {
     if ((levels.values[request.log.level] ?? 0) > INFO) return done();
-    accessLog.info(
-      {
-        request_id: request.id,
-        method: request.method,
-        url: request.url,
-        statusCode: reply.statusCode,
-        responseTime: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request completed',
-    );
+    accessLine({
+      requestId: request.id,
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      responseTime: Math.round(reply.elapsedTime * 10) / 10,
+    });
     done();
   });
 
