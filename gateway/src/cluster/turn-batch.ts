@@ -20,8 +20,9 @@ const MAX_BATCH = 256;
 export class TurnBatcher<R> {
   readonly #send: BatchSend<R>;
   #pending = new Map<string, Batch<R>>();
-  /** The batch the last call joined, while it is pending. */
-  #last: Batch<R> | undefined;
+  /** The last call's shared arguments and their id. */
+  #lastShared: readonly (string | number)[] = [];
+  #lastId = '';
   #scheduled = false;
 
   constructor(send: BatchSend<R>) {
@@ -29,21 +30,13 @@ export class TurnBatcher<R> {
   }
 
   call(shared: readonly (string | number)[], member: string): Promise<R> {
-    // The last batch joined is compared first: under load, call after call has the same shared
-    // arguments (the same user's limits), and comparing them costs less than joining them into an id.
-    let batch = this.#last !== undefined && sameArguments(this.#last.shared, shared) ? this.#last : undefined;
-    let id: string | undefined;
-    if (!batch) {
-      id = shared.join('\n');
-      batch = this.#pending.get(id);
-    }
+    const id = this.#idOf(shared);
+    let batch = this.#pending.get(id);
     if (!batch || batch.members.length >= MAX_BATCH) {
       if (batch) this.#dispatch(batch);
-      id ??= shared.join('\n');
       batch = { shared, members: [], settle: [] };
       this.#pending.set(id, batch);
     }
-    this.#last = batch;
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.#flush());
@@ -55,11 +48,23 @@ export class TurnBatcher<R> {
     });
   }
 
+  /**
+   * The id of a batch's shared arguments. Call after call has the same ones (the same user's limits):
+   * comparing them with the last call's costs less than joining them anew, and the id the last call
+   * made is a string whose hash the Map already knows.
+   */
+  #idOf(shared: readonly (string | number)[]): string {
+    if (!sameArguments(this.#lastShared, shared)) {
+      this.#lastId = shared.join('\n');
+      this.#lastShared = shared;
+    }
+    return this.#lastId;
+  }
+
   #flush(): void {
     this.#scheduled = false;
     const batches = this.#pending;
     this.#pending = new Map();
-    this.#last = undefined;
     for (const batch of batches.values()) this.#dispatch(batch);
   }
 
