@@ -7,6 +7,7 @@ import { failure } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
 import type { PodHealth } from './health.ts';
+import { accessLineWriter } from './http/access-line.ts';
 import { consolePlugin } from './http/console.ts';
 import { decodeBody } from './http/decompress.ts';
 import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
@@ -18,6 +19,7 @@ import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
+import { keepRelayOutcomes } from './relay/outcome.ts';
 import { playgroundPlugin } from './relay/playground.ts';
 import { trackTaskRequests } from './relay/tasks/metrics.ts';
 import { midjourneyPlugin } from './relay/tasks/midjourney/routes.ts';
@@ -51,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route: relay, task and playground requests note their outcome on the request.
+  keepRelayOutcomes(app);
   // The hooks that run on every request and never wait are callback hooks: an async one costs a
   // promise and a trip through the microtask queue per request. (A throw reaches the error handler too.)
   // Compressed request bodies (Content-Encoding) are decoded for every route, within its body limit.
@@ -61,20 +65,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Through the server's logger with the id as a field: the line request.log would write, without
   // making the request's child logger (see request-logger.ts). A route's quieter level (probes) still holds.
-  const accessLog = deps.logger;
+  const accessLine = accessLineWriter(deps.logger);
   const INFO = levels.values.info ?? 30;
   app.addHook('onResponse', (request, reply, done) => {
     if ((levels.values[request.log.level] ?? 0) > INFO) return done();
-    accessLog.info(
-      {
-        request_id: request.id,
-        method: request.method,
-        url: request.url,
-        statusCode: reply.statusCode,
-        responseTime: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request completed',
-    );
+    accessLine({
+      requestId: request.id,
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      responseTime: Math.round(reply.elapsedTime * 10) / 10,
+    });
     done();
   });
 

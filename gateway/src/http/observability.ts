@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { PodHealth } from '../health.ts';
-import { labelled, type Metrics } from '../metrics.ts';
+import { histogramSeries, type Metrics } from '../metrics.ts';
 
 /**
  * /healthz (liveness: the process answers, touches nothing) and /readyz (the pod's own readiness, status
@@ -17,7 +17,7 @@ export function registerProbes(app: FastifyInstance, health: PodHealth): void {
 
 /** The request-duration histogram for every route of the app it is added to. */
 export function measureRequests(app: FastifyInstance, metrics: Metrics): void {
-  const series = labelled((route, method, status) => metrics.httpDuration.labels(route, method, status));
+  const series = histogramSeries(metrics.httpDuration, ['route', 'method', 'status']);
   // A callback hook: an async one would cost a promise and a microtask per request.
   app.addHook('onResponse', (request, reply, done) => {
     // The route template, never the raw URL: unmatched paths share one label so probing can't explode cardinality.

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientSink } from './exchange/sink.ts';
 import { relayNotes } from './outcome.ts';
 import type { RelayContext } from './pipeline.ts';
-import { sseFrame } from './sse.ts';
+import { type SseEvent, sseFrame } from './sse.ts';
 
 /**
  * The route's side of the relay: the one place an answer is written to a Fastify reply, and the
@@ -20,45 +20,68 @@ export function relayContext(request: FastifyRequest, reply: FastifyReply): Rela
 
 /** A sink writing to the client's response: whole answers through Fastify, streams on the raw socket. */
 export function replySink(request: FastifyRequest, reply: FastifyReply): ClientSink {
-  const raw = reply.raw;
-  return {
-    async answer(status, contentType, body) {
-      reply.code(status).header('content-type', contentType);
-      await reply.send(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-    },
-    open(headers) {
-      reply.hijack();
-      raw.writeHead(200, { ...headers, 'x-request-id': request.id });
-    },
-    write: (event) => raw.write(sseFrame(event)),
-    drained: () =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.on('drain', done);
-        raw.on('close', done);
-      }),
-    ping: () => {
-      raw.write(': PING\n\n');
-    },
-    end: () => {
-      raw.end();
-    },
-    destroy: () => {
-      raw.destroy();
-    },
-    onGone(listener) {
-      const onClose = () => {
-        if (!raw.writableFinished) listener();
+  return new ReplySink(request, reply);
+}
+
+/** A class, not an object literal of closures: one small object per request, its methods shared. */
+class ReplySink implements ClientSink {
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+
+  constructor(request: FastifyRequest, reply: FastifyReply) {
+    this.#request = request;
+    this.#reply = reply;
+  }
+
+  async answer(status: number, contentType: string, body: Uint8Array): Promise<void> {
+    this.#reply.code(status).header('content-type', contentType);
+    await this.#reply.send(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  }
+
+  open(headers: Record<string, string>): void {
+    this.#reply.hijack();
+    this.#reply.raw.writeHead(200, { ...headers, 'x-request-id': this.#request.id });
+  }
+
+  write(event: SseEvent): boolean {
+    return this.#reply.raw.write(sseFrame(event));
+  }
+
+  drained(): Promise<void> {
+    const raw = this.#reply.raw;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
       };
-      raw.on('close', onClose);
-      return () => raw.off('close', onClose);
-    },
-    get started() {
-      return reply.sent || raw.headersSent;
-    },
-  };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  }
+
+  ping(): void {
+    this.#reply.raw.write(': PING\n\n');
+  }
+
+  end(): void {
+    this.#reply.raw.end();
+  }
+
+  destroy(): void {
+    this.#reply.raw.destroy();
+  }
+
+  onGone(listener: () => void): () => void {
+    const raw = this.#reply.raw;
+    const onClose = () => {
+      if (!raw.writableFinished) listener();
+    };
+    raw.on('close', onClose);
+    return () => raw.off('close', onClose);
+  }
+
+  get started(): boolean {
+    return this.#reply.sent || this.#reply.raw.headersSent;
+  }
 }

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { LedgerStats } from '../domain/ledger/ledger.ts';
 import type { UsageStats } from '../domain/usage/index.ts';
-import { labelled } from '../metrics.ts';
+import { counterSeries, histogramSeries, labelled } from '../metrics.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from './types.ts';
 
 /**
@@ -119,17 +119,16 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
   });
   const statusClass = (status: number) => `${Math.floor(status / 100)}xx`;
   // Label values are bounded sets, so each metric's children stay few; one is made per series, not per request.
-  const requestSeries = labelled((model, channel, group, format, status, errorType) =>
-    requests.labels(model, channel, group, format, status, errorType),
-  );
-  const durationSeries = labelled((model, format, errorType) => duration.labels(model, format, errorType));
-  const ttftSeries = labelled((model) => ttft.labels(model));
+  const requestSeries = counterSeries(requests, ['model', 'channel', 'group', 'format', 'status', 'error_type']);
+  const durationSeries = histogramSeries(duration, ['gen_ai_request_model', 'format', 'error_type']);
+  const ttftSeries = histogramSeries(ttft, ['gen_ai_request_model']);
+  const tokenCounts = counterSeries(tokens, ['gen_ai_request_model', 'gen_ai_token_type']);
   const tokenSeries = labelled((model) => ({
-    input: tokens.labels(model, 'input'),
-    output: tokens.labels(model, 'output'),
-    cached: tokens.labels(model, 'cached_input'),
+    input: tokenCounts(model, 'input'),
+    output: tokenCounts(model, 'output'),
+    cached: tokenCounts(model, 'cached_input'),
   }));
-  const quotaSeries = labelled((model, group) => quota.labels(model, group));
+  const quotaSeries = counterSeries(quota, ['model', 'group']);
   return {
     finished(f) {
       requestSeries(f.model, f.channel, f.group, f.format, statusClass(f.status), f.errorType).inc();

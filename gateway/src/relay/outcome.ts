@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { RelayErrorType, RelayMetrics } from './metrics.ts';
 import type { WireFormat } from './types.ts';
@@ -21,7 +21,21 @@ interface Outcome {
   upgraded?: boolean;
 }
 
-const outcomes = new WeakMap<FastifyRequest, Outcome>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tracked outcome of a relay request (null: not tracked). */
+    relayOutcome: Outcome | null;
+  }
+}
+
+/**
+ * Gives every request of the app its outcome slot up front (a field, not a WeakMap entry per request:
+ * the requests keep one shape, and noting a fact is a field read). Without it a tracked request gets
+ * the field when tracking starts.
+ */
+export function keepRelayOutcomes(app: FastifyInstance): void {
+  app.decorateRequest('relayOutcome', null);
+}
 
 /** Starts tracking a relay request: it is in flight until its response closes, then counted. */
 export function trackRelayOutcome(
@@ -30,9 +44,9 @@ export function trackRelayOutcome(
   metrics: RelayMetrics,
   format: WireFormat,
 ): void {
-  if (outcomes.has(request)) return;
+  if (request.relayOutcome) return;
   const outcome: Outcome = { format, model: 'unknown', group: 'unknown', channel: 'none', errorType: undefined };
-  outcomes.set(request, outcome);
+  request.relayOutcome = outcome;
   metrics.inFlight.inc();
   const started = performance.now();
   const raw = reply.raw;
@@ -86,15 +100,30 @@ export interface RelayNotes {
 
 /** The notes of a tracked request (they go nowhere for a request that is not tracked). */
 export function relayNotes(request: FastifyRequest, reply: FastifyReply): RelayNotes {
-  return {
-    note: (facts) => noteRelay(request, facts),
-    failed: (errorType) => noteRelayFailure(request, reply, errorType),
-  };
+  return new RequestNotes(request, reply);
+}
+
+class RequestNotes implements RelayNotes {
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+
+  constructor(request: FastifyRequest, reply: FastifyReply) {
+    this.#request = request;
+    this.#reply = reply;
+  }
+
+  note(facts: RelayFacts): void {
+    noteRelay(this.#request, facts);
+  }
+
+  failed(errorType: RelayErrorType): void {
+    noteRelayFailure(this.#request, this.#reply, errorType);
+  }
 }
 
 /** Records facts about a tracked request as the pipeline learns them. */
 export function noteRelay(request: FastifyRequest, facts: RelayFacts): void {
-  const outcome = outcomes.get(request);
+  const outcome = request.relayOutcome;
   if (outcome) Object.assign(outcome, facts);
 }
 
@@ -103,7 +132,7 @@ export function noteRelay(request: FastifyRequest, facts: RelayFacts): void {
  * over), so the first reason noted stands until the socket closes.
  */
 export function noteSessionFailure(request: FastifyRequest, errorType: RelayErrorType): void {
-  const outcome = outcomes.get(request);
+  const outcome = request.relayOutcome;
   if (outcome && !outcome.errorType) outcome.errorType = errorType;
 }
 
@@ -112,7 +141,7 @@ export function noteSessionFailure(request: FastifyRequest, errorType: RelayErro
  * timeout from the error it later throws), and nothing changes an answer already written in full.
  */
 export function noteRelayFailure(request: FastifyRequest, reply: FastifyReply, errorType: RelayErrorType): void {
-  const outcome = outcomes.get(request);
+  const outcome = request.relayOutcome;
   if (!outcome || outcome.errorType || reply.raw.writableEnded) return;
   outcome.errorType = errorType;
 }

@@ -6,11 +6,12 @@ import {
   responseInHub,
   type StreamConverter,
 } from '../convert/index.ts';
-import { type StreamDecoder, sendUpstream, streamDecoderFor } from '../protocols/index.ts';
+import { type StreamDecoder, sendUpstream, sendUpstreamWhole, streamDecoderFor } from '../protocols/index.ts';
 import { mapStatusCode } from '../routing/retry.ts';
 import { jsonEvent, parsedData, type SseEvent } from '../sse.ts';
 import type { Transport, UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
+import { bodyText, type WholeAnswer, wholeOf } from '../whole-answer.ts';
 import { StreamBroken, UpstreamFailure } from './failure.ts';
 import { forwardStream } from './forward.ts';
 import type { PreparedUpstream } from './prepare.ts';
@@ -68,49 +69,80 @@ export interface ExchangeOutcome {
  */
 export class Exchange {
   readonly #spec: ExchangeSpec;
-  readonly #abort = new AbortController();
 
   constructor(spec: ExchangeSpec) {
     this.#spec = spec;
   }
 
   async run(sink: ClientSink): Promise<ExchangeOutcome> {
-    const response = await this.#send();
-    if (response.status >= 400) throw await this.#failure(response);
+    if (!this.#spec.client.stream) {
+      const answer = await this.#sendWhole();
+      if (answer.status >= 400) throw await this.#failure(answer);
+      return this.#whole(answer, sink);
+    }
+    // Made before the call: a client that leaves mid-stream aborts it (forward.ts).
+    const abort = new AbortController();
+    const response = await this.#send(abort.signal);
+    if (response.status >= 400) throw await this.#failure(wholeOf(response));
     const contentType = String(response.headers['content-type'] ?? '');
-    const decoder = this.#spec.client.stream ? streamDecoderFor(this.#spec.prepared.provider, contentType) : undefined;
-    return decoder ? this.#stream(response, decoder, sink) : this.#whole(response, contentType, sink);
+    const decoder = streamDecoderFor(this.#spec.prepared.provider, contentType);
+    return decoder ? this.#stream(response, decoder, sink, abort) : this.#whole(wholeOf(response), sink);
   }
 
-  async #send(): Promise<UpstreamResponse> {
-    const { prepared, channel, key, keyIndex, transport, signal, client } = this.#spec;
+  /** A streaming call: aborted by `abort` (the client left) or by the spec's signal. */
+  async #send(abort: AbortSignal): Promise<UpstreamResponse> {
+    const { prepared, channel, key, transport, signal } = this.#spec;
     try {
       return await sendUpstream(prepared.provider, prepared.request, {
         channel,
         key,
         transport,
-        signal: signal ? AbortSignal.any([this.#abort.signal, signal]) : this.#abort.signal,
-        stream: client.stream,
+        signal: signal ? AbortSignal.any([abort, signal]) : abort,
+        stream: true,
       });
     } catch (error) {
-      throw new UpstreamFailure(
-        {
-          status: 502,
-          message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
-          type: 'upstream_error',
-          code: 'upstream_unreachable',
-        },
-        channel,
-        keyIndex,
-        error,
-      );
+      throw this.#unreachable(error);
     }
   }
 
-  async #failure(response: UpstreamResponse): Promise<UpstreamFailure> {
+  /**
+   * A non-streaming call, read whole. Nothing but the spec's signal aborts it: a client that leaves
+   * before a whole answer is back does not stop it (as before; the answer is then written nowhere).
+   */
+  async #sendWhole(): Promise<WholeAnswer> {
+    const { prepared, channel, key, transport, signal } = this.#spec;
+    try {
+      return await sendUpstreamWhole(prepared.provider, prepared.request, {
+        channel,
+        key,
+        transport,
+        signal,
+        stream: false,
+      });
+    } catch (error) {
+      throw this.#unreachable(error);
+    }
+  }
+
+  #unreachable(error: unknown): UpstreamFailure {
+    const { channel, keyIndex } = this.#spec;
+    return new UpstreamFailure(
+      {
+        status: 502,
+        message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
+        type: 'upstream_error',
+        code: 'upstream_unreachable',
+      },
+      channel,
+      keyIndex,
+      error,
+    );
+  }
+
+  async #failure(answer: WholeAnswer): Promise<UpstreamFailure> {
     const { prepared, channel, keyIndex } = this.#spec;
-    const text = await response.body.text().catch(() => '');
-    const parsed = prepared.provider.parseError(response.status, text);
+    const text = await answer.bytes().then(bodyText, () => '');
+    const parsed = prepared.provider.parseError(answer.status, text);
     return new UpstreamFailure(
       { ...parsed, status: mapStatusCode(parsed.status, channel.statusCodeMapping) },
       channel,
@@ -119,10 +151,11 @@ export class Exchange {
   }
 
   /** A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through. */
-  async #whole(response: UpstreamResponse, contentType: string, sink: ClientSink): Promise<ExchangeOutcome> {
+  async #whole(answer: WholeAnswer, sink: ClientSink): Promise<ExchangeOutcome> {
     const { prepared, client, channel, keyIndex } = this.#spec;
     const { provider, upstreamFormat, convert } = prepared;
-    const read = Buffer.from(await response.body.arrayBuffer());
+    const contentType = String(answer.headers['content-type'] ?? '');
+    const read = await answer.bytes();
     let bytes: Uint8Array = read;
     let usage: Usage | undefined;
     let text = () => '';
@@ -150,7 +183,7 @@ export class Exchange {
         type = 'application/json';
       }
     }
-    await sink.answer(response.status, type, bytes);
+    await sink.answer(answer.status, type, bytes);
     return {
       upstreamFormat,
       upstreamModel: prepared.upstreamModel,
@@ -162,7 +195,12 @@ export class Exchange {
     };
   }
 
-  async #stream(response: UpstreamResponse, decoder: StreamDecoder, sink: ClientSink): Promise<ExchangeOutcome> {
+  async #stream(
+    response: UpstreamResponse,
+    decoder: StreamDecoder,
+    sink: ClientSink,
+    abort: AbortController,
+  ): Promise<ExchangeOutcome> {
     const { prepared, client, startedMs } = this.#spec;
     const { provider, upstreamFormat, convert } = prepared;
     const observer = provider.streamObserver(upstreamFormat);
@@ -170,7 +208,7 @@ export class Exchange {
     const shape = clientShaping(client, convert);
     sink.open({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     let firstTokenMs: number | undefined;
-    const result = await forwardStream(response.body, decoder, sink, observer, () => this.#abort.abort(), {
+    const result = await forwardStream(response.body, decoder, sink, observer, () => abort.abort(), {
       pingIntervalMs: client.pingIntervalMs,
       onFirstEvent: () => {
         firstTokenMs = Date.now() - startedMs;

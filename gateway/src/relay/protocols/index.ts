@@ -2,6 +2,7 @@ import { channelType, type Protocol, typeLabel } from '../../domain/channels/reg
 import { channelRuleError } from '../routing/errors.ts';
 import { SseParser } from '../sse.ts';
 import type { UpstreamResponse } from '../transport.ts';
+import { type WholeAnswer, wholeOf } from '../whole-answer.ts';
 import { aliProvider } from './ali/index.ts';
 import { anthropicProvider } from './anthropic/index.ts';
 import { baiduProvider } from './baidu/index.ts';
@@ -83,6 +84,21 @@ export async function sendUpstream(
 ): Promise<UpstreamResponse> {
   const ready = provider.authorize ? await provider.authorize(request, input) : request;
   return provider.send ? provider.send(ready, input) : input.transport.send(ready, input.signal);
+}
+
+/**
+ * `sendUpstream` for an answer read whole (a non-streaming call): one pooled call that makes no body
+ * stream, or the provider's own exchange, its answer then read whole.
+ */
+export async function sendUpstreamWhole(
+  provider: Provider,
+  request: UpstreamRequest,
+  input: Omit<SendInput, 'signal'> & AuthorizeInput & { signal?: AbortSignal },
+): Promise<WholeAnswer> {
+  const ready = provider.authorize ? await provider.authorize(request, input) : request;
+  if (!provider.send) return input.transport.sendWhole(ready, input.signal);
+  // A provider's exchange takes a signal: its own, so that listeners it leaves behind go with it.
+  return wholeOf(await provider.send(ready, { ...input, signal: input.signal ?? new AbortController().signal }));
 }
 
 /** How to read a streamed answer of this content type; undefined when it is not a stream (read it whole). */

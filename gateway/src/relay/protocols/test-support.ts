@@ -2,6 +2,7 @@ import type { Json } from '../convert/types.ts';
 import { type SseEvent, SseParser } from '../sse.ts';
 import type { Transport, UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot } from '../types.ts';
+import { wholeOf } from '../whole-answer.ts';
 import type { UpstreamRequest } from './types.ts';
 
 /** Helpers for the protocol folders' unit tests (not used by the gateway). */
@@ -43,11 +44,14 @@ export const chunksOf = (events: SseEvent[]): Json[] => events.map((e) => JSON.p
 /** A transport answering from a script, recording what it was asked. */
 export function fakeTransport(answer: (request: UpstreamRequest) => UpstreamResponse | Promise<UpstreamResponse>) {
   const sent: UpstreamRequest[] = [];
+  const send = async (request: UpstreamRequest) => {
+    sent.push(request);
+    return answer(request);
+  };
+  // A non-streaming call reads the scripted answer whole, as the real transport's sendWhole does.
   const transport = {
-    send: async (request: UpstreamRequest) => {
-      sent.push(request);
-      return answer(request);
-    },
+    send,
+    sendWhole: async (request: UpstreamRequest) => wholeOf(await send(request)),
   } as unknown as Transport;
   return { transport, sent };
 }
