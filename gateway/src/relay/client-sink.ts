@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientSink } from './exchange/sink.ts';
 import { relayNotes } from './outcome.ts';
 import type { RelayContext } from './pipeline.ts';
-import { sseFrame } from './sse.ts';
+import { sseFrames } from './sse.ts';
 
 /**
  * The route's side of the relay: the one place an answer is written to a Fastify reply, and the
@@ -30,7 +30,7 @@ export function replySink(request: FastifyRequest, reply: FastifyReply): ClientS
       reply.hijack();
       raw.writeHead(200, { ...headers, 'x-request-id': request.id });
     },
-    write: (event) => raw.write(sseFrame(event)),
+    write: (events) => raw.write(sseFrames(events)),
     drained: () =>
       new Promise<void>((resolve) => {
         const done = () => {

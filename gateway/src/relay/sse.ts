@@ -65,6 +65,14 @@ export function sseFrame(event: SseEvent): string {
   return (event instanceof StreamEvent ? event.raw : undefined) ?? sseData(event.data, event.event);
 }
 
+/** The text of several events, written at once. */
+export function sseFrames(events: readonly SseEvent[]): string {
+  if (events.length === 1) return sseFrame(events[0] as SseEvent);
+  let text = '';
+  for (const event of events) text += sseFrame(event);
+  return text;
+}
+
 /**
  * Incremental SSE parser: feed it chunks as they arrive, get back the events each chunk completed.
  * Chunks may split anywhere (inside a line, inside a UTF-8 character); comments (`: ping`) are skipped.

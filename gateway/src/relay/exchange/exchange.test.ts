@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
 import { providerAnswer } from '../protocols/answer.ts';
 import { fakeTransport, testChannel } from '../protocols/test-support.ts';
-import { type SseEvent, sseData, sseFrame } from '../sse.ts';
+import { type SseEvent, sseData, sseFrames } from '../sse.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { Exchange, type ExchangeSpec } from './exchange.ts';
 import { UpstreamFailure } from './failure.ts';
@@ -35,9 +35,9 @@ function recordingSink() {
     open: () => {
       status = 200;
     },
-    write: (event) => {
-      events.push(event);
-      written.push(sseFrame(event));
+    write: (batch) => {
+      events.push(...batch);
+      written.push(sseFrames(batch));
       return true;
     },
     drained: async () => {},
@@ -152,6 +152,32 @@ describe('Exchange', () => {
     expect(parses).toBe(3);
     expect(outcome.usage).toMatchObject({ promptTokens: 4, completionTokens: 2 });
     expect(outcome.text()).toBe('Hi there');
+  });
+
+  it('writes the events of one upstream chunk to the client in one write', async () => {
+    const chunk = (content: string) =>
+      sseData(
+        JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] }),
+      );
+    const usage = sseData(
+      JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage: { prompt_tokens: 4, completion_tokens: 3 },
+      }),
+    );
+    const first = chunk('a') + chunk('b') + chunk('c');
+    const second = `${usage}data: [DONE]\n\n`;
+    const channel = testChannel({ type: 1, baseUrl: 'https://openai.test' });
+    const upstream = () =>
+      providerAnswer(200, 'text/event-stream', Readable.from([Buffer.from(first), Buffer.from(second)]));
+    const client = recordingSink();
+
+    await exchangeWith(channel, upstream, { stream: true }).run(client.sink);
+
+    // One write per upstream chunk (the [DONE] held back: none of the second's own), then the closing one.
+    expect(client.written).toEqual([first, usage, 'data: [DONE]\n\n']);
   });
 
   it("maps an error answer's status through the channel's status_code_mapping, writing nothing", async () => {
