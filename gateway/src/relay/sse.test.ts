@@ -25,6 +25,15 @@ describe('SSE parser', () => {
     expect(parser.end()).toEqual([{ data: 'y' }]);
   });
 
+  it("reads empty data lines, with or without a colon, and keeps a data value's own spaces after the first", () => {
+    const parser = new SseParser();
+    expect(parser.push(bytes('data\n\ndata:\r\n\r\ndata:  two\ndata:x\n\n'))).toEqual([
+      { data: '' },
+      { data: '' },
+      { data: ' two\nx' },
+    ]);
+  });
+
   it("keeps each event's raw text across any chunk cut, and re-frames events with other lines", () => {
     const blocks = ['data:{"a":1}\r\n\r\n', 'event: delta\ndata: {"b":"你好"}\n\n', 'data: x\ndata: y\n\n'];
     const stream = `${blocks[0]}: ping\n\n${blocks[1]}id: 7\ndata: z\n\n${blocks[2]}`;

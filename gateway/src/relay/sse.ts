@@ -87,7 +87,8 @@ export class SseParser {
   /** Whether the event being read has lines other than data and event (then it is re-framed). */
   #otherLines = false;
   #event: string | undefined;
-  #data: string[] = [];
+  /** The event's data lines so far, joined with newlines; undefined before its first. */
+  #data: string | undefined;
 
   push(chunk: Uint8Array): StreamEvent[] {
     this.#buffer += this.#decoder.decode(chunk, { stream: true });
@@ -102,6 +103,10 @@ export class SseParser {
     return this.#drain();
   }
 
+  /**
+   * Reads the complete lines in the buffer by position: a data line (nearly every line of a stream)
+   * costs one slice, its value, and a blank line none.
+   */
   #drain(): StreamEvent[] {
     const events: StreamEvent[] = [];
     const buffer = this.#buffer;
@@ -109,31 +114,25 @@ export class SseParser {
     for (;;) {
       const newline = buffer.indexOf('\n', start);
       if (newline === -1) break;
-      let line = buffer.slice(start, newline);
+      const lineStart = start;
+      const lineEnd = newline > lineStart && buffer.charCodeAt(newline - 1) === CR ? newline - 1 : newline;
       start = newline + 1;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line === '') {
-        if (this.#data.length > 0) {
+      if (lineEnd === lineStart) {
+        if (this.#data !== undefined) {
           const raw = this.#otherLines ? undefined : buffer.slice(this.#blockStart, start);
-          const data = this.#data.length === 1 ? (this.#data[0] as string) : this.#data.join('\n');
-          events.push(new StreamEvent(data, this.#event, raw));
+          events.push(new StreamEvent(this.#data, this.#event, raw));
         }
         this.#event = undefined;
-        this.#data = [];
+        this.#data = undefined;
         this.#otherLines = false;
         this.#blockStart = start;
-        continue;
+      } else if (buffer.startsWith('data:', lineStart)) {
+        const from =
+          buffer.charCodeAt(lineStart + 5) === SPACE && lineStart + 5 < lineEnd ? lineStart + 6 : lineStart + 5;
+        this.#addData(buffer.slice(from, lineEnd));
+      } else {
+        this.#field(buffer.slice(lineStart, lineEnd));
       }
-      if (line.startsWith(':')) {
-        this.#otherLines = true;
-        continue;
-      }
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
-      if (field === 'data') this.#data.push(value);
-      else if (field === 'event') this.#event = value;
-      else this.#otherLines = true;
     }
     // Keep the unfinished event's text (its raw form), and what follows it.
     this.#buffer = buffer.slice(this.#blockStart);
@@ -141,7 +140,28 @@ export class SseParser {
     this.#blockStart = 0;
     return events;
   }
+
+  #addData(value: string): void {
+    this.#data = this.#data === undefined ? value : `${this.#data}\n${value}`;
+  }
+
+  /** Any line but a data line or a blank one: a comment, `event:`, or another field. */
+  #field(line: string): void {
+    if (line.startsWith(':')) {
+      this.#otherLines = true;
+      return;
+    }
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
+    if (field === 'data') this.#addData(value);
+    else if (field === 'event') this.#event = value;
+    else this.#otherLines = true;
+  }
 }
+
+const CR = 13;
+const SPACE = 32;
 
 /** Serialises an event the way OpenAI streams do. */
 export function sseData(data: string, event?: string): string {
