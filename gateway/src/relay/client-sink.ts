@@ -30,7 +30,7 @@ export function replySink(request: FastifyRequest, reply: FastifyReply): ClientS
       reply.hijack();
       raw.writeHead(200, { ...headers, 'x-request-id': request.id });
     },
-    write: (events) => raw.write(sseFrames(events)),
+    write: (events, bytes) => raw.write(bytes ?? sseFrames(events)),
     drained: () =>
       new Promise<void>((resolve) => {
         const done = () => {

@@ -45,4 +45,24 @@ describe('SSE parser', () => {
       expect(sseFrame(events[2]!)).toBe('data: z\n\n');
     }
   });
+
+  it('says when a chunk was exactly whole events, each framed as it came', () => {
+    const parser = new SseParser();
+    const exact = (text: string | Uint8Array) => {
+      parser.push(typeof text === 'string' ? bytes(text) : text);
+      return parser.exact;
+    };
+    expect(exact('data: a\n\nevent: e\r\ndata: b\r\n\r\n')).toBe(true);
+    expect(exact('data: c\n\ndata: d')).toBe(false); // an event left over
+    expect(exact('\n\n')).toBe(false); // carried in
+    expect(exact('data: 你\n\n')).toBe(true);
+    expect(exact(': ping\n\ndata: e\n\n')).toBe(false); // a comment is not forwarded
+    expect(exact('id: 1\ndata: f\n\n')).toBe(false); // re-framed
+    expect(exact('data: g\n\n\n')).toBe(false); // a stray blank line
+    expect(exact(bytes('data: 你\n\n').subarray(0, 8))).toBe(false); // a partial character
+    expect(exact(bytes('data: 你\n\n').subarray(8))).toBe(false); // its rest, carried in
+    expect(exact('data: h\n\n')).toBe(true);
+    expect(exact(Uint8Array.of(...bytes('data: '), 0xff, 10, 10))).toBe(false); // not UTF-8
+    expect(exact('data: i\n\n')).toBe(true);
+  });
 });

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+
 /** One server-sent event: the `event:` name (if any) and its `data:` lines joined with newlines. */
 export interface SseEvent {
   event?: string;
@@ -89,14 +91,33 @@ export class SseParser {
   #event: string | undefined;
   /** The event's data lines so far, joined with newlines; undefined before its first. */
   #data: string | undefined;
+  /** Whether the last chunk ended on an event's end: nothing left in the buffer or the decoder. */
+  #atBoundary = true;
+  /** Whether text was dropped or an event re-framed since the push began (comments, stray blank lines). */
+  #reframed = false;
+  #exact = false;
+
+  /** See StreamDecoder.exact: the last chunk was whole events, each with its raw text, and valid UTF-8. */
+  get exact(): boolean {
+    return this.#exact;
+  }
 
   push(chunk: Uint8Array): StreamEvent[] {
+    const fresh = this.#atBoundary && this.#buffer === '';
     this.#buffer += this.#decoder.decode(chunk, { stream: true });
-    return this.#drain();
+    this.#reframed = false;
+    const events = this.#drain();
+    // A chunk ending in a newline leaves no partial character in the decoder; isUtf8 rules out
+    // replacement characters, and a leading EF byte a byte order mark the decoder drops.
+    this.#atBoundary = this.#buffer === '' && chunk[chunk.length - 1] === LF;
+    this.#exact =
+      fresh && this.#atBoundary && !this.#reframed && events.length > 0 && chunk[0] !== 0xef && isUtf8(chunk);
+    return events;
   }
 
   /** The last event, if the stream ended without its closing blank line. */
   end(): StreamEvent[] {
+    this.#exact = false;
     this.#buffer += `${this.#decoder.decode()}\n\n`;
     // The blank line added here is ours, not the upstream's: the event is re-framed.
     this.#otherLines = true;
@@ -118,9 +139,11 @@ export class SseParser {
       const lineEnd = newline > lineStart && buffer.charCodeAt(newline - 1) === CR ? newline - 1 : newline;
       start = newline + 1;
       if (lineEnd === lineStart) {
-        if (this.#data !== undefined) {
-          const raw = this.#otherLines ? undefined : buffer.slice(this.#blockStart, start);
-          events.push(new StreamEvent(this.#data, this.#event, raw));
+        if (this.#data !== undefined && !this.#otherLines) {
+          events.push(new StreamEvent(this.#data, this.#event, buffer.slice(this.#blockStart, start)));
+        } else {
+          if (this.#data !== undefined) events.push(new StreamEvent(this.#data, this.#event));
+          this.#reframed = true;
         }
         this.#event = undefined;
         this.#data = undefined;
@@ -160,6 +183,7 @@ export class SseParser {
   }
 }
 
+const LF = 10;
 const CR = 13;
 const SPACE = 32;
 

@@ -69,17 +69,20 @@ export async function forwardStream(
     }
     return out;
   };
-  const send = async (out: SseEvent[]) => {
+  const send = async (out: SseEvent[], bytes?: Uint8Array) => {
     if (clientGone || out.length === 0) return;
     if (events === 0) options.onFirstEvent?.();
     events += out.length;
     lastWrite = Date.now();
-    if (!sink.write(out)) await sink.drained();
+    if (!sink.write(out, bytes)) await sink.drained();
   };
 
   try {
     for await (const chunk of upstream) {
-      await send(forClient(decoder.push(chunk as Uint8Array)));
+      const upstreamEvents = decoder.push(chunk as Uint8Array);
+      const out = forClient(upstreamEvents);
+      // Every event of a whole-event chunk goes out unchanged: the chunk is their text already.
+      await send(out, decoder.exact && unchanged(upstreamEvents, out) ? (chunk as Uint8Array) : undefined);
       if (clientGone) break;
     }
     if (!clientGone) {
@@ -96,4 +99,11 @@ export async function forwardStream(
     stopListening();
   }
   return { clientGone, events };
+}
+
+/** Whether the client gets exactly the upstream's events: none dropped, rewritten or added. */
+function unchanged(upstreamEvents: SseEvent[], out: SseEvent[]): boolean {
+  if (out.length !== upstreamEvents.length) return false;
+  for (let i = 0; i < out.length; i++) if (out[i] !== upstreamEvents[i]) return false;
+  return true;
 }
