@@ -81,7 +81,12 @@ export function sseFrames(events: readonly SseEvent[]): string {
  * Each event keeps its raw text (when it has only `data:` and `event:` lines) for pass-through.
  */
 export class SseParser {
-  readonly #decoder = new TextDecoder();
+  /** BOM handling is ours (see #text): chunks of whole lines bypass the decoder. */
+  readonly #decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  /** Whether the decoder holds no partial character (its last chunk ended in a newline). */
+  #decoderIdle = true;
+  /** Whether any text has been read: a byte order mark is dropped only at the very start. */
+  #begun = false;
   #buffer = '';
   /** Where scanning resumes in the buffer, and where the event being read began. */
   #scan = 0;
@@ -91,8 +96,6 @@ export class SseParser {
   #event: string | undefined;
   /** The event's data lines so far, joined with newlines; undefined before its first. */
   #data: string | undefined;
-  /** Whether the last chunk ended on an event's end: nothing left in the buffer or the decoder. */
-  #atBoundary = true;
   /** Whether text was dropped or an event re-framed since the push began (comments, stray blank lines). */
   #reframed = false;
   #exact = false;
@@ -103,22 +106,34 @@ export class SseParser {
   }
 
   push(chunk: Uint8Array): StreamEvent[] {
-    const fresh = this.#atBoundary && this.#buffer === '';
-    this.#buffer += this.#decoder.decode(chunk, { stream: true });
+    const fresh = this.#buffer === '';
+    // Whole lines of valid UTF-8 with nothing pending before them read directly, without the
+    // decoder's per-call work; a leading EF byte may be a byte order mark, left to #text.
+    const whole = this.#decoderIdle && chunk[chunk.length - 1] === LF && chunk[0] !== 0xef && isUtf8(chunk);
+    this.#buffer += whole ? utf8(chunk) : this.#text(chunk);
     this.#reframed = false;
     const events = this.#drain();
-    // A chunk ending in a newline leaves no partial character in the decoder; isUtf8 rules out
-    // replacement characters, and a leading EF byte a byte order mark the decoder drops.
-    this.#atBoundary = this.#buffer === '' && chunk[chunk.length - 1] === LF;
-    this.#exact =
-      fresh && this.#atBoundary && !this.#reframed && events.length > 0 && chunk[0] !== 0xef && isUtf8(chunk);
+    this.#exact = whole && fresh && this.#buffer === '' && !this.#reframed && events.length > 0;
     return events;
+  }
+
+  /** A chunk through the decoder, which keeps a character cut at its end for the next chunk. */
+  #text(chunk: Uint8Array): string {
+    let text = this.#decoder.decode(chunk, { stream: true });
+    // A newline never ends a partial character: the decoder holds none after one.
+    this.#decoderIdle = chunk[chunk.length - 1] === LF;
+    if (!this.#begun && text !== '') {
+      this.#begun = true;
+      if (text.charCodeAt(0) === BOM) text = text.slice(1);
+    }
+    return text;
   }
 
   /** The last event, if the stream ended without its closing blank line. */
   end(): StreamEvent[] {
     this.#exact = false;
     this.#buffer += `${this.#decoder.decode()}\n\n`;
+    this.#decoderIdle = true;
     // The blank line added here is ours, not the upstream's: the event is re-framed.
     this.#otherLines = true;
     return this.#drain();
@@ -186,6 +201,14 @@ export class SseParser {
 const LF = 10;
 const CR = 13;
 const SPACE = 32;
+const BOM = 0xfeff;
+
+/** Valid UTF-8 bytes as text. */
+function utf8(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
+    'utf8',
+  );
+}
 
 /** Serialises an event the way OpenAI streams do. */
 export function sseData(data: string, event?: string): string {
