@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientSink } from './exchange/sink.ts';
 import { relayNotes } from './outcome.ts';
 import type { RelayContext } from './pipeline.ts';
-import { type SseEvent, sseFrame } from './sse.ts';
+import { type SseEvent, sseFrames } from './sse.ts';
 
 /**
  * The route's side of the relay: the one place an answer is written to a Fastify reply, and the
@@ -43,8 +43,8 @@ class ReplySink implements ClientSink {
     this.#reply.raw.writeHead(200, { ...headers, 'x-request-id': this.#request.id });
   }
 
-  write(event: SseEvent): boolean {
-    return this.#reply.raw.write(sseFrame(event));
+  write(events: readonly SseEvent[], bytes?: Uint8Array): boolean {
+    return this.#reply.raw.write(bytes ?? sseFrames(events));
   }
 
   drained(): Promise<void> {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
 import { providerAnswer } from '../protocols/answer.ts';
 import { fakeTransport, testChannel } from '../protocols/test-support.ts';
-import { type SseEvent, sseData, sseFrame } from '../sse.ts';
+import { type SseEvent, sseData, sseFrames } from '../sse.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { Exchange, type ExchangeSpec } from './exchange.ts';
 import { UpstreamFailure } from './failure.ts';
@@ -26,6 +26,8 @@ const options = (() => {
 function recordingSink() {
   const written: string[] = [];
   const events: SseEvent[] = [];
+  /** Upstream chunks written as they came. */
+  const passedChunks: Uint8Array[] = [];
   let status: number | undefined;
   const sink: ClientSink = {
     answer: async (code, _type, body) => {
@@ -35,9 +37,10 @@ function recordingSink() {
     open: () => {
       status = 200;
     },
-    write: (event) => {
-      events.push(event);
-      written.push(sseFrame(event));
+    write: (batch, bytes) => {
+      events.push(...batch);
+      written.push(bytes ? Buffer.from(bytes).toString('utf8') : sseFrames(batch));
+      if (bytes) passedChunks.push(bytes);
       return true;
     },
     drained: async () => {},
@@ -49,7 +52,7 @@ function recordingSink() {
       return status !== undefined;
     },
   };
-  return { sink, written, events, status: () => status };
+  return { sink, written, events, passedChunks, status: () => status };
 }
 
 /** An exchange of an OpenAI chat request with `channel`, whose upstream answers `answer`. */
@@ -128,7 +131,7 @@ describe('Exchange', () => {
     expect(client.events.at(-1)?.data).toBe('[DONE]');
   });
 
-  it("passes a same-format stream through as the upstream's own bytes, parsing each event once", async () => {
+  it("passes a same-format stream through as the upstream's own bytes, parsing only its usage event", async () => {
     const chunk = (content: string) =>
       JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] });
     const usage = JSON.stringify({
@@ -149,9 +152,56 @@ describe('Exchange', () => {
     parse.mockRestore();
 
     expect(client.written.join('')).toBe(`${events}data: [DONE]\n\n`);
-    expect(parses).toBe(3);
+    // Only the usage event: the content events' text is read only if the upstream reports no usage.
+    expect(parses).toBe(1);
     expect(outcome.usage).toMatchObject({ promptTokens: 4, completionTokens: 2 });
     expect(outcome.text()).toBe('Hi there');
+  });
+
+  it('writes the events of one upstream chunk to the client in one write', async () => {
+    const chunk = (content: string) =>
+      sseData(
+        JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] }),
+      );
+    const usage = sseData(
+      JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage: { prompt_tokens: 4, completion_tokens: 3 },
+      }),
+    );
+    const first = Buffer.from(chunk('a') + chunk('b') + chunk('c'));
+    const second = Buffer.from(`${usage}data: [DONE]\n\n`);
+    const channel = testChannel({ type: 1, baseUrl: 'https://openai.test' });
+    const upstream = () => providerAnswer(200, 'text/event-stream', Readable.from([first, second]));
+    const client = recordingSink();
+
+    await exchangeWith(channel, upstream, { stream: true }).run(client.sink);
+
+    // One write per upstream chunk (the [DONE] held back: none of the second's own), then the closing one.
+    expect(client.written).toEqual([first.toString(), usage, 'data: [DONE]\n\n']);
+    // The first chunk passed through unchanged: it went out as it came, not re-encoded.
+    expect(client.passedChunks).toHaveLength(1);
+    expect(client.passedChunks[0]).toBe(first);
+  });
+
+  it('writes the frames, not the chunk, when a chunk is not whole events', async () => {
+    const usage = '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}';
+    const text = `${sseData('{"choices":[{"delta":{"content":"a"}}]}')}: keep-alive\n\n${sseData(usage)}`;
+    const cut = text.indexOf('content');
+    const chunks = [text.slice(0, cut), text.slice(cut), 'data: [DONE]\n\n'].map((part) => Buffer.from(part));
+    const channel = testChannel({ type: 1, baseUrl: 'https://openai.test' });
+    const upstream = () => providerAnswer(200, 'text/event-stream', Readable.from(chunks));
+    const client = recordingSink();
+
+    await exchangeWith(channel, upstream, { stream: true }).run(client.sink);
+
+    // The first chunk ends inside an event, the second starts inside one and holds a comment.
+    expect(client.passedChunks).toEqual([]);
+    expect(client.written.join('')).toBe(
+      `${sseData('{"choices":[{"delta":{"content":"a"}}]}')}${sseData(usage)}data: [DONE]\n\n`,
+    );
   });
 
   it("maps an error answer's status through the channel's status_code_mapping, writing nothing", async () => {

@@ -245,9 +245,16 @@ function clientShaping(client: ClientWishes, ctx: ConvertContext) {
   const forClient = (events: SseEvent[]) => (openAIClient ? events.filter(keep) : events);
   return {
     /** Undefined when every event goes out as it came (pass-through to a non-OpenAI client). */
-    transform: (converter: StreamConverter | undefined): ((event: SseEvent) => SseEvent[]) | undefined => {
-      if (converter) return (event) => forClient(converter.push(event));
-      return openAIClient ? (event) => (keep(event) ? [event] : []) : undefined;
+    transform: (converter: StreamConverter | undefined): ((event: SseEvent, out: SseEvent[]) => void) | undefined => {
+      if (converter) {
+        return (event, out) => {
+          for (const next of converter.push(event)) if (!openAIClient || keep(next)) out.push(next);
+        };
+      }
+      if (!openAIClient) return undefined;
+      return (event, out) => {
+        if (keep(event)) out.push(event);
+      };
     },
     finish: (closing: SseEvent[], metered: { usage: Usage | undefined; text: string; toolCalls: number }) => {
       const events = forClient(closing);

@@ -4,8 +4,11 @@ import type { SseEvent } from '../sse.ts';
 import type { ClientSink } from './sink.ts';
 
 export interface ForwardOptions {
-  /** The events the client gets for one upstream event: rewritten, dropped ([]) or several (conversions). */
-  transform?: (event: SseEvent) => SseEvent[];
+  /**
+   * Adds to `out` the events the client gets for one upstream event: the event itself, a rewrite,
+   * none, or several (conversions). Absent: every event goes out as it came.
+   */
+  transform?: (event: SseEvent, out: SseEvent[]) => void;
   /** Sent after the upstream's last event (a synthesised usage chunk, a missing [DONE]). */
   finish?: () => SseEvent[];
   /** `: PING` comment lines while the upstream is silent this long; 0 turns pings off. */
@@ -21,10 +24,12 @@ export interface ForwardResult {
 }
 
 /**
- * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the sink event by
- * event: nothing is buffered beyond the event being parsed, the upstream is read only as fast as the
- * client takes the bytes (backpressure), and a client that disconnects aborts the upstream so billing
- * stops at what was produced. Every upstream event is observed (metering) before it is transformed.
+ * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the sink chunk by
+ * chunk: the events an upstream chunk completes go out in one write (one write per event costs the
+ * HTTP layer a chunk frame each), nothing is buffered beyond the event being parsed, the upstream is
+ * read only as fast as the client takes the bytes (backpressure), and a client that disconnects
+ * aborts the upstream so billing stops at what was produced. Every upstream event is observed
+ * (metering) before it is transformed.
  */
 export async function forwardStream(
   upstream: Readable,
@@ -54,27 +59,37 @@ export async function forwardStream(
         )
       : undefined;
 
-  /** Upstream events are observed and transformed; our own closing events are sent as they are. */
-  const write = async (event: SseEvent, ours = false) => {
-    if (!ours) observer.observe(event);
-    const out = options.transform && !ours ? options.transform(event) : [event];
-    for (const next of out) await send(next);
+  const { transform } = options;
+  /** What the client gets for these upstream events, each observed first. */
+  const forClient = (upstreamEvents: SseEvent[], out: SseEvent[] = []): SseEvent[] => {
+    for (const event of upstreamEvents) {
+      observer.observe(event);
+      if (transform) transform(event, out);
+      else out.push(event);
+    }
+    return out;
   };
-  const send = async (out: SseEvent) => {
-    if (clientGone) return;
-    if (events++ === 0) options.onFirstEvent?.();
+  const send = async (out: SseEvent[], bytes?: Uint8Array) => {
+    if (clientGone || out.length === 0) return;
+    if (events === 0) options.onFirstEvent?.();
+    events += out.length;
     lastWrite = Date.now();
-    if (!sink.write(out)) await sink.drained();
+    if (!sink.write(out, bytes)) await sink.drained();
   };
 
   try {
     for await (const chunk of upstream) {
-      for (const event of decoder.push(chunk as Uint8Array)) await write(event);
+      const upstreamEvents = decoder.push(chunk as Uint8Array);
+      const out = forClient(upstreamEvents);
+      // Every event of a whole-event chunk goes out unchanged: the chunk is their text already.
+      await send(out, decoder.exact && unchanged(upstreamEvents, out) ? (chunk as Uint8Array) : undefined);
       if (clientGone) break;
     }
     if (!clientGone) {
-      for (const event of decoder.end()) await write(event);
-      for (const event of options.finish?.() ?? []) await write(event, true);
+      // The closing events are ours: sent as they are, after the last upstream event was observed.
+      const last = forClient(decoder.end());
+      for (const event of options.finish?.() ?? []) last.push(event);
+      await send(last);
     }
   } catch (error) {
     // The upstream failing mid-stream after the client went away is expected; anything else is not.
@@ -84,4 +99,11 @@ export async function forwardStream(
     stopListening();
   }
   return { clientGone, events };
+}
+
+/** Whether the client gets exactly the upstream's events: none dropped, rewritten or added. */
+function unchanged(upstreamEvents: SseEvent[], out: SseEvent[]): boolean {
+  if (out.length !== upstreamEvents.length) return false;
+  for (let i = 0; i < out.length; i++) if (out[i] !== upstreamEvents[i]) return false;
+  return true;
 }

@@ -9,8 +9,12 @@ export interface ClientSink {
   answer(status: number, contentType: string, body: Uint8Array): Promise<void>;
   /** Starts a stream: status 200 and these headers. */
   open(headers: Record<string, string>): void;
-  /** Writes one event; false when the client is not taking more yet (wait for `drained`). */
-  write(event: SseEvent): boolean;
+  /**
+   * Writes events (those one upstream chunk completed) in one write: `bytes` when given (the
+   * upstream chunk that is exactly these events, passing through), else their frames. False when
+   * the client is not taking more yet (wait for `drained`).
+   */
+  write(events: readonly SseEvent[], bytes?: Uint8Array): boolean;
   /** Resolves when the client can take more, or has gone. */
   drained(): Promise<void>;
   /** A keep-alive comment while the upstream is silent. */

@@ -108,6 +108,12 @@ export interface SendInput {
 export interface StreamDecoder {
   push(chunk: Uint8Array): SseEvent[];
   end(): SseEvent[];
+  /**
+   * True when the events of the last push, framed as the upstream framed them, are exactly that
+   * chunk's bytes (nothing carried in or left over, nothing skipped): a stream passing them all
+   * through unchanged can then forward the chunk itself.
+   */
+  readonly exact?: boolean;
 }
 
 /**

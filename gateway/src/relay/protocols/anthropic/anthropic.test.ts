@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { findOptionDefinition, type OptionsService } from '../../../domain/options/index.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
 import { testChannel } from '../test-support.ts';
@@ -296,9 +296,14 @@ describe('Anthropic provider: usage', () => {
       ],
       ['message_stop', {}],
     ];
+    const parse = vi.spyOn(JSON, 'parse');
     for (const [type, body] of events) {
       observer.observe({ event: type, data: JSON.stringify({ type, ...(body as object) }) });
     }
+    const whileStreaming = parse.mock.calls.length;
+    parse.mockRestore();
+    // Only the events that can carry usage or start a tool call; the deltas' text is read when asked for.
+    expect(whileStreaming).toBe(3);
     expect(observer.text).toBe('Hmm. Hi');
     expect(observer.toolCalls).toBe(1);
     expect(observer.usage).toEqual({ promptTokens: 105, completionTokens: 30, cachedTokens: 100, webSearchCalls: 1 });

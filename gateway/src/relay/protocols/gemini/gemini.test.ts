@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../../domain/options/index.ts';
 import type { Json } from '../../convert/types.ts';
 import type { ChannelSnapshot, WireFormat } from '../../types.ts';
@@ -305,6 +305,27 @@ describe('Gemini provider: usage, streams and errors', () => {
     expect(observer.text).toBe('Thinking. Hello');
     expect(observer.toolCalls).toBe(1);
     expect(observer.usage).toEqual({ promptTokens: 9, completionTokens: 6, reasoningTokens: 2 });
+  });
+
+  it('parses a stream only for function calls as it goes, then its latest usage, and its text only if asked', () => {
+    const observer = geminiProvider.streamObserver('gemini-generate');
+    const chunk = (text: string, candidatesTokenCount: number) =>
+      JSON.stringify({
+        candidates: [{ content: { parts: [{ text }] } }],
+        usageMetadata: { promptTokenCount: 9, candidatesTokenCount },
+      });
+    const parse = vi.spyOn(JSON, 'parse');
+    for (let i = 1; i <= 10; i++) observer.observe({ data: chunk(`t${i} `, i) });
+    // The last chunk's usageMetadata is no usage: the one before it counts.
+    observer.observe({ data: '{"candidates":[],"usageMetadata":null}' });
+    const whileStreaming = parse.mock.calls.length;
+    const usage = observer.usage;
+    const forUsage = parse.mock.calls.length - whileStreaming;
+    parse.mockRestore();
+    expect(whileStreaming).toBe(0);
+    expect(forUsage).toBe(2);
+    expect(usage).toEqual({ promptTokens: 9, completionTokens: 10 });
+    expect(observer.text).toBe('t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 ');
   });
 
   it('parses Google error bodies, arrays of them, and plain text', () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChannelSnapshot } from '../../types.ts';
 import { testChannel } from '../test-support.ts';
 import { openAIProvider } from './index.ts';
@@ -95,6 +95,28 @@ describe('OpenAI provider', () => {
       data: '{"type":"response.completed","response":{"usage":{"input_tokens":4,"output_tokens":1}}}',
     });
     expect([responses.text, responses.usage]).toEqual(['Hi', { promptTokens: 4, completionTokens: 1 }]);
+  });
+
+  it('parses only the stream events that can carry usage or tool calls, the text of the rest when asked for', () => {
+    const observer = openAIProvider.streamObserver('openai-chat');
+    const parse = vi.spyOn(JSON, 'parse');
+    for (const data of [
+      '{"choices":[{"delta":{"content":"Hel"}}]}',
+      '{"choices":[{"delta":{"content":"lo \\"usage\\""}}]}',
+      '{"choices":[{"delta":{"content":"!","tool_calls":[{"id":"call_1"}]}}]}',
+      '{"choices":[{"delta":{"reasoning_content":" hm"}}]}',
+      '[DONE]',
+    ]) {
+      observer.observe({ data });
+    }
+    const whileStreaming = parse.mock.calls.length;
+    const text = observer.text;
+    parse.mockRestore();
+    // The tool call's event only: a quoted "usage" inside content is escaped, not a key.
+    expect(whileStreaming).toBe(1);
+    expect(observer.toolCalls).toBe(1);
+    expect(observer.usage).toBeUndefined();
+    expect(text).toBe('Hello "usage"! hm');
   });
 
   it('parses upstream errors in OpenAI shape or as text', () => {
