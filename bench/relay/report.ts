@@ -14,7 +14,9 @@ export interface Settings {
   streamSeconds: number;
   longStreams: number;
   connections: number;
+  /** Seconds of one saturated round; every target runs `saturateRounds` of them, in turn. */
   saturateSeconds: number;
+  saturateRounds: number;
   warmupSeconds: number;
   idleSeconds: number;
   logLevel: string;
@@ -106,7 +108,9 @@ function printSteps(run: Run, s: Settings): void {
   );
   console.log(PER_EVENT_DEFINITION);
 
-  console.log(`\nSaturated (closed loop, ${s.connections} connections, ${s.saturateSeconds} s):`);
+  console.log(
+    `\nSaturated (closed loop, ${s.connections} connections, ${s.saturateRounds} rounds of ${s.saturateSeconds} s in turn; the median round):`,
+  );
   console.log(
     table(
       [

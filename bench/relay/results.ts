@@ -11,7 +11,10 @@ export interface Steps {
   rates: Array<Measured<RateResult>>;
   streams: Array<Measured<StreamResult>>;
   longStreams: Array<Measured<LongStreamResult>>;
+  /** Per target, its median round (by req/s) of saturatedRounds. */
   saturated: Array<Measured<SaturationResult>>;
+  /** Every saturated round: round r of each target ran right after round r of the one before it. */
+  saturatedRounds: Array<Measured<SaturationResult> & { round: number }>;
 }
 
 /** RSS figures of one server process, in bytes (undefined when /proc could not be read). */
