@@ -3,8 +3,11 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { shutdownOnce } from './shutdown.ts';
 
-async function slowApp(delayMs: number) {
+async function slowApp(delayMs: number, onAnswered: () => void = () => {}) {
   const app = Fastify();
+  // Recorded by the server when its answer has gone out: the client's fetch resolving in this same process
+  // may come after the shutdown's steps on a busy machine, though the answer went out before them.
+  app.addHook('onResponse', async () => onAnswered());
   app.get('/slow', async () => {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     return { done: true };
@@ -17,8 +20,8 @@ const silent = pino({ level: 'silent' });
 
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish, refuses new connections, then runs the steps in order', async () => {
-    const { app, url } = await slowApp(400);
     const events: string[] = [];
+    const { app, url } = await slowApp(400, () => events.push('response'));
     const stop = shutdownOnce({
       app,
       logger: silent,
@@ -29,10 +32,7 @@ describe('graceful shutdown', () => {
         { name: 'close', run: async () => void events.push('close') },
       ],
     });
-    const inFlight = fetch(`${url}/slow`).then(async (r) => {
-      events.push('response');
-      return { status: r.status, body: await r.json() };
-    });
+    const inFlight = fetch(`${url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stopped = stop();
     expect(stop()).toBe(stopped);
