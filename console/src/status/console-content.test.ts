@@ -27,9 +27,7 @@ describe('dashboard content entries', () => {
       'route:required',
       'color:choice',
     ]);
-    expect(fields(checkEntry('api_info', { ...good, description: 'x'.repeat(201) }))).toEqual([
-      'description:too_long',
-    ]);
+    expect(fields(checkEntry('api_info', { ...good, description: 'x'.repeat(201) }))).toEqual(['description:too_long']);
   });
 
   it('checks announcements: content, an RFC 3339 date, a known type, a short note', () => {
@@ -37,7 +35,9 @@ describe('dashboard content entries', () => {
     expect(checkEntry('announcements', good)).toEqual([]);
     expect(checkEntry('announcements', { ...good, type: 'warning', extra: 'see docs' })).toEqual([]);
     expect(
-      fields(checkEntry('announcements', { content: 5, publishDate: '20 Nov', type: 'urgent', extra: 'y'.repeat(201) })),
+      fields(
+        checkEntry('announcements', { content: 5, publishDate: '20 Nov', type: 'urgent', extra: 'y'.repeat(201) }),
+      ),
     ).toEqual(['content:text', 'publishDate:date', 'type:choice', 'extra:too_long']);
   });
 
