@@ -13,7 +13,7 @@ import Settings from '@mui/icons-material/Settings';
 import VpnKey from '@mui/icons-material/VpnKey';
 import type { ReactElement } from 'react';
 import { isAdmin, type Permissions } from './providers/session.ts';
-import { type SidebarEntry, sidebarEntryOn, sidebarOf } from './status/modules.ts';
+import { menuEntryShown, type SidebarEntry } from './status/modules.ts';
 import { chatLinks, type SiteStatus } from './status/status.ts';
 
 /** What decides whether a menu entry shows. */
@@ -115,22 +115,14 @@ export const MENU: MenuSection[] = [
   },
 ];
 
-/**
- * Whether the administrator's side-menu settings leave an item on. System settings always stay for the super
- * administrator: the page that turns entries back on is never hidden from the one who can use it.
- */
-function switchedOn(item: MenuItem, context: MenuContext): boolean {
-  if (!item.entry) return true;
-  if (item.to === '/setting' && context.permissions === 'root') return true;
-  return sidebarEntryOn(sidebarOf(context.status), item.entry);
-}
-
 /** The sections and items that show for this user and status. */
 export function visibleMenu(context: MenuContext): Array<{ section: MenuSection; items: MenuItem[] }> {
   return MENU.filter((section) => section.visible?.(context) ?? true)
     .map((section) => ({
       section,
-      items: section.items(context).filter((item) => (item.visible?.(context) ?? true) && switchedOn(item, context)),
+      items: section
+        .items(context)
+        .filter((item) => (item.visible?.(context) ?? true) && menuEntryShown(context, item)),
     }))
     .filter(({ items }) => items.length > 0);
 }

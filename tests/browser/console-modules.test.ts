@@ -38,14 +38,14 @@ async function newPage(user?: Credentials): Promise<{ page: Page; errors: string
   return opened;
 }
 
-const navKeys = (page: Page) =>
-  page
-    .locator('[data-testid="top-bar"] [data-nav]')
-    .evaluateAll((links) => links.map((l) => l.getAttribute('data-nav')));
-const menuLinks = (page: Page) =>
-  page
-    .locator('[data-testid="side-menu"] a')
-    .evaluateAll((links) => links.map((l) => new URL((l as HTMLAnchorElement).href).pathname));
+/** An attribute of every element the locator finds, in order. */
+async function attributes(page: Page, selector: string, name: string): Promise<Array<string | null>> {
+  const found = page.locator(selector);
+  const count = await found.count();
+  return Promise.all(Array.from({ length: count }, (_, index) => found.nth(index).getAttribute(name)));
+}
+const navKeys = (page: Page) => attributes(page, '[data-testid="top-bar"] [data-nav]', 'data-nav');
+const menuLinks = (page: Page) => attributes(page, '[data-testid="side-menu"] a', 'href');
 
 beforeAll(async () => {
   const limits = { GLOBAL_API_RATE_LIMIT_ENABLE: 'false', CRITICAL_RATE_LIMIT_ENABLE: 'false' };

@@ -9,7 +9,6 @@ import {
   panelEntries,
   readList,
 } from './console-content.ts';
-import { DEFAULT_STATUS } from './status.ts';
 
 const fields = (problems: Array<{ field: string; message: string }>) =>
   problems.map((p) => `${p.field}:${p.message.replace('modules.validation.', '')}`);
@@ -65,9 +64,9 @@ describe('dashboard content entries', () => {
       { question: 'q', answer: 'a' },
       { question: '', answer: 'broken' },
     ];
-    expect(panelEntries({ ...DEFAULT_STATUS, faq_enabled: true, faq }, 'faq')).toEqual([faq[0]]);
-    expect(panelEntries({ ...DEFAULT_STATUS, faq_enabled: false, faq }, 'faq')).toBeUndefined();
-    expect(panelEntries({ ...DEFAULT_STATUS, faq_enabled: true, faq: [] }, 'faq')).toBeUndefined();
+    expect(panelEntries({ faq_enabled: true, faq }, 'faq')).toEqual([faq[0]]);
+    expect(panelEntries({ faq_enabled: false, faq }, 'faq')).toBeUndefined();
+    expect(panelEntries({ faq_enabled: true, faq: [] }, 'faq')).toBeUndefined();
   });
 
   it('lists announcements newest first, at most 20', () => {

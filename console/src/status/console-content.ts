@@ -1,4 +1,5 @@
-import type { SiteStatus } from './status.ts';
+/** The fields of the status object (status.ts) read here; kept structural so that tests need no DOM types. */
+type StatusFields = Readonly<Record<string, unknown>>;
 
 /**
  * The dashboard's panels the administrator fills (options `console_setting.api_info`, `.announcements`,
@@ -162,7 +163,7 @@ export function blankEntry(kind: ContentKind, entries: readonly ContentEntry[], 
 }
 
 /** What the dashboard shows of one kind: the entries when the panel is on and has any, else undefined. */
-export function panelEntries(status: SiteStatus, kind: ContentKind): ContentEntry[] | undefined {
+export function panelEntries(status: StatusFields, kind: ContentKind): ContentEntry[] | undefined {
   if (status[`${kind}_enabled`] !== true) return undefined;
   const entries = readList(status[kind]).filter((entry) => checkEntry(kind, entry).length === 0);
   return entries.length > 0 ? entries : undefined;

@@ -1,17 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { visibleMenu } from '../menu.tsx';
-import { DEFAULT_HEADER_NAV, headerNavValue, pageAccess, readHeaderNav, readSidebar } from './modules.ts';
-import { DEFAULT_STATUS, type SiteStatus } from './status.ts';
+import {
+  DEFAULT_HEADER_NAV,
+  headerNavValue,
+  menuEntryShown,
+  pageAccess,
+  readHeaderNav,
+  readSidebar,
+  type SidebarEntry,
+} from './modules.ts';
 
-const status = (extra: Partial<SiteStatus>): SiteStatus => ({
-  ...DEFAULT_STATUS,
-  enable_data_export: true,
-  enable_drawing: true,
-  enable_task: true,
-  ...extra,
-});
-const menuPaths = (s: SiteStatus, permissions: 'user' | 'admin' | 'root') =>
-  visibleMenu({ status: s, permissions }).flatMap(({ items }) => items.map((item) => item.to));
+const status = (extra: Record<string, unknown>) => ({ HeaderNavModules: '', SidebarModulesAdmin: '', ...extra });
+type Status = ReturnType<typeof status>;
+/** The side menu's items with their settings entries, as menu.tsx declares them. */
+const ITEMS: Array<{ to: string; entry: SidebarEntry }> = [
+  { to: '/playground', entry: ['chat', 'playground'] },
+  { to: '/detail', entry: ['console', 'detail'] },
+  { to: '/token', entry: ['console', 'token'] },
+  { to: '/log', entry: ['console', 'log'] },
+  { to: '/channel', entry: ['admin', 'channel'] },
+  { to: '/setting', entry: ['admin', 'setting'] },
+  { to: '/topup', entry: ['personal', 'topup'] },
+  { to: '/personal', entry: ['personal', 'personal'] },
+];
+const menuPaths = (s: Status, permissions: 'user' | 'admin' | 'root') =>
+  ITEMS.filter((item) => menuEntryShown({ status: s, permissions }, item)).map((item) => item.to);
 
 describe('top-bar settings (HeaderNavModules)', () => {
   it('shows everything while unset, and keeps the default of a key left out', () => {
@@ -47,8 +59,7 @@ describe('side-menu settings (SidebarModulesAdmin)', () => {
     expect(merged.admin).toMatchObject({ enabled: true, channel: true, models: false });
   });
   it('hides turned-off entries and sections from the menu', () => {
-    const all = menuPaths(status({}), 'user');
-    expect(all).toEqual(expect.arrayContaining(['/playground', '/detail', '/token', '/log', '/topup', '/personal']));
+    expect(menuPaths(status({}), 'user')).toEqual(ITEMS.map((item) => item.to));
     const off = status({
       SidebarModulesAdmin: JSON.stringify({ console: { log: false }, personal: { enabled: false } }),
     });

@@ -1,4 +1,5 @@
-import type { SiteStatus } from './status.ts';
+/** The fields of the status object (status.ts) read here; kept structural so that tests need no DOM types. */
+type StatusFields = Readonly<Record<string, unknown>>;
 
 /**
  * Which top-bar and side-menu entries the administrator turned on: the options `HeaderNavModules` and
@@ -93,13 +94,26 @@ export function readSidebar(value: unknown): SidebarModules {
   return merged;
 }
 
-export const headerNavOf = (status: SiteStatus) => readHeaderNav(status.HeaderNavModules);
-export const sidebarOf = (status: SiteStatus) => readSidebar(status.SidebarModulesAdmin);
+export const headerNavOf = (status: StatusFields) => readHeaderNav(status.HeaderNavModules);
+export const sidebarOf = (status: StatusFields) => readSidebar(status.SidebarModulesAdmin);
 
 /** Whether a side-menu entry shows: its section and the entry itself both on. */
 export function sidebarEntryOn(sidebar: SidebarModules, [section, entry]: SidebarEntry): boolean {
   const settings = sidebar[section];
   return settings?.enabled !== false && settings?.[entry] !== false;
+}
+
+/**
+ * Whether the side-menu settings leave a menu item on. System settings always stay for the super
+ * administrator: the page that turns entries back on is never hidden from the one who can use it.
+ */
+export function menuEntryShown(
+  context: { status: StatusFields; permissions: string | undefined },
+  item: { to: string; entry?: SidebarEntry | undefined },
+): boolean {
+  if (!item.entry) return true;
+  if (item.to === '/setting' && context.permissions === 'root') return true;
+  return sidebarEntryOn(sidebarOf(context.status), item.entry);
 }
 
 /** The console pages behind side-menu entries, by the first segment of their path. */
@@ -121,7 +135,7 @@ const ENTRY_OF_PAGE: Record<string, SidebarEntry> = {
  * Pricing that needs a sign-in sends visitors to /login, as new-api's front end does.
  */
 export function pageAccess(
-  status: SiteStatus,
+  status: StatusFields,
   pathname: string,
   viewer: { signedIn: boolean; admin: boolean },
 ): 'open' | 'off' | 'sign-in' {

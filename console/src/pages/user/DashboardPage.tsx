@@ -66,8 +66,8 @@ export function periods(
 }
 
 /**
- * The dashboard (/detail, shown when data export is on): totals and two small charts, quota and requests
- * per period, from the hourly usage data; a table per model.
+ * The dashboard (/detail, shown when data export is on): the administrator's panels (ConsolePanels), totals and
+ * two small charts, quota and requests per period, from the hourly usage data; a table per model.
  */
 export function DashboardPage() {
   const translate = useTranslate();
