@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { API_INFO_COLORS as GATEWAY_COLORS } from '../../../gateway/src/domain/options/definitions.ts';
+import { en } from '../i18n/en.ts';
+import { zh } from '../i18n/zh.ts';
 import {
   API_INFO_COLORS,
   blankEntry,
+  CONTENT_KINDS,
+  CONTENT_SPECS,
   checkEntry,
   checkList,
   latestAnnouncements,
   panelEntries,
   readList,
 } from './console-content.ts';
+import { SIDEBAR_SECTIONS } from './modules.ts';
 
 const fields = (problems: Array<{ field: string; message: string }>) =>
   problems.map((p) => `${p.field}:${p.message.replace('modules.validation.', '')}`);
@@ -78,5 +83,22 @@ describe('dashboard content entries', () => {
     expect(latest).toHaveLength(20);
     expect(latest[0]?.content).toBe('n24');
     expect(latest[19]?.content).toBe('n5');
+  });
+
+  it('has a label in both languages for every field, choice and menu entry the editors build names for', () => {
+    const keys = CONTENT_KINDS.flatMap((kind) =>
+      CONTENT_SPECS[kind].fields.flatMap((field) => [
+        `content.${kind}.fields.${field.name}`,
+        ...(kind === 'api_info' ? [] : (field.choices ?? []).map((choice) => `content.${kind}.choices.${choice}`)),
+      ]),
+    );
+    keys.push(
+      ...Object.values(SIDEBAR_SECTIONS).flatMap((entries) => entries.map((entry) => `sidebar.entries.${entry}`)),
+    );
+    const lookup = (catalogue: object, key: string) =>
+      key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], catalogue);
+    for (const catalogue of [en.modules, zh.modules]) {
+      expect(keys.filter((key) => typeof lookup(catalogue, key) !== 'string')).toEqual([]);
+    }
   });
 });

@@ -39,6 +39,9 @@ const inputToIso = (text: string) => {
   return seconds === undefined ? '' : new Date(seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 };
 
+/** A switch's input marked with its option key (data-option), as OptionSection marks its fields. */
+const optionSwitch = (key: string) => ({ input: { 'data-option': key } });
+
 /**
  * One dashboard panel's settings (console_setting.<kind> and its *_enabled flag): the switch, the entries
  * one card each with add and remove, every entry checked before the list is saved.
@@ -106,7 +109,7 @@ export function ContentListEditor({ kind }: { kind: ContentKind }) {
             <Switch
               checked={enabled}
               onChange={(event) => setEnabled(event.target.checked)}
-              slotProps={{ input: { 'data-option': flagKey } as object }}
+              slotProps={optionSwitch(flagKey)}
             />
           }
           label={translate('modules.content.show_on_dashboard')}

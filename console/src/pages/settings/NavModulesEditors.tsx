@@ -24,6 +24,9 @@ import {
 } from '../../status/modules.ts';
 import { useOptions } from './OptionsContext.tsx';
 
+/** A switch's input marked with the entry it turns (data-module), for tests and tools. */
+const moduleSwitch = (id: string) => ({ input: { 'data-module': id } });
+
 /** Saves one option when its text changed (the options' save shows the outcome). */
 function useSaveOption(key: string) {
   const notify = useNotify();
@@ -107,7 +110,7 @@ export function HeaderNavEditor() {
                 <Switch
                   checked={isOn(entry)}
                   onChange={(event) => turn(entry, event.target.checked)}
-                  slotProps={{ input: { 'data-module': `header.${entry}` } as object }}
+                  slotProps={moduleSwitch(`header.${entry}`)}
                 />
               }
               label={translate(`shell.nav.${entry}`)}
@@ -126,7 +129,7 @@ export function HeaderNavEditor() {
                         pricing: { ...current.pricing, requireAuth: event.target.checked },
                       }))
                     }
-                    slotProps={{ input: { 'data-module': 'header.pricing.requireAuth' } as object }}
+                    slotProps={moduleSwitch('header.pricing.requireAuth')}
                   />
                 }
                 label={translate('modules.header.pricing_require_auth')}
@@ -175,7 +178,7 @@ export function SidebarEditor() {
                   <Switch
                     checked={sectionOn}
                     onChange={(event) => turn(section, 'enabled', event.target.checked)}
-                    slotProps={{ input: { 'data-module': `sidebar.${section}` } as object }}
+                    slotProps={moduleSwitch(`sidebar.${section}`)}
                   />
                 }
                 label={<strong>{translate(SECTION_LABELS[section as keyof typeof SIDEBAR_SECTIONS])}</strong>}
@@ -190,7 +193,7 @@ export function SidebarEditor() {
                       size="small"
                       checked={modules[section]?.[entry] !== false}
                       onChange={(event) => turn(section, entry, event.target.checked)}
-                      slotProps={{ input: { 'data-module': `sidebar.${section}.${entry}` } as object }}
+                      slotProps={moduleSwitch(`sidebar.${section}.${entry}`)}
                     />
                   }
                   label={translate(`modules.sidebar.entries.${entry}`)}
