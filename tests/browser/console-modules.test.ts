@@ -140,9 +140,12 @@ describe('console layout options in the browser', () => {
     await page.locator('[data-testid="log-page"]').waitFor();
     expect(await page.locator('[data-testid="module-off"]').count()).toBe(0);
 
+    // In English, for screenshots that read without Chinese fonts.
+    await page.evaluate(`localStorage.setItem('i18nextLng', 'en')`);
     await page.goto('/setting?tab=console');
     const header = page.locator('[data-section="header_nav"]');
     await header.waitFor();
+    await screenshot(page, 'console-modules-settings-nav');
     expect(await header.locator('[data-module="header.about"]').isChecked()).toBe(false);
     expect(await header.locator('[data-module="header.pricing.requireAuth"]').isChecked()).toBe(true);
     await header.locator('[data-module="header.about"]').check();
