@@ -100,7 +100,6 @@ const entries = <K extends string>(
 
 const ratioMap = shape.record(shape.number(0));
 const stringList = shape.array(shape.string());
-const objectList = shape.array(shape.object());
 /** The colours an API address may be tagged with (new-api's palette names). */
 export const API_INFO_COLORS = [
   'blue',
