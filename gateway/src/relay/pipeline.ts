@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
+  type ExprRequest,
   estimateCompletionTokens,
+  isFreePrice,
   preConsumeQuota,
   resolvePrice,
   settleQuota,
@@ -112,13 +114,15 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
-  const reservation = await reserve(deps, caller, price, charge);
+  // What a billing expression may read: the same clock for the reservation and the settlement.
+  const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
+  const reservation = await reserve(deps, caller, price, charge, exprRequest);
 
   let settled = false;
   try {
     const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started });
     const usage = billedUsage(outcome, input.model, charge);
-    const { quota, surcharges } = settleQuota({
+    const { quota, surcharges, tiered } = settleQuota({
       price,
       usage,
       options,
@@ -126,6 +130,8 @@ export async function relay(
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request: exprRequest,
+      estimate: charge,
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
@@ -156,6 +162,7 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
+        tiered,
         requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
@@ -193,10 +200,11 @@ async function reserve(
   caller: RelayCaller,
   price: ModelPrice,
   charge: RequestCharge,
+  request: ExprRequest,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
@@ -222,6 +230,7 @@ async function reserve(
     options,
     n: charge.n,
     priceMultiplier: charge.priceMultiplier,
+    request,
   });
   try {
     return await hold(amount);
