@@ -146,6 +146,19 @@ describe('expression billing through the relay', () => {
     expect((await ask({ service_tier: 'priority' }, { 'x-fast': 'yes' })).quota).toBe(Math.round(base * 6));
   });
 
+  it('shows tiered models on the pricing page by their expression and tiers, not a flat ratio', async () => {
+    const answer = await user.get('/api/pricing');
+    const item = (answer.body.data as Array<Record<string, unknown>>).find((i) => i.model_name === CLAUDE);
+    expect(item).toMatchObject({
+      billing_mode: 'tiered_expr',
+      billing_expr: SONNET_EXPR,
+      billing_tiers: ['standard', 'long_context'],
+      model_ratio: 0,
+      model_price: 0,
+      configured: true,
+    });
+  });
+
   it('keeps the books balanced: logs, user, token and channels agree, to the unit', async () => {
     const db = gateway.store.db;
     await new Promise((resolve) => setTimeout(resolve, 1500));
