@@ -503,6 +503,12 @@ export const en = {
       per_call: 'Per call: {{price}} × group ratio {{group}}',
       per_token:
         'Input {{prompt}} tokens × {{input_price}} / 1M + output {{completion}} tokens × {{output_price}} / 1M, × group ratio {{group}}',
+      billing_mode: 'Billing mode',
+      tiered_mode: 'Tiered expression',
+      matched_tier: 'Tier applied',
+      expression: 'Billing expression',
+      per_expression: 'Expression cost {{cost}} × group ratio {{group}}',
+      estimate_billed: 'Usage could not be priced: the reservation estimate was billed',
     },
   },
 
@@ -627,6 +633,9 @@ export const en = {
     group_switched: 'Now viewing the group {{group}}, ratio {{ratio}}',
     per_call: 'Per call',
     per_usage: 'Per usage',
+    tiered: 'Tiered (expression)',
+    tiers: 'Tiers: {{tiers}}',
+    expression_note: 'USD per 1M tokens, × group ratio {{ratio}}',
     ratio_na: 'Model ratio: none',
     model_ratio: 'Model ratio: {{value}}',
     completion_ratio: 'Completion ratio: {{value}}',

@@ -704,6 +704,12 @@ export const zh = {
       per_call: '按次计费：{{price}} × 分组倍率 {{group}}',
       per_token:
         '输入 {{prompt}} tokens × {{input_price}} / 1M + 输出 {{completion}} tokens × {{output_price}} / 1M，× 分组倍率 {{group}}',
+      billing_mode: '计费模式',
+      tiered_mode: '阶梯表达式计费',
+      matched_tier: '命中档位',
+      expression: '计费表达式',
+      per_expression: '表达式费用 {{cost}} × 分组倍率 {{group}}',
+      estimate_billed: '实际用量无法计价，已按预扣估算计费',
     },
   },
 
@@ -826,6 +832,9 @@ export const zh = {
     help: '倍率是什么？',
     group_switched: '当前查看的分组为：{{group}}，倍率为：{{ratio}}',
     per_call: '按次计费',
+    tiered: '阶梯计费（表达式）',
+    tiers: '档位：{{tiers}}',
+    expression_note: '单位：美元 / 1M tokens，× 分组倍率 {{ratio}}',
     per_usage: '按量计费',
     ratio_na: '模型倍率：无',
     model_ratio: '模型倍率：{{value}}',
