@@ -124,7 +124,7 @@ function expressionProcess(other: Record<string, any>, translate: (key: string, 
 }
 
 /** The billing expression of `other.expr_b64` (UTF-8 in base64), or undefined. */
-export function decodeExpression(encoded: unknown): string | undefined {
+function decodeExpression(encoded: unknown): string | undefined {
   if (typeof encoded !== 'string' || encoded === '') return undefined;
   try {
     return new TextDecoder().decode(Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0)));
