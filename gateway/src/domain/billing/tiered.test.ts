@@ -3,7 +3,7 @@ import type { Usage } from '../../relay/types.ts';
 import { fakeOptions } from './fake-options.ts';
 import { resolvePrice } from './price.ts';
 import { isFreePrice, preConsumeQuota, settleQuota, taskCallQuota } from './quota.ts';
-import type { ExprRequest } from './tiered.ts';
+import { type ExprRequest, requestField } from './tiered.ts';
 
 // Every expected quota below is worked out by hand from new-api's formula:
 // quota = cost in USD × QuotaPerUnit (500,000) × group ratio, the cost being Σ tokens × USD per 1M / 1e6.
@@ -126,6 +126,18 @@ describe('expression (tiered_expr) billing', () => {
     const { quota } = settle('m', 'p * 0.01', usage);
     expect(quota).toBe(Math.round((0.01 / 1e6) * QPU * 0.8 + (2 / 1000) * 10 * 0.8 * QPU));
     expect(settle('m', 'p * 0.01', { promptTokens: 1, completionTokens: 0 }).quota).toBe(1);
+  });
+
+  it('reads body fields by dotted path, list indexes and lengths', () => {
+    const body = { messages: [{ role: 'system' }, { role: 'user' }], stream_options: { fast_mode: true } };
+    expect(requestField(body, 'messages.1.role')).toBe('user');
+    expect(requestField(body, 'messages.#')).toBe(2);
+    expect(requestField(body, 'stream_options.fast_mode')).toBe(true);
+    expect(requestField(body, 'messages.5.role')).toBeUndefined();
+    expect(requestField(body, 'toString')).toBeUndefined();
+    const form = new FormData();
+    form.set('quality', 'hd');
+    expect(requestField(form, 'quality')).toBe('hd');
   });
 
   it('prices a task by the expression per request part', () => {

@@ -106,7 +106,10 @@ export function priceByExpression(
   return { costUsd: cost / 1_000_000, tier };
 }
 
-/** A body field by dotted path: `reasoning.effort`, `messages.0.role`; a form's field by name. */
+/**
+ * A body field by dotted path: `reasoning.effort`, `messages.0.role`, `messages.#` (a list's length, as
+ * new-api's paths allow); a form's field by name.
+ */
 export function requestField(body: ExprRequest['body'], path: string): unknown {
   if (body === undefined || path === '') return undefined;
   if (body instanceof FormData) {
@@ -115,7 +118,8 @@ export function requestField(body: ExprRequest['body'], path: string): unknown {
   }
   let value: unknown = body;
   for (const key of path.split('.')) {
-    if (Array.isArray(value) && /^\d+$/.test(key)) value = value[Number(key)];
+    if (Array.isArray(value) && key === '#') value = value.length;
+    else if (Array.isArray(value) && /^\d+$/.test(key)) value = value[Number(key)];
     else if (isRecord(value) && Object.hasOwn(value, key)) value = value[key];
     else return undefined;
   }

@@ -46,6 +46,24 @@ describe('billing expressions', () => {
     expect(run('v1:tier("base", 1_000 * 2)')).toEqual({ cost: 2000, tier: 'base' });
   });
 
+  it('runs expressions written for new-api unchanged: multi-line ternary chains, math helpers', () => {
+    const glm = `
+(
+  p < 32000 && c < 200 ? tier("tier1_short", (p)*2 + c*8) :
+  p < 32000 && c >= 200 ? tier("tier2_long_output", (p)*3 + c*14) :
+  tier("tier3_long_input", (p)*4 + c*16)
+) / 1000000
+`;
+    expect(run(glm, context({}, { p: 15000, c: 500 }))).toEqual({
+      cost: (15000 * 3 + 500 * 14) / 1e6,
+      tier: 'tier2_long_output',
+    });
+    expect(run('ceil(p / 1000) * 0.5', context({}, { p: 1500 })).cost).toBe(1);
+    expect(run('max(p, c) * 0.5 + min(p, c) * 0.1', context({}, { p: 300, c: 500 })).cost).toBe(280);
+    expect(() => compileExpression('invalid +-+ syntax')).toThrow(ExprError);
+    expect(() => compileExpression('_trace(0, true, 5.0)')).toThrow('unknown function');
+  });
+
   it('reads request fields and headers', () => {
     const ctx = context({
       param: (path) => ({ service_tier: 'priority', 'reasoning.effort': 'high', n: '2' })[path],
