@@ -143,7 +143,12 @@ describe('expression billing through the relay', () => {
     expect((await ask({})).quota).toBe(Math.round(base));
     expect((await ask({ service_tier: 'priority' })).quota).toBe(Math.round(base * 2));
     expect((await ask({}, { 'x-fast': 'yes' })).quota).toBe(Math.round(base * 3));
-    expect((await ask({ service_tier: 'priority' }, { 'x-fast': 'yes' })).quota).toBe(Math.round(base * 6));
+    const both = await ask({ service_tier: 'priority' }, { 'x-fast': 'yes' });
+    expect(both.quota).toBe(Math.round(base * 6));
+    expect(both.other.request_rules).toEqual([
+      { cond: 'param("service_tier") == "priority"', multiplier: 2, matched: true },
+      { cond: 'header("x-fast") == "yes"', multiplier: 3, matched: true },
+    ]);
   });
 
   it('shows tiered models on the pricing page by their expression and tiers, not a flat ratio', async () => {
@@ -161,17 +166,23 @@ describe('expression billing through the relay', () => {
 
   it('keeps the books balanced: logs, user, token and channels agree, to the unit', async () => {
     const db = gateway.store.db;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const settled = async () => {
-      const logs = await db
-        .selectFrom('logs')
-        .select((eb) => eb.fn.sum<number>('quota').as('total'))
-        .where('type', '=', 2)
-        .where('username', '=', 'tiered')
-        .executeTakeFirstOrThrow();
+    // The ledger leases quota out of the rows to the pod and writes spending back every few seconds: what a
+    // lease row still holds is the account's too (initial = balance + lease rows + what was charged).
+    const leased = async (type: string, id: number) =>
+      Number(
+        (
+          await db
+            .selectFrom('quota_leases')
+            .select((eb) => eb.fn.sum<number>('amount').as('amount'))
+            .where('account_type', '=', type)
+            .where('account_id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).amount ?? 0,
+      );
+    const books = async () => {
       const account = await db
         .selectFrom('users')
-        .select(['quota', 'used_quota'])
+        .select(['id', 'quota', 'used_quota'])
         .where('username', '=', 'tiered')
         .executeTakeFirstOrThrow();
       const token = await db
@@ -179,37 +190,40 @@ describe('expression billing through the relay', () => {
         .select(['remain_quota', 'used_quota'])
         .where('id', '=', tokenId)
         .executeTakeFirstOrThrow();
+      const logs = await db
+        .selectFrom('logs')
+        .select((eb) => eb.fn.sum<number>('quota').as('total'))
+        .where('type', '=', 2)
+        .where('username', '=', 'tiered')
+        .executeTakeFirstOrThrow();
       const channels = await db
         .selectFrom('channels')
         .select((eb) => eb.fn.sum<number>('used_quota').as('total'))
         .executeTakeFirstOrThrow();
-      // The ledger leases quota out of the rows to the pods: what a lease still holds is the account's too.
-      const leased = async (type: string, id: number) =>
-        Number(
-          (
-            await db
-              .selectFrom('quota_leases')
-              .select((eb) => eb.fn.sum<number>('amount').as('amount'))
-              .where('account_type', '=', type)
-              .where('account_id', '=', id)
-              .executeTakeFirstOrThrow()
-          ).amount ?? 0,
-        );
       return {
-        logs: Number(logs.total),
-        account,
-        token,
-        channels: Number(channels.total),
-        wallet: account.quota + (await leased('user', user.userId!)),
+        charged: Number(logs.total ?? 0),
+        channels: Number(channels.total ?? 0),
+        userUsed: account.used_quota,
+        wallet: account.quota + (await leased('user', account.id)),
+        tokenUsed: token.used_quota,
         tokenLeft: token.remain_quota + (await leased('token', tokenId)),
       };
     };
-    const books = await eventually(settled, (b) => b.account.used_quota === b.logs && b.channels === b.logs, 5000);
-    expect(books.logs).toBeGreaterThan(589_506);
-    expect(books.account.used_quota).toBe(books.logs);
-    expect(books.wallet).toBe(4 * QPU - books.logs);
-    expect(books.token.used_quota).toBe(books.logs);
-    expect(books.tokenLeft).toBe(3 * QPU - books.logs);
-    expect(books.channels).toBe(books.logs);
+    const balanced = (b: Awaited<ReturnType<typeof books>>) =>
+      b.userUsed === b.charged &&
+      b.channels === b.charged &&
+      b.tokenUsed === b.charged &&
+      b.wallet === 4 * QPU - b.charged &&
+      b.tokenLeft === 3 * QPU - b.charged;
+    const final = await eventually(books, balanced, 15_000);
+    expect(final.charged).toBeGreaterThan(589_506);
+    expect(final).toEqual({
+      charged: final.charged,
+      channels: final.charged,
+      userUsed: final.charged,
+      wallet: 4 * QPU - final.charged,
+      tokenUsed: final.charged,
+      tokenLeft: 3 * QPU - final.charged,
+    });
   });
 });

@@ -509,6 +509,9 @@ export const en = {
       expression: 'Billing expression',
       per_expression: 'Expression cost {{cost}} × group ratio {{group}}',
       estimate_billed: 'Usage could not be priced: the reservation estimate was billed',
+      request_rule: 'Request multiplier',
+      rule_matched: '{{cond}}: × {{multiplier}} (applied)',
+      rule_unmatched: '{{cond}}: × {{multiplier}} (not applied)',
     },
   },
 

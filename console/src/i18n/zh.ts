@@ -710,6 +710,9 @@ export const zh = {
       expression: '计费表达式',
       per_expression: '表达式费用 {{cost}} × 分组倍率 {{group}}',
       estimate_billed: '实际用量无法计价，已按预扣估算计费',
+      request_rule: '请求倍率',
+      rule_matched: '{{cond}}：× {{multiplier}}（已生效）',
+      rule_unmatched: '{{cond}}：× {{multiplier}}（未生效）',
     },
   },
 

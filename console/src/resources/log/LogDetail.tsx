@@ -31,6 +31,17 @@ export function LogDetail({ admin }: { admin: boolean }) {
     add('log.detail.billing', expressionProcess(other, translate));
     add('log.detail.quota', formatQuota(record.quota, status, 6));
     add('log.detail.expression', decodeExpression(other.expr_b64));
+    if (Array.isArray(other.request_rules)) {
+      for (const rule of other.request_rules as Array<{ cond?: string; multiplier?: number; matched?: boolean }>) {
+        add(
+          'log.detail.request_rule',
+          translate(rule.matched ? 'log.detail.rule_matched' : 'log.detail.rule_unmatched', {
+            cond: rule.cond,
+            multiplier: rule.multiplier,
+          }),
+        );
+      }
+    }
     if (other.expr_estimate_billed) add('log.detail.estimated', translate('log.detail.estimate_billed'));
   }
   if (record.type === 2 && !tiered) {

@@ -138,7 +138,7 @@ export function settleQuota(input: SettleInput): Settlement {
 function settleByExpression(input: SettleInput, surcharge: number, surcharges: ToolSurcharges): Settlement {
   const { price, options, usage } = input;
   const expression = price.expression!;
-  let result: { costUsd: number; tier: string };
+  let result: ReturnType<typeof priceByExpression>;
   let fellBack = false;
   try {
     result = priceByExpression(expression, usageTokens(usage, expression.variables), input.request, options);
@@ -151,7 +151,12 @@ function settleByExpression(input: SettleInput, surcharge: number, surcharges: T
   const scale = options.getNumber('QuotaPerUnit') * price.groupRatio;
   let quota = roundExact(result.costUsd * scale + surcharge);
   if (result.costUsd > 0 && price.groupRatio !== 0 && quota <= 0) quota = 1;
-  const tiered: TieredTrace = { expression: expression.source, tier: result.tier, costUsd: result.costUsd };
+  const tiered: TieredTrace = {
+    expression: expression.source,
+    tier: result.tier,
+    costUsd: result.costUsd,
+    requestRules: result.rules,
+  };
   if (fellBack) tiered.fellBackToEstimate = true;
   return { quota, surcharges, tiered };
 }

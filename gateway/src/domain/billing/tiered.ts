@@ -6,6 +6,7 @@ import {
   compileExpression,
   ExprError,
   noTokens,
+  type RequestRule,
   runExpression,
   type TokenVariable,
 } from './expr/index.ts';
@@ -31,6 +32,8 @@ export interface TieredTrace {
   tier: string;
   /** The expression's cost in USD, before the group ratio. */
   costUsd: number;
+  /** Its request multipliers and whether each applied. */
+  requestRules: RequestRule[];
   /** True when the settlement could not evaluate the real usage and billed the estimate. */
   fellBackToEstimate?: boolean;
 }
@@ -94,8 +97,8 @@ export function priceByExpression(
   tokens: Record<TokenVariable, number>,
   request: ExprRequest | undefined,
   options: BillingOptions,
-): { costUsd: number; tier: string } {
-  const { cost, tier } = runExpression(expression, {
+): { costUsd: number; tier: string; rules: RequestRule[] } {
+  const { cost, tier, rules } = runExpression(expression, {
     tokens,
     param: (path) => requestField(request?.body, path),
     header: (name) => headerValue(request?.headers, name),
@@ -103,7 +106,7 @@ export function priceByExpression(
     timeZone: options.get('billing_setting.timezone'),
   });
   // Coefficients are USD per 1M tokens.
-  return { costUsd: cost / 1_000_000, tier };
+  return { costUsd: cost / 1_000_000, tier, rules };
 }
 
 /**

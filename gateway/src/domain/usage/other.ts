@@ -147,6 +147,8 @@ export interface ConsumeOther {
   expr_cost_usd?: number;
   /** Set when the real usage could not be priced and the reservation's estimate was billed (Tollgate's). */
   expr_estimate_billed?: true;
+  /** The expression's request multipliers and whether each applied (new-api's key). */
+  request_rules?: Array<{ cond: string; multiplier: number; matched: boolean }>;
   [extra: string]: unknown;
 }
 
@@ -213,6 +215,7 @@ function addTiered(other: ConsumeOther, tiered: TieredTrace): void {
   other.matched_tier = tiered.tier;
   other.expr_cost_usd = tiered.costUsd;
   if (tiered.fellBackToEstimate) other.expr_estimate_billed = true;
+  if (tiered.requestRules.length > 0) other.request_rules = tiered.requestRules;
 }
 
 function streamStatus(s: StreamOutcome): NonNullable<ConsumeOther['stream_status']> {

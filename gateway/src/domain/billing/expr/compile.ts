@@ -1,7 +1,20 @@
-import { type ExprNode, TOKEN_VARIABLES, type TokenVariable } from './ast.ts';
+import { CLOCK_FUNCTIONS, type ExprNode, TOKEN_VARIABLES, type TokenVariable } from './ast.ts';
 import { ExprError } from './error.ts';
-import { type ExprContext, type ExprResult, evaluate } from './evaluate.ts';
+import { type ExprContext, evaluate } from './evaluate.ts';
 import { parseExpression } from './parser.ts';
+import { printExpression } from './printer.ts';
+
+/**
+ * A request multiplier: a factor `(<condition on param, header or the clock> ? <number> : 1)`, which the
+ * consume log lists with whether it applied (new-api's `request_rules`).
+ */
+export interface RequestRule {
+  cond: string;
+  multiplier: number;
+  matched: boolean;
+}
+
+const PROBES: ReadonlySet<string> = new Set(['param', 'header', ...CLOCK_FUNCTIONS]);
 
 /** A checked expression, ready to run on every request. */
 export interface CompiledExpression {
@@ -11,6 +24,14 @@ export interface CompiledExpression {
   readonly variables: ReadonlySet<TokenVariable>;
   /** The tier names it can select, in the order written (for the pricing page). */
   readonly tiers: readonly string[];
+  /** Its request multipliers, in the order written. */
+  readonly rules: ReadonlyArray<{ node: ExprNode; cond: string; multiplier: number }>;
+}
+
+export interface ExpressionRun {
+  cost: number;
+  tier: string;
+  rules: RequestRule[];
 }
 
 const cache = new Map<string, CompiledExpression>();
@@ -29,21 +50,36 @@ export function compileExpression(source: string): CompiledExpression {
   const tree = shift(parseAt(body, offset), offset);
   const variables = new Set<TokenVariable>();
   const tiers: string[] = [];
+  const rules: Array<{ node: ExprNode; cond: string; multiplier: number }> = [];
   visit(tree, (node) => {
+    const rule = requestRule(node);
+    if (rule) rules.push(rule);
     if (node.type === 'variable') variables.add(node.name);
     if (node.type === 'call' && node.name === 'tier') {
       const name = node.args[0];
       if (name?.type === 'string' && !tiers.includes(name.value)) tiers.push(name.value);
     }
   });
-  const compiled: CompiledExpression = { source, tree, variables, tiers };
+  const compiled: CompiledExpression = { source, tree, variables, tiers, rules };
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(source, compiled);
   return compiled;
 }
 
-export function runExpression(compiled: CompiledExpression, context: ExprContext): ExprResult {
-  return evaluate(compiled.tree, context);
+export function runExpression(compiled: CompiledExpression, context: ExprContext): ExpressionRun {
+  const { cost, tier, taken } = evaluate(compiled.tree, context);
+  const rules = compiled.rules.map(({ node, cond, multiplier }) => ({ cond, multiplier, matched: taken.has(node) }));
+  return { cost, tier, rules };
+}
+
+function requestRule(node: ExprNode): { node: ExprNode; cond: string; multiplier: number } | undefined {
+  if (node.type !== 'conditional' || node.then.type !== 'number') return undefined;
+  if (node.otherwise.type !== 'number' || node.otherwise.value !== 1) return undefined;
+  let probed = false;
+  visit(node.test, (inner) => {
+    if (inner.type === 'call' && PROBES.has(inner.name)) probed = true;
+  });
+  return probed ? { node, cond: printExpression(node.test), multiplier: node.then.value } : undefined;
 }
 
 /** Zero for every token variable. */

@@ -19,6 +19,13 @@ export interface ExprResult {
   cost: number;
   /** The name of the last tier() that ran, '' when none did. */
   tier: string;
+  /** The conditionals whose condition held and that ran. */
+  taken: ReadonlySet<ExprNode>;
+}
+
+interface RunState {
+  tier: string;
+  taken: Set<ExprNode>;
 }
 
 type Value = number | string | boolean | null | object;
@@ -28,16 +35,16 @@ const FIXED_SCALE = 1_000_000;
 
 /** Runs a parsed expression. Throws ExprError when a value has the wrong type or a divisor is zero. */
 export function evaluate(tree: ExprNode, context: ExprContext): ExprResult {
-  const state = { tier: '' };
+  const state: RunState = { tier: '', taken: new Set() };
   const value = run(tree, context, state);
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     throw new ExprError(tree.position, 'the expression does not give a number', '表达式的结果不是数字');
   }
   if (value < 0) throw new ExprError(tree.position, 'the expression gives a negative cost', '表达式的结果为负数');
-  return { cost: value, tier: state.tier };
+  return { cost: value, tier: state.tier, taken: state.taken };
 }
 
-function run(node: ExprNode, context: ExprContext, state: { tier: string }): Value {
+function run(node: ExprNode, context: ExprContext, state: RunState): Value {
   switch (node.type) {
     case 'number':
     case 'string':
@@ -54,9 +61,9 @@ function run(node: ExprNode, context: ExprContext, state: { tier: string }): Val
       return node.op === '-' ? -n : n;
     }
     case 'conditional':
-      return truthy(run(node.test, context, state))
-        ? run(node.then, context, state)
-        : run(node.otherwise, context, state);
+      if (!truthy(run(node.test, context, state))) return run(node.otherwise, context, state);
+      state.taken.add(node);
+      return run(node.then, context, state);
     case 'binary':
       return binary(node, context, state);
     case 'call':
@@ -64,7 +71,7 @@ function run(node: ExprNode, context: ExprContext, state: { tier: string }): Val
   }
 }
 
-function binary(node: Extract<ExprNode, { type: 'binary' }>, context: ExprContext, state: { tier: string }): Value {
+function binary(node: Extract<ExprNode, { type: 'binary' }>, context: ExprContext, state: RunState): Value {
   const left = run(node.left, context, state);
   // Logical operators short-circuit, so a branch that is not taken is not evaluated.
   if (node.op === '&&') return truthy(left) && truthy(run(node.right, context, state));
@@ -109,7 +116,7 @@ function arithmetic(node: Extract<ExprNode, { type: 'binary' }>, left: number, r
   }
 }
 
-function call(node: Extract<ExprNode, { type: 'call' }>, context: ExprContext, state: { tier: string }): Value {
+function call(node: Extract<ExprNode, { type: 'call' }>, context: ExprContext, state: RunState): Value {
   const args = node.args;
   const arg = (i: number) => run(args[i] as ExprNode, context, state);
   const num = (i: number) => number(arg(i), args[i] as ExprNode);

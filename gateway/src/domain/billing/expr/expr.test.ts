@@ -27,8 +27,8 @@ function errorOf(source: string): ExprError {
 describe('billing expressions', () => {
   it('prices tokens in USD per 1M and names the tier that ran', () => {
     const source = 'len <= 200000 ? tier("standard", p * 3 + c * 15) : tier("long_context", p * 6 + c * 22.5)';
-    expect(run(source, context({}, { p: 1000, c: 100, len: 1000 }))).toEqual({ cost: 4500, tier: 'standard' });
-    expect(run(source, context({}, { p: 250000, c: 100, len: 250000 }))).toEqual({
+    expect(run(source, context({}, { p: 1000, c: 100, len: 1000 }))).toMatchObject({ cost: 4500, tier: 'standard' });
+    expect(run(source, context({}, { p: 250000, c: 100, len: 250000 }))).toMatchObject({
       cost: 1_502_250,
       tier: 'long_context',
     });
@@ -43,7 +43,7 @@ describe('billing expressions', () => {
     expect(run('false ? 1 : false ? 2 : 3').cost).toBe(3);
     expect(run('-2 * -3 + 10 % 4').cost).toBe(8);
     expect(run('not false and 1 < 2 ? max(1, 4, 2) + min(3, 5) + abs(-1) + ceil(0.2) + floor(1.8) : 0').cost).toBe(10);
-    expect(run('v1:tier("base", 1_000 * 2)')).toEqual({ cost: 2000, tier: 'base' });
+    expect(run('v1:tier("base", 1_000 * 2)')).toMatchObject({ cost: 2000, tier: 'base' });
   });
 
   it('runs expressions written for new-api unchanged: multi-line ternary chains, math helpers', () => {
@@ -54,7 +54,7 @@ describe('billing expressions', () => {
   tier("tier3_long_input", (p)*4 + c*16)
 ) / 1000000
 `;
-    expect(run(glm, context({}, { p: 15000, c: 500 }))).toEqual({
+    expect(run(glm, context({}, { p: 15000, c: 500 }))).toMatchObject({
       cost: (15000 * 3 + 500 * 14) / 1e6,
       tier: 'tier2_long_output',
     });
@@ -76,7 +76,22 @@ describe('billing expressions', () => {
     expect(run('(param("missing") ?? 7) + 0', ctx).cost).toBe(7);
     expect(run('has(header("anthropic-beta"), "fast-mode") ? 6 : 1', ctx).cost).toBe(6);
     expect(run('header("Anthropic-Beta") startsWith "fast" ? 6 : 1', ctx).cost).toBe(6);
-    expect(run('tier("request", fixed(0.01))', ctx)).toEqual({ cost: 10000, tier: 'request' });
+    expect(run('tier("request", fixed(0.01))', ctx)).toMatchObject({ cost: 10000, tier: 'request' });
+  });
+
+  it('lists its request multipliers in a canonical spelling, with whether each applied', () => {
+    const source =
+      "(tier('base', p * 2)) * (param('service_tier')=='fast' ? 2 : 1) * (has(header('anthropic-beta'), 'fast-mode') ? 2.5 : 1) * (hour() >= 22 || hour() < 6 ? 0.5 : 1) * (p > 10 ? 3 : 1)";
+    const ctx = context({ param: (path) => (path === 'service_tier' ? 'fast' : undefined) }, { p: 10 });
+    expect(run(source, ctx)).toEqual({
+      cost: 40,
+      tier: 'base',
+      rules: [
+        { cond: 'param("service_tier") == "fast"', multiplier: 2, matched: true },
+        { cond: 'has(header("anthropic-beta"), "fast-mode")', multiplier: 2.5, matched: false },
+        { cond: 'hour() >= 22 || hour() < 6', multiplier: 0.5, matched: false },
+      ],
+    });
   });
 
   it('reads the clock in the configured zone or in the zone given', () => {
