@@ -630,6 +630,16 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       expect(JSON.parse(read('billing_setting.billing_mode'))).toEqual({ 'gpt-4o': 'tiered_expr' });
       expect(JSON.parse(read('billing_setting.billing_expr'))).toEqual({ 'gpt-4o': expression });
       expect(read('billing_setting.timezone')).toBe('Asia/Shanghai');
+
+      // The pricing page shows the model by its tiers and expression, not by a ratio.
+      const listed = (await rootApi.get('/api/pricing')).body.data as Array<Record<string, unknown>>;
+      expect(listed.find((item) => item.model_name === 'gpt-4o')).toMatchObject({ billing_mode: 'tiered_expr' });
+      await page.goto('/pricing');
+      const priced = page.locator('[data-testid="pricing-row"][data-model="gpt-4o"]');
+      await priced.getByText('阶梯计费（表达式）').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText('档位：standard, long').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText(expression).waitFor();
+      await screenshot(page, 'admin-14-pricing-tiered');
     } finally {
       page.off('request', onRequest);
       for (const [key, value] of [
