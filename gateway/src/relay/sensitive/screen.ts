@@ -1,0 +1,72 @@
+import type { OptionsService } from '../../domain/options/index.ts';
+import { AppError, defineErrors } from '../../errors.ts';
+import type { WireFormat } from '../types.ts';
+import { WordMatcher } from './matcher.ts';
+import { editPromptTexts } from './prompt-texts.ts';
+
+export const SENSITIVE_ERRORS = defineErrors({
+  sensitive_words_detected: {
+    status: 400,
+    message: { zh: '提示词包含敏感词：{words}', en: 'The prompt contains sensitive words: {words}' },
+  },
+});
+
+/** At most this many words are named in a refusal; a longer list ends with "…". */
+const WORDS_NAMED = 10;
+
+/**
+ * The prompt check of the sensitive-word options (reference §12): with CheckSensitiveEnabled and
+ * CheckSensitiveOnPromptEnabled on, every prompt text is searched for the SensitiveWords; a hit refuses
+ * the request (StopOnSensitiveEnabled) or is starred out of what goes upstream. The matcher is built
+ * once per change of the word list, on every pod: the options service calls back after its own writes
+ * and after re-reading another pod's, announced on the bus.
+ */
+export class SensitiveWords {
+  readonly #options: OptionsService;
+  readonly #unsubscribe: () => void;
+  #matcher: WordMatcher;
+
+  constructor(options: OptionsService) {
+    this.#options = options;
+    this.#matcher = matcherOf(options.get('SensitiveWords'));
+    this.#unsubscribe = options.onChange((change) => {
+      if (change.key === 'SensitiveWords') this.#matcher = matcherOf(change.value);
+    });
+  }
+
+  /** Stops following the word list. */
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  /**
+   * Checks the parsed body of a request before anything is reserved or sent: throws
+   * `sensitive_words_detected` when the request must stop, else stars the words in the body in place.
+   */
+  screen(format: WireFormat, body: Record<string, unknown> | FormData): void {
+    const options = this.#options;
+    if (!options.getBoolean('CheckSensitiveEnabled') || !options.getBoolean('CheckSensitiveOnPromptEnabled')) return;
+    const matcher = this.#matcher;
+    if (matcher.empty) return;
+    if (options.getBoolean('StopOnSensitiveEnabled')) {
+      const found = new Set<string>();
+      editPromptTexts(format, body, (text) => {
+        for (const word of matcher.find(text)) found.add(word);
+        return text;
+      });
+      if (found.size > 0) throw new AppError(SENSITIVE_ERRORS.sensitive_words_detected, { words: named(found) });
+      return;
+    }
+    editPromptTexts(format, body, (text) => matcher.mask(text).text);
+  }
+}
+
+function matcherOf(list: string): WordMatcher {
+  return WordMatcher.of(list.split('\n'));
+}
+
+function named(found: Set<string>): string {
+  const words = [...found];
+  const shown = words.slice(0, WORDS_NAMED).join(', ');
+  return words.length > WORDS_NAMED ? `${shown}, …` : shown;
+}
