@@ -102,6 +102,22 @@ describe('editPromptTexts', () => {
     expect(run('rerank', { query: 'q', documents: ['d1', { text: 'd2' }] })).toEqual(['q', 'd1', 'd2']);
   });
 
+  it('task submissions: Midjourney and video prompts, Suno lyrics, description, tags and title', () => {
+    expect(run('midjourney', { prompt: 'a lighthouse --v 6', base64Array: ['data:image/png;base64,AAAA'] })).toEqual([
+      'a lighthouse --v 6',
+    ]);
+    expect(run('video', { model: 'sora-2', prompt: 'a wave', seconds: '4' })).toEqual(['a wave']);
+    const song = { prompt: 'lyrics', gpt_description_prompt: 'about rain', tags: 'pop', title: 'Rain', mv: 'chirp' };
+    expect(run('suno', song)).toEqual(['lyrics', 'about rain', 'pop', 'Rain']);
+    expect(song).toEqual({
+      prompt: 'LYRICS',
+      gpt_description_prompt: 'ABOUT RAIN',
+      tags: 'POP',
+      title: 'RAIN',
+      mv: 'chirp',
+    });
+  });
+
   it('multipart uploads: the prompt field only, replaced in the form', () => {
     const form = new FormData();
     form.set('model', 'gpt-image-1');
@@ -117,6 +133,6 @@ describe('editPromptTexts', () => {
     const copy = structuredClone(body);
     editPromptTexts('openai-chat', body, (text) => text);
     expect(body).toEqual(copy);
-    expect(run('midjourney', { prompt: 'not checked here' })).toEqual([]);
+    expect(run('openai-realtime', { instructions: 'not checked here' })).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ type Json = Record<string, unknown>;
 /** Runs `edit` on every prompt text of a request of `format`, replacing those it changes. */
 export function editPromptTexts(format: WireFormat, body: Json | FormData, edit: TextEdit): void {
   if (body instanceof FormData) {
-    // Image edits and audio transcriptions/translations: only the `prompt` field is text.
+    // Image edits, audio transcriptions/translations and video uploads: only the `prompt` field is text.
     const prompt = body.get('prompt');
     if (typeof prompt !== 'string' || prompt === '') return;
     const kept = edit(prompt);
@@ -59,8 +59,16 @@ export function editPromptTexts(format: WireFormat, body: Json | FormData, edit:
       geminiContent(body.content, edit);
       for (const request of records(body.requests)) geminiContent(request.content, edit);
       return;
+    case 'midjourney':
+    case 'video':
+      textAt(body, 'prompt', edit);
+      return;
+    case 'suno':
+      // Custom mode's lyrics are its `prompt`; the description, style tags and title steer the song too.
+      for (const key of ['prompt', 'gpt_description_prompt', 'tags', 'title']) textAt(body, key, edit);
+      return;
     default:
-      // Realtime sessions, tasks and the formats only upstreams speak carry no checked prompt here.
+      // Realtime sessions and the formats only upstreams speak carry no checked prompt here.
       return;
   }
 }
