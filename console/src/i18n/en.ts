@@ -1186,7 +1186,7 @@ export const en = {
       rate_limit_group: 'Group to [total, successful], overriding the values above',
       sensitive_check: 'Master switch of the sensitive-word check; off, nothing is checked',
       sensitive_prompt:
-        "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs) in every API format; the model's answer is not checked",
+        "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs, Realtime events) in every API format; the model's answer is not checked",
       sensitive_stop:
         'On: a request containing a listed word is refused (HTTP 400, sensitive_words_detected, naming the words) before it is billed or sent; off: each word is replaced by * (one per character) and the request goes on',
       sensitive_words:

@@ -118,6 +118,41 @@ describe('editPromptTexts', () => {
     });
   });
 
+  it('Realtime client events: instructions, item text and tool output, not audio', () => {
+    expect(run('openai-realtime', { type: 'session.update', session: { instructions: 'be brief' } })).toEqual([
+      'be brief',
+    ]);
+    const item = {
+      type: 'conversation.item.create',
+      item: {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'hello' },
+          { type: 'input_audio', audio: 'AAAA' },
+        ],
+      },
+    };
+    expect(run('openai-realtime', item)).toEqual(['hello']);
+    expect(item.item.content[0]).toEqual({ type: 'input_text', text: 'HELLO' });
+    expect(
+      run('openai-realtime', {
+        type: 'conversation.item.create',
+        item: { type: 'function_call_output', call_id: 'c', output: 'tool said' },
+      }),
+    ).toEqual(['tool said']);
+    expect(
+      run('openai-realtime', {
+        type: 'response.create',
+        response: {
+          instructions: 'answer',
+          input: [{ type: 'message', content: [{ type: 'input_text', text: 'q' }] }],
+        },
+      }),
+    ).toEqual(['answer', 'q']);
+    expect(run('openai-realtime', { type: 'input_audio_buffer.append', audio: 'AAAA' })).toEqual([]);
+  });
+
   it('multipart uploads: the prompt field only, replaced in the form', () => {
     const form = new FormData();
     form.set('model', 'gpt-image-1');
@@ -133,6 +168,6 @@ describe('editPromptTexts', () => {
     const copy = structuredClone(body);
     editPromptTexts('openai-chat', body, (text) => text);
     expect(body).toEqual(copy);
-    expect(run('openai-realtime', { instructions: 'not checked here' })).toEqual([]);
+    expect(run('bedrock-converse', { messages: [{ content: [{ text: 'upstream only' }] }] })).toEqual([]);
   });
 });

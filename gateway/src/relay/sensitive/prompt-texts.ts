@@ -67,8 +67,11 @@ export function editPromptTexts(format: WireFormat, body: Json | FormData, edit:
       // Custom mode's lyrics are its `prompt`; the description, style tags and title steer the song too.
       for (const key of ['prompt', 'gpt_description_prompt', 'tags', 'title']) textAt(body, key, edit);
       return;
+    case 'openai-realtime':
+      realtimeEvent(body, edit);
+      return;
     default:
-      // Realtime sessions and the formats only upstreams speak carry no checked prompt here.
+      // Formats only upstreams speak: no client sends them.
       return;
   }
 }
@@ -85,6 +88,25 @@ function responses(body: Json, edit: TextEdit): void {
       contentAt(item, 'output', edit);
     else contentAt(item, 'content', edit);
   }
+}
+
+/**
+ * A Realtime client event: session and response instructions, and the text of conversation items
+ * (created alone or as a response's input); audio is not text.
+ */
+function realtimeEvent(event: Json, edit: TextEdit): void {
+  if (isJson(event.session)) textAt(event.session, 'instructions', edit);
+  if (isJson(event.response)) {
+    textAt(event.response, 'instructions', edit);
+    for (const item of records(event.response.input)) realtimeItem(item, edit);
+  }
+  if (isJson(event.item)) realtimeItem(event.item, edit);
+}
+
+/** A Realtime conversation item: a message's text parts, or a tool call's output. */
+function realtimeItem(item: Json, edit: TextEdit): void {
+  contentAt(item, 'content', edit);
+  textAt(item, 'output', edit);
 }
 
 /** A Claude message: text blocks, and the text of tool results. */

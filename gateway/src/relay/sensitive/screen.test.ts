@@ -126,6 +126,31 @@ describe('SensitiveWords', () => {
     }
   });
 
+  it('screens Realtime frames: refuses, stars (re-serialised), or passes the frame itself', async () => {
+    const words = follow(writer);
+    const frame = (event: object) => Buffer.from(JSON.stringify(event));
+    const item = (text: string) => ({
+      type: 'conversation.item.create',
+      item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] },
+    });
+    const refused = words.screenFrame(frame(item('say test_sensitive')));
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe('sensitive_words_detected');
+    const clean = frame(item('hello'));
+    expect(words.screenFrame(clean)).toBe(clean);
+    // Audio chunks, frames that are not JSON, and words outside a text field pass as they are.
+    for (const other of [
+      frame({ type: 'input_audio_buffer.append', audio: 'test_sensitive' }),
+      Buffer.from('not json "text"'),
+      frame({ type: 'session.update', session: { voice: 'test_sensitive' } }),
+    ]) {
+      expect(words.screenFrame(other)).toBe(other);
+    }
+    await writer.set('StopOnSensitiveEnabled', 'false');
+    const masked = words.screenFrame(frame(item('say TEST_SENSITIVE')));
+    expect(JSON.parse(String(masked))).toEqual(item('say **************'));
+  });
+
   it('lets everything through with an empty list', async () => {
     await writer.set('SensitiveWords', '');
     await waitFor(() => reader.get('SensitiveWords') === '');

@@ -11,6 +11,9 @@ export const SENSITIVE_ERRORS = defineErrors({
   },
 });
 
+/** The fields of Realtime client events that hold text (see prompt-texts.ts), as they appear in a frame. */
+const REALTIME_TEXT_FIELDS = ['"instructions"', '"text"', '"output"'].map((field) => Buffer.from(field));
+
 /** At most this many words are named in a refusal; a longer list ends with "…". */
 const WORDS_NAMED = 10;
 
@@ -44,20 +47,59 @@ export class SensitiveWords {
    * `sensitive_words_detected` when the request must stop, else stars the words in the body in place.
    */
   screen(format: WireFormat, body: Record<string, unknown> | FormData): void {
+    const outcome = this.#apply(format, body);
+    if (outcome instanceof AppError) throw outcome;
+  }
+
+  /**
+   * A Realtime client event (a text frame) on its way upstream: the frame itself, the event re-serialised
+   * with the words starred, or the refusal. Only a frame naming a text-carrying field is parsed, so that
+   * audio chunks pass unread.
+   */
+  screenFrame(frame: Buffer): Buffer | AppError {
+    if (!this.#checking() || !REALTIME_TEXT_FIELDS.some((field) => frame.includes(field))) return frame;
+    let event: unknown;
+    try {
+      event = JSON.parse(frame.toString('utf8'));
+    } catch {
+      return frame;
+    }
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) return frame;
+    const outcome = this.#apply('openai-realtime', event as Record<string, unknown>);
+    if (outcome instanceof AppError) return outcome;
+    return outcome === 'masked' ? Buffer.from(JSON.stringify(event)) : frame;
+  }
+
+  #checking(): boolean {
     const options = this.#options;
-    if (!options.getBoolean('CheckSensitiveEnabled') || !options.getBoolean('CheckSensitiveOnPromptEnabled')) return;
+    return (
+      options.getBoolean('CheckSensitiveEnabled') &&
+      options.getBoolean('CheckSensitiveOnPromptEnabled') &&
+      !this.#matcher.empty
+    );
+  }
+
+  /** The refusal, or whether words were starred in `body`. */
+  #apply(format: WireFormat, body: Record<string, unknown> | FormData): AppError | 'masked' | 'clean' {
+    if (!this.#checking()) return 'clean';
     const matcher = this.#matcher;
-    if (matcher.empty) return;
-    if (options.getBoolean('StopOnSensitiveEnabled')) {
+    if (this.#options.getBoolean('StopOnSensitiveEnabled')) {
       const found = new Set<string>();
       editPromptTexts(format, body, (text) => {
         for (const word of matcher.find(text)) found.add(word);
         return text;
       });
-      if (found.size > 0) throw new AppError(SENSITIVE_ERRORS.sensitive_words_detected, { words: named(found) });
-      return;
+      return found.size > 0
+        ? new AppError(SENSITIVE_ERRORS.sensitive_words_detected, { words: named(found) })
+        : 'clean';
     }
-    editPromptTexts(format, body, (text) => matcher.mask(text).text);
+    let outcome: 'masked' | 'clean' = 'clean';
+    editPromptTexts(format, body, (text) => {
+      const masked = matcher.mask(text).text;
+      if (masked !== text) outcome = 'masked';
+      return masked;
+    });
+    return outcome;
   }
 }
 
