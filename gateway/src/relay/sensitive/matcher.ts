@@ -15,12 +15,6 @@ function foldTable(): Uint16Array {
   return table;
 }
 
-/** What `mask` answers: the text with the words starred, and the distinct words found. */
-export interface Masked {
-  text: string;
-  found: string[];
-}
-
 export class WordMatcher {
   /** Per state, its transitions by folded unit; state 0 is the root. */
   readonly #next: Array<Map<number, number>>;
@@ -106,11 +100,9 @@ export class WordMatcher {
     return found;
   }
 
-  /** `text` with each unit of every occurrence replaced by `*` (one per character), and the words found. */
-  mask(text: string): Masked {
-    const found: string[] = [];
-    if (this.empty) return { text, found };
-    const reported = new Set<number>();
+  /** `text` with every occurrence starred, one `*` per character; the same string when nothing is found. */
+  mask(text: string): string {
+    if (this.empty) return text;
     // starts[i] = 1 + the start of the longest word ending at i (0: none); made on the first hit.
     let starts: Int32Array | undefined;
     let state = 0;
@@ -120,10 +112,8 @@ export class WordMatcher {
       if (length === 0) continue;
       starts ??= new Int32Array(text.length);
       starts[i] = i - length + 2;
-      this.#report(state, reported, found);
     }
-    if (!starts) return { text, found };
-    return { text: starred(text, starts), found };
+    return starts ? starred(text, starts) : text;
   }
 
   #step(state: number, unit: number): number {

@@ -18,7 +18,7 @@ const REALTIME_TEXT_FIELDS = ['"instructions"', '"text"', '"output"'].map((field
 const WORDS_NAMED = 10;
 
 /**
- * The prompt check of the sensitive-word options (reference §12): with CheckSensitiveEnabled and
+ * The prompt check of the sensitive-word options (reference, appendix B): with CheckSensitiveEnabled and
  * CheckSensitiveOnPromptEnabled on, every prompt text is searched for the SensitiveWords; a hit refuses
  * the request (StopOnSensitiveEnabled) or is starred out of what goes upstream. The matcher is built
  * once per change of the word list, on every pod: the options service calls back after its own writes
@@ -95,7 +95,7 @@ export class SensitiveWords {
     }
     let outcome: 'masked' | 'clean' = 'clean';
     editPromptTexts(format, body, (text) => {
-      const masked = matcher.mask(text).text;
+      const masked = matcher.mask(text);
       if (masked !== text) outcome = 'masked';
       return masked;
     });
