@@ -31,6 +31,8 @@ let openaiUp: MockOpenAI;
 let anthropicUp: MockAnthropic;
 let geminiUp: MockGemini;
 let key: string;
+/** The paying user, signed in: the playground is theirs too. */
+let prompter: DashboardClient;
 let billedCalls = 0;
 
 beforeAll(async () => {
@@ -68,6 +70,7 @@ beforeAll(async () => {
   geminiUp.behaviour = { usage: { promptTokenCount: PROMPT_TOKENS, candidatesTokenCount: COMPLETION_TOKENS } };
 
   const user = new DashboardClient(gateway.url);
+  prompter = user;
   expect((await user.post('/api/user/register', { username: 'prompter', password: 'password-1' })).body.success).toBe(
     true,
   );
@@ -224,6 +227,19 @@ describe('a prompt with a listed word, StopOnSensitiveEnabled on (the default)',
       });
     }
   }
+
+  it('is refused in the console playground too', async () => {
+    const sent = upstreamRequests();
+    const answer = await prompter.post('/pg/chat/completions', {
+      model: 'gpt-4o',
+      group: 'default',
+      messages: [{ role: 'user', content: 'test_sensitive' }],
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ success: false, code: 'sensitive_words_detected' });
+    expect(answer.body.message).toContain('The prompt contains sensitive words: test_sensitive');
+    expect(upstreamRequests()).toBe(sent);
+  });
 
   it('is found in every text the client sends: system, instructions, embeddings input', async () => {
     const sent = upstreamRequests();
