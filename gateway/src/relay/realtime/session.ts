@@ -261,7 +261,6 @@ export class RealtimeSession {
     }
   }
 
-  /** Client events pass through untouched; a `response.create` is counted as in flight. */
   /**
    * The sensitive-word check of a client event: one with a listed word is answered with an `error`
    * event and not passed on (the session goes on), or passed on with the words starred.
@@ -275,6 +274,7 @@ export class RealtimeSession {
     return undefined;
   }
 
+  /** Client events pass through as screened; a `response.create` is counted as in flight. */
   #inspectClient(data: Buffer, isBinary: boolean): void {
     if (isBinary || !data.includes(RESPONSE_CREATE)) return;
     if (parseEvent(data)?.type === 'response.create') this.#asked += 1;
