@@ -1185,6 +1185,13 @@ export const en = {
       quota_per_unit: 'Quota per US dollar; do not change it lightly',
       rate_limit_count: 'Requests including failures; 0 means unlimited',
       rate_limit_group: 'Group to [total, successful], overriding the values above',
+      sensitive_check: 'Master switch of the sensitive-word check; off, nothing is checked',
+      sensitive_prompt:
+        "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs, Realtime events) in every API format; the model's answer is not checked",
+      sensitive_stop:
+        'On: a request containing a listed word is refused (HTTP 400, sensitive_words_detected, naming the words) before it is billed or sent; off: each word is replaced by * (one per character) and the request goes on',
+      sensitive_words:
+        'One word or phrase per line, found anywhere in the text, ignoring case; empty lines are ignored',
     },
     pricing: {
       actions: 'Actions',

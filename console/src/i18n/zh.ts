@@ -1379,6 +1379,12 @@ export const zh = {
       quota_per_unit: '每美元对应的额度，请不要随意修改',
       rate_limit_count: '包括失败请求的次数，0 表示不限制',
       rate_limit_group: '分组到 [总次数, 成功次数]，覆盖上面的设置',
+      sensitive_check: '屏蔽词检查的总开关，关闭后不做任何检查',
+      sensitive_prompt:
+        '检查客户端发给模型的全部文本（消息、系统提示词、instructions、向量、重排、图片、语音、音乐和视频输入、实时会话事件），覆盖所有接口格式；不检查模型的输出',
+      sensitive_stop:
+        '开启：含有屏蔽词的请求在计费和转发前被拒绝（HTTP 400，sensitive_words_detected，并列出命中的词）；关闭：每个屏蔽词按字数替换为 * 后继续请求',
+      sensitive_words: '一行一个词或短语，在文本任意位置匹配，不区分大小写；空行会被忽略',
     },
     pricing: {
       actions: '操作',
