@@ -61,8 +61,7 @@ describe.each(backends)('extending a reservation (%s)', (backend) => {
   }
 
   const balances = async (ids: { userId: number; tokenId: number }) => ({
-    user: (await podA.selectFrom('users').select('quota').where('id', '=', ids.userId).executeTakeFirstOrThrow())
-      .quota,
+    user: (await podA.selectFrom('users').select('quota').where('id', '=', ids.userId).executeTakeFirstOrThrow()).quota,
     token: (
       await podA.selectFrom('tokens').select('remain_quota').where('id', '=', ids.tokenId).executeTakeFirstOrThrow()
     ).remain_quota,
