@@ -16,11 +16,11 @@ export interface ForwardOptions {
   /** Called with the time of the first event, for time-to-first-token. */
   onFirstEvent?: () => void;
   /**
-   * Meters the stream against its request's quota (relay/overrun): after each upstream chunk was
-   * observed, false ends it — that chunk still goes out, the upstream is aborted and `cutEvents` close
-   * the client's stream.
+   * Meters the stream against its request's quota (relay/overrun): after each upstream event was
+   * observed, false ends the stream there — that event still goes out, the rest of its chunk does not,
+   * the upstream is aborted and `cutEvents` close the client's stream.
    */
-  check?: (events: readonly SseEvent[]) => boolean | Promise<boolean>;
+  check?: (event: SseEvent) => boolean | Promise<boolean>;
   cutEvents?: () => SseEvent[];
 }
 
@@ -79,6 +79,21 @@ export async function forwardStream(
     }
     return out;
   };
+  /** As forClient, checking each event with the quota check; false: cut after the event it refused. */
+  const forClientChecked = async (
+    upstreamEvents: SseEvent[],
+    out: SseEvent[],
+    allowed: (event: SseEvent) => boolean | Promise<boolean>,
+  ): Promise<boolean> => {
+    for (const event of upstreamEvents) {
+      observer.observe(event);
+      if (transform) transform(event, out);
+      else out.push(event);
+      const verdict = allowed(event);
+      if (!(typeof verdict === 'boolean' ? verdict : await verdict)) return false;
+    }
+    return true;
+  };
   const send = async (out: SseEvent[], bytes?: Uint8Array) => {
     if (clientGone || out.length === 0) return;
     if (events === 0) options.onFirstEvent?.();
@@ -90,14 +105,17 @@ export async function forwardStream(
   try {
     for await (const chunk of upstream) {
       const upstreamEvents = decoder.push(chunk as Uint8Array);
-      const out = forClient(upstreamEvents);
+      let out: SseEvent[];
+      if (check) {
+        out = [];
+        cut = !(await forClientChecked(upstreamEvents, out, check));
+      } else {
+        out = forClient(upstreamEvents);
+      }
       // Every event of a whole-event chunk goes out unchanged: the chunk is their text already.
-      const verdict = check?.(upstreamEvents) ?? true;
-      const goOn = typeof verdict === 'boolean' ? verdict : await verdict;
-      await send(out, decoder.exact && unchanged(upstreamEvents, out) ? (chunk as Uint8Array) : undefined);
+      await send(out, !cut && decoder.exact && unchanged(upstreamEvents, out) ? (chunk as Uint8Array) : undefined);
       if (clientGone) break;
-      if (!goOn) {
-        cut = true;
+      if (cut) {
         abortUpstream();
         await send(options.cutEvents?.() ?? []);
         break;

@@ -62,9 +62,8 @@ async function account(tokenQuota: number) {
 }
 
 /** A chat chunk with one piece of text, as an upstream streams it. */
-const chunk = (): SseEvent[] => [
-  jsonEvent({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: PIECE } }] }),
-];
+const chunk = (): SseEvent =>
+  jsonEvent({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: PIECE } }] });
 
 /** Streams `chunks` pieces through a guard holding `reserve` of a token with `tokenQuota`, as forward.ts does. */
 async function stream(options: { tokenQuota: number; reserve: number; stepTokens: number; chunks: number }) {
@@ -100,9 +99,9 @@ async function stream(options: { tokenQuota: number; reserve: number; stepTokens
   let delivered = 0;
   let cut = false;
   for (let i = 0; i < options.chunks; i++) {
-    const events = chunk();
-    for (const event of events) counted.observe(event);
-    const goOn = await check(events);
+    const event = chunk();
+    counted.observe(event);
+    const goOn = await check(event);
     delivered++;
     if (!goOn) {
       cut = true;

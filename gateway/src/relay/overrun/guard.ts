@@ -11,10 +11,10 @@ import { afterTopUp, type Decision, decide, type Standing } from './decision.ts'
 import { QUOTA_EXHAUSTED } from './ending.ts';
 
 /**
- * Whether a stream may go on after the events of one upstream chunk were observed: true, false (cut
- * it), or a promise of either while a top-up is asked for.
+ * Whether a stream may go on after one upstream event was observed: true, false (cut it there), or a
+ * promise of either while a top-up is asked for.
  */
-export type StreamCheck = (events: readonly SseEvent[]) => boolean | Promise<boolean>;
+export type StreamCheck = (event: SseEvent) => boolean | Promise<boolean>;
 
 /** What the exchange needs to meter a stream against its request's quota (relay/exchange/forward.ts). */
 export interface StreamBudget {
@@ -75,9 +75,9 @@ export class StreamGuard implements StreamBudget {
       cut = true;
       return false;
     };
-    return (events) => {
+    return (event) => {
       if (cut) return false;
-      for (const event of events) unchecked += event.data.length;
+      unchecked += event.data.length;
       if (unchecked < checkAfter) return true;
       unchecked = 0;
       const standing = (): Standing => ({
