@@ -110,6 +110,12 @@ const cutCount = (metrics: string) =>
     .filter((s) => s.labels.model === MODEL)
     .reduce((sum, s) => sum + s.value, 0);
 
+/** Requests of the model answered 2xx and counted with error type quota (the cut streams). */
+const quotaRequests = (metrics: string) =>
+  parseSamples(metrics, 'tollgate_relay_requests_total')
+    .filter((s) => s.labels.model === MODEL && s.labels.status === '2xx' && s.labels.error_type === 'quota')
+    .reduce((sum, s) => sum + s.value, 0);
+
 const OPENAI_CUT =
   /data: \{"error":\{"message":"quota exhausted[^"]*","type":"insufficient_quota","param":null,"code":"quota_exhausted"\}\}\n\ndata: \[DONE\]\n\n$/;
 
@@ -156,7 +162,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('the overrun bound of streams wit
 
   it('200 concurrent streams on a token with quota for ~20: within the quota plus a chunk each, books balanced', async () => {
     const { key, id: tokenId, userId } = await token('overrun', QUOTA);
-    const cutsBefore = cutCount(await scrapeMetrics(gateway));
+    const metricsBefore = await scrapeMetrics(gateway);
+    const cutsBefore = cutCount(metricsBefore);
+    const quotaBefore = quotaRequests(metricsBefore);
     const agent = new Agent({ connections: STREAMS + 10 });
     const answers = await Promise.all(
       Array.from({ length: STREAMS }, async (): Promise<Answer> => {
@@ -216,6 +224,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('the overrun bound of streams wit
     );
     expect(parseSamples(metrics, 'tollgate_ledger_reserved_quota')[0]?.value).toBe(0);
     expect(cutCount(metrics) - cutsBefore).toBe(cut.length);
+    // Each cut request counts once with its 200 and error type quota.
+    expect(quotaRequests(metrics) - quotaBefore).toBe(cut.length);
 
     // The books, once the gateway has stopped (leases given back, usage written): to the unit.
     await gateway.stop();
