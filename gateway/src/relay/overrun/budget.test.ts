@@ -25,6 +25,7 @@ describe('the completion budget of a request without max_tokens', () => {
     expect(budget).toEqual({ tokens: 300, quotaPerToken: 10 });
     expect(completionQuota(budget!)).toBe(3_000);
     expect(completionQuota({ tokens: 3, quotaPerToken: 0.35 })).toBe(2);
+    expect(completionQuota({ tokens: 10, quotaPerToken: 0.3 })).toBe(3);
   });
 
   it('is none when the request sets max_tokens, generates no text, pays per call, is free or the model has 0', () => {

@@ -3,7 +3,7 @@ import type { RequestCharge } from '../charge.ts';
 import type { ModelPrice, WireFormat } from '../types.ts';
 
 /** The option naming, per model, the completion a request without max_tokens reserves (Tollgate's own). */
-export const DEFAULT_COMPLETION_OPTION = 'quota_setting.default_completion_tokens';
+const DEFAULT_COMPLETION_OPTION = 'quota_setting.default_completion_tokens';
 
 /** Formats whose answer is generated text a request may leave unbounded (no max_tokens). */
 const GENERATING = new Set<WireFormat>([
@@ -44,8 +44,8 @@ export function completionBudget(
 }
 
 /** The quota of `tokens` of completion, rounded up so that a reservation never falls short of it. */
-export function completionQuota(budget: CompletionBudget, tokens = budget.tokens): number {
-  return Math.ceil(tokens * budget.quotaPerToken);
+export function completionQuota(budget: CompletionBudget): number {
+  return Math.ceil(budget.tokens * budget.quotaPerToken);
 }
 
 /** The option's entry for the model, else its "default", else 0 (none). */

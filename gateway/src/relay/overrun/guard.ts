@@ -1,7 +1,6 @@
 import { countTextTokens, settleQuota, TOKENS_PER_TOOL_CALL } from '../../domain/billing/index.ts';
 import type { BillingOptions } from '../../domain/billing/options.ts';
 import type { Reservation } from '../../domain/ledger/index.ts';
-import type { LedgerLogger } from '../../domain/ledger/leases.ts';
 import type { RelayErrorInfo } from '../convert/index.ts';
 import type { StreamObserver } from '../protocols/index.ts';
 import type { SseEvent } from '../sse.ts';
@@ -35,7 +34,6 @@ export interface StreamGuardSpec {
   promptEstimate: () => number;
   /** Told once, when the stream is cut (metrics, the request's outcome). */
   onCut: () => void;
-  logger?: Pick<LedgerLogger, 'warn'>;
 }
 
 /**
@@ -109,14 +107,10 @@ export class StreamGuard implements StreamBudget {
     }
   }
 
-  async #extend(amount: number): Promise<boolean> {
-    try {
-      return await this.#spec.ledger.extend(this.#spec.reservation, amount);
-    } catch (err) {
-      // Unknown is refused: an answer the books cannot cover is what this guard exists to stop.
-      this.#spec.logger?.warn({ err }, 'stream quota top-up failed');
-      return false;
-    }
+  #extend(amount: number): Promise<boolean> {
+    // A top-up the database could not answer counts as refused: an answer nothing holds quota for is
+    // what this guard exists to stop.
+    return this.#spec.ledger.extend(this.#spec.reservation, amount).catch(() => false);
   }
 
   #cost(usage: Usage): number {
