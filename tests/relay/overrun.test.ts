@@ -12,7 +12,7 @@ import { eventually } from '../support/wait.ts';
 
 /**
  * The overrun bound (issue 17): streams of requests without max_tokens on a token that can pay for
- * about 20 of 200. Each reserves its prompt and a 16-token completion budget, tops it up as its output
+ * about 20 of 200, sent to two gateways (pods) on one Postgres and one Redis. Each reserves its prompt and a 16-token completion budget, tops it up as its output
  * grows, and is cut when the token cannot cover more: the total charged stays within the quota plus one
  * chunk per stream, and the books balance to the unit.
  */
@@ -33,6 +33,8 @@ const STREAMS = 200;
 const QUOTA = 20 * FULL;
 
 let gateway: Gateway;
+/** A second pod on the same database and Redis. */
+let other: Gateway;
 let upstream: MockOpenAI;
 let root: DashboardClient;
 let db: pg.Client;
@@ -53,7 +55,8 @@ beforeAll(async () => {
   drop = database.drop;
   db = new pg.Client({ connectionString: database.url });
   await db.connect();
-  gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
+  const env = gatewayEnv(database.options, testNamespace());
+  [gateway, other] = await Promise.all([startTestGateway(env), startTestGateway(env)]);
   root = await setupRoot(gateway.url);
   initialWallet = Number((await db.query(`select quota from users where username = 'root'`)).rows[0].quota);
   const channel = await root.post('/api/channel/', {
@@ -74,7 +77,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (!stopped) await gateway?.stop();
+  if (!stopped) await Promise.all([gateway?.stop(), other?.stop()]);
   await db?.end();
   await drop?.();
   await upstream?.close();
@@ -103,6 +106,8 @@ async function logsOf(tokenId: number) {
   );
   return rows.map((row) => ({ quota: Number(row.quota), endReason: JSON.parse(row.other).stream_status?.end_reason }));
 }
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
 /** Streams of the model cut so far, as the gateway counts them. */
 const cutCount = (metrics: string) =>
@@ -162,13 +167,25 @@ describe.skipIf(!hasPostgres() || !hasRedis())('the overrun bound of streams wit
 
   it('200 concurrent streams on a token with quota for ~20: within the quota plus a chunk each, books balanced', async () => {
     const { key, id: tokenId, userId } = await token('overrun', QUOTA);
-    const metricsBefore = await scrapeMetrics(gateway);
-    const cutsBefore = cutCount(metricsBefore);
-    const quotaBefore = quotaRequests(metricsBefore);
+    const pods = [gateway, other];
+    // The other pod knows the channel and the prices (they travel over the bus).
+    await eventually(
+      async () => (await (await fetch(`${other.url}/api/pricing`)).json()) as { data?: any[] },
+      (p) => Boolean(p.data?.some((m) => m.model_name === MODEL && m.completion_ratio === COMPLETION_RATIO)),
+      5000,
+    );
+    await eventually(
+      async () => (await fetch(`${other.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status,
+      (status) => status === 200,
+      5000,
+    );
+    const metricsBefore = await Promise.all(pods.map((pod) => scrapeMetrics(pod)));
+    const cutsBefore = sum(metricsBefore.map(cutCount));
+    const quotaBefore = sum(metricsBefore.map(quotaRequests));
     const agent = new Agent({ connections: STREAMS + 10 });
     const answers = await Promise.all(
-      Array.from({ length: STREAMS }, async (): Promise<Answer> => {
-        const response = await request(`${gateway.url}/v1/chat/completions`, {
+      Array.from({ length: STREAMS }, async (_, i): Promise<Answer> => {
+        const response = await request(`${pods[i % 2]!.url}/v1/chat/completions`, {
           method: 'POST',
           dispatcher: agent,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -216,19 +233,22 @@ describe.skipIf(!hasPostgres() || !hasRedis())('the overrun bound of streams wit
     const charged = logs.reduce((sum, l) => sum + l.quota, 0);
     expect(charged).toBeLessThanOrEqual(QUOTA + streamed.length * CHUNK_QUOTA);
 
-    // Nothing stays reserved, and the cuts were counted.
+    // Nothing stays reserved on either pod, and the cuts were counted.
+    const reserved = (text: string) => parseSamples(text, 'tollgate_ledger_reserved_quota')[0]?.value;
     const metrics = await eventually(
-      () => scrapeMetrics(gateway),
-      (text) => parseSamples(text, 'tollgate_ledger_reserved_quota')[0]?.value === 0,
+      () => Promise.all(pods.map((pod) => scrapeMetrics(pod))),
+      (texts) => texts.every((text) => reserved(text) === 0),
       5000,
     );
-    expect(parseSamples(metrics, 'tollgate_ledger_reserved_quota')[0]?.value).toBe(0);
-    expect(cutCount(metrics) - cutsBefore).toBe(cut.length);
+    expect(metrics.map(reserved)).toEqual([0, 0]);
+    expect(sum(metrics.map(cutCount)) - cutsBefore).toBe(cut.length);
     // Each cut request counts once with its 200 and error type quota.
-    expect(quotaRequests(metrics) - quotaBefore).toBe(cut.length);
+    expect(sum(metrics.map(quotaRequests)) - quotaBefore).toBe(cut.length);
+    // Both pods served streams: the token's quota really was shared between them.
+    expect(metrics.every((text, i) => cutCount(text) > cutCount(metricsBefore[i]!))).toBe(true);
 
-    // The books, once the gateway has stopped (leases given back, usage written): to the unit.
-    await gateway.stop();
+    // The books, once both pods have stopped (leases given back, usage written): to the unit.
+    await Promise.all(pods.map((pod) => pod.stop()));
     stopped = true;
     const one = async (text: string, values: unknown[]) => (await db.query(text, values)).rows[0] as any;
     const tokenRow = await one('select remain_quota, used_quota from tokens where id = $1', [tokenId]);
