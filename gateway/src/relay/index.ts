@@ -85,6 +85,8 @@ const NOT_IMPLEMENTED: Array<[method: 'GET' | 'POST' | 'DELETE', path: string]> 
 declare module 'fastify' {
   interface FastifyRequest {
     relayCaller: RelayCaller | null;
+    /** The JSON body's bytes as they came (decoded), kept for pass-through mode. */
+    relayRawBody: Buffer | null;
   }
   interface FastifyContextConfig {
     /** Set on the routes that relay: their requests are counted in the relay metrics, whatever happens. */
@@ -95,6 +97,14 @@ declare module 'fastify' {
 /** The OpenAI-compatible relay (DESIGN.md §3): every route runs the same pipeline with its wire format. */
 export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   app.decorateRequest('relayCaller', null);
+  app.decorateRequest('relayRawBody', null);
+  // Fastify's own JSON parsing, with the bytes it parsed kept (a reference, not a copy) for pass-through.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    request.relayRawBody = bytes;
+    parseJson(request, bytes.toString('utf8'), done);
+  });
   app.addContentTypeParser(
     'multipart/form-data',
     { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
@@ -267,6 +277,7 @@ async function parseRequest(route: Route, request: FastifyRequest): Promise<Rela
     format: route.format,
     model,
     body: json,
+    rawBody: request.relayRawBody ?? undefined,
     stream: json.stream === true,
     wantsStreamUsage: streamOptions?.include_usage !== false,
   };
@@ -291,6 +302,7 @@ function parseGeminiRequest(request: FastifyRequest): RelayRequest {
     format: action.format,
     model,
     body: body as Record<string, unknown>,
+    rawBody: request.relayRawBody ?? undefined,
     stream: action.stream,
     wantsStreamUsage: false,
   };

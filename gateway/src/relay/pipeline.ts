@@ -55,6 +55,8 @@ export interface RelayRequest {
   model: string;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded): what pass-through mode forwards. */
+  rawBody?: Uint8Array | undefined;
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
@@ -393,6 +395,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     key,
     format: input.format,
     body: input.body,
+    rawBody: input.rawBody,
     model: input.model,
     stream: input.stream,
     options: deps.options,
