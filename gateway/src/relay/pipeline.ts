@@ -417,6 +417,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       stream: input.stream,
       wantsStreamUsage: input.wantsStreamUsage,
       pingIntervalMs: pingInterval(deps.options, input.format),
+      streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
     },
   });
