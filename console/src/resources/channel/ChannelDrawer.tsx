@@ -567,7 +567,7 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             }
             label={translate('channel.form.pass_through')}
           />
-          <Typography variant="caption" color="text.secondary" sx={{ mt: -1.5 }}>
+          <Typography variant="caption" color="text.secondary" sx={{ mt: -1.5, px: 1.75 }}>
             {translate('channel.form.pass_through_help')}
           </Typography>
           <TextField
