@@ -12,6 +12,7 @@ import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { mayPassThrough } from './exchange/pass-through.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
@@ -131,6 +132,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
       await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
@@ -157,7 +159,9 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
-      await relay(deps, caller(request), parseGeminiRequest(request), relayContext(request, reply));
+      const input = parseGeminiRequest(request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
+      await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
   }
@@ -240,6 +244,20 @@ async function billingUsedQuota(deps: RelayPluginDeps, who: RelayCaller): Promis
   return row?.used_quota ?? 0;
 }
 
+/**
+ * The JSON body's bytes, when a channel the request may go to passes bodies through; otherwise
+ * dropped at once, so that a request holds only its parsed body while it runs.
+ */
+function rawBodyFor(deps: RelayPluginDeps, request: FastifyRequest, model: string): Uint8Array | undefined {
+  const raw = request.relayRawBody;
+  request.relayRawBody = null;
+  if (!raw) return undefined;
+  const who = caller(request);
+  const pinned = who.pinnedChannelId === undefined ? undefined : deps.routing.channel(who.pinnedChannelId);
+  const candidates = pinned ? [] : deps.routing.candidates(who.group, model);
+  return mayPassThrough(deps.options, candidates, pinned) ? raw : undefined;
+}
+
 function caller(request: FastifyRequest): RelayCaller {
   if (!request.relayCaller) throw new AppError(RELAY_ERRORS.invalid_token);
   return request.relayCaller;
@@ -277,7 +295,6 @@ async function parseRequest(route: Route, request: FastifyRequest): Promise<Rela
     format: route.format,
     model,
     body: json,
-    rawBody: request.relayRawBody ?? undefined,
     stream: json.stream === true,
     wantsStreamUsage: streamOptions?.include_usage !== false,
   };
@@ -302,7 +319,6 @@ function parseGeminiRequest(request: FastifyRequest): RelayRequest {
     format: action.format,
     model,
     body: body as Record<string, unknown>,
-    rawBody: request.relayRawBody ?? undefined,
     stream: action.stream,
     wantsStreamUsage: false,
   };

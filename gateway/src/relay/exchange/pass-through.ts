@@ -1,5 +1,6 @@
 import type { OptionsService } from '../../domain/options/index.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
+import type { Tier } from '../routing/picker.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import type { AttemptRequest, PreparedUpstream, UpstreamTarget } from './prepare.ts';
 
@@ -21,6 +22,23 @@ export function passThroughEnabled(channel: ChannelSnapshot, options: OptionsSer
   return (
     options.getBoolean('global.pass_through_request_enabled') || channel.setting?.pass_through_body_enabled === true
   );
+}
+
+/**
+ * Whether a request for these channels (the candidates, or the one a key pins) may pass its body
+ * through: only then are its bytes kept beside the parsed body for the length of the request.
+ */
+export function mayPassThrough(
+  options: OptionsService,
+  candidates: readonly Tier[],
+  pinned: ChannelSnapshot | undefined,
+): boolean {
+  if (options.getBoolean('global.pass_through_request_enabled')) return true;
+  if (pinned) return pinned.setting?.pass_through_body_enabled === true;
+  for (const tier of candidates) {
+    for (const channel of tier.channels) if (channel.setting?.pass_through_body_enabled === true) return true;
+  }
+  return false;
 }
 
 /** The client's bytes when this attempt passes them through unchanged; undefined when it is prepared as usual. */
