@@ -490,6 +490,12 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await page.goto('/setting');
       const general = page.locator('[data-section="general"]');
       await general.waitFor();
+      // The sensitive-word switches say what they do; off stops nothing but masks.
+      const sensitive = page.locator('[data-section="sensitive"]');
+      await sensitive.getByText('关闭：每个屏蔽词按字数替换为 * 后继续请求', { exact: false }).waitFor();
+      await sensitive.getByText('不检查模型的输出', { exact: false }).waitFor();
+      await sensitive.scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-08b-settings-sensitive');
       await general.locator('[data-testid="save-general"]').click();
       await see(page, '你似乎并没有修改什么');
       expect(puts).toEqual([]);

@@ -165,6 +165,21 @@ describe('pass-through on globally', () => {
   });
 });
 
+describe('pass-through and sensitive words', () => {
+  it('a prompt whose words are starred goes as prepared, starred, not as the client sent it', async () => {
+    await gateway.options.setMany({ 'global.pass_through_request_enabled': 'true', StopOnSensitiveEnabled: 'false' });
+    try {
+      const raw = rawChat('pt-plain').replace('hi there', 'hi test_sensitive');
+      expect((await post('/v1/chat/completions', raw)).status).toBe(200);
+      const sent = openaiUp.requests[0];
+      expect(sent?.raw.toString()).not.toContain('test_sensitive');
+      expect(sent?.body.messages[0].content).toBe('hi **************');
+    } finally {
+      await gateway.options.setMany({ StopOnSensitiveEnabled: 'true' });
+    }
+  });
+});
+
 describe('the channel switch pass_through_body_enabled', () => {
   it('passes that channel’s requests through while the global switch is off, and only that channel’s', async () => {
     const raw = rawChat('pt-channel');

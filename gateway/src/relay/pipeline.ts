@@ -32,6 +32,7 @@ import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
+import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -46,6 +47,7 @@ export interface PipelineDeps {
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
   health: ChannelHealth;
+  sensitive: SensitiveWords;
 }
 
 /** A parsed client request, ready to route. */
@@ -103,6 +105,9 @@ export async function relay(
   ctx.notes.note({ format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
+  // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
+  // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
+  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const price = resolvePrice({

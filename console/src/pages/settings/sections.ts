@@ -86,10 +86,12 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     id: 'sensitive',
     title: 'settings.sections.sensitive',
     fields: [
-      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive'),
-      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt'),
-      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive'),
-      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.one_per_line' }),
+      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive', { help: 'settings.help.sensitive_check' }),
+      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt', {
+        help: 'settings.help.sensitive_prompt',
+      }),
+      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive', { help: 'settings.help.sensitive_stop' }),
+      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.sensitive_words' }),
     ],
   },
   {
