@@ -4,6 +4,7 @@ import { type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { type MockAnthropic, startMockAnthropic } from '../support/mock-anthropic.ts';
+import { type MockGemini, startMockGemini } from '../support/mock-gemini.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 import { billed } from '../support/usage.ts';
 import { eventually } from '../support/wait.ts';
@@ -17,6 +18,7 @@ let drop: () => Promise<void>;
 let root: DashboardClient;
 let openaiUp: MockOpenAI;
 let anthropicUp: MockAnthropic;
+let geminiUp: MockGemini;
 let key: string;
 
 /** Unknown fields, an unusual key order and whitespace that a parse and re-serialisation would lose. */
@@ -43,7 +45,7 @@ const post = (path: string, body: string, headers: Record<string, string> = {}) 
   });
 
 beforeAll(async () => {
-  [openaiUp, anthropicUp] = await Promise.all([startMockOpenAI(), startMockAnthropic()]);
+  [openaiUp, anthropicUp, geminiUp] = await Promise.all([startMockOpenAI(), startMockAnthropic(), startMockGemini()]);
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
@@ -59,12 +61,15 @@ beforeAll(async () => {
     ...overrides('pt-channel'),
   });
   await createChannel({ name: 'claude', type: 14, base_url: anthropicUp.url, models: 'pt-claude' });
-  await gateway.options.setMany({ ModelRatio: JSON.stringify({ 'pt-plain': 1, 'pt-channel': 1, 'pt-claude': 1 }) });
+  await createChannel({ name: 'gemini', type: 24, base_url: geminiUp.url, models: 'pt-gemini' });
+  await gateway.options.setMany({
+    ModelRatio: JSON.stringify({ 'pt-plain': 1, 'pt-channel': 1, 'pt-claude': 1, 'pt-gemini': 1 }),
+  });
   key = (await root.post('/api/token/', { name: 'pass-through', unlimited_quota: true })).body.data.key;
   await eventually(
     async () =>
       (await (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as any,
-    (list) => list.data?.length === 3,
+    (list) => list.data?.length === 4,
     5000,
   );
 });
@@ -72,12 +77,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.stop();
   await drop?.();
-  await Promise.all([openaiUp?.close(), anthropicUp?.close()]);
+  await Promise.all([openaiUp?.close(), anthropicUp?.close(), geminiUp?.close()]);
 });
 
 beforeEach(async () => {
   openaiUp.requests.length = 0;
   anthropicUp.requests.length = 0;
+  geminiUp.requests.length = 0;
   openaiUp.behaviour = { usage: { prompt_tokens: 40, completion_tokens: 10 } };
   anthropicUp.behaviour = { usage: { input_tokens: 30, output_tokens: 6 } };
   await gateway.options.setMany({ 'global.pass_through_request_enabled': 'false' });
@@ -162,6 +168,16 @@ describe('pass-through on globally', () => {
     const answer = await post('/v1/messages', raw, { 'anthropic-version': '2023-06-01' });
     expect(answer.status).toBe(200);
     expect(anthropicUp.requests[0]?.raw.equals(Buffer.from(raw))).toBe(true);
+  });
+});
+
+describe('pass-through on Gemini channels', () => {
+  it('passes a native Gemini request through as it is', async () => {
+    await gateway.options.setMany({ 'global.pass_through_request_enabled': 'true' });
+    const raw = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],  "x_extra":{"a":1}}`;
+    const answer = await post('/v1beta/models/pt-gemini:generateContent', raw);
+    expect(answer.status).toBe(200);
+    expect(geminiUp.requests[0]?.raw.equals(Buffer.from(raw))).toBe(true);
   });
 });
 
