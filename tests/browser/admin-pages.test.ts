@@ -553,6 +553,16 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       expect(read('ModelRatio')['my-model']).toBe(1);
       expect(read('CompletionRatio')['my-model']).toBe(4);
 
+      // The completion a request without max_tokens reserves (issue 17): a JSON map, saved as it is.
+      puts.length = 0;
+      const quota = page.locator('[data-section="quota"]');
+      await quota.getByText('未设 max_tokens 时预扣的补全 Token').first().waitFor();
+      await quota.locator('[data-option="quota_setting.default_completion_tokens"]').fill('{"default": 1024}');
+      await quota.locator('[data-testid="save-quota"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts).toEqual([{ key: 'quota_setting.default_completion_tokens', value: '{"default": 1024}' }]);
+
       // Models tab: the thinking budget share stays within 0.1-1.
       puts.length = 0;
       await page.locator('[data-testid="tab-models"]').click();

@@ -1175,6 +1175,8 @@ export const en = {
         'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images and videos) against the rules below; off fetches any http(s) URL',
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
+      default_completion_tokens:
+        'Completion tokens a request without max_tokens reserves, by model, e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',
@@ -1272,6 +1274,7 @@ export const en = {
       check_sensitive_prompt: 'Check prompts',
       claude_headers: 'Headers per model',
       claude_max_tokens: 'Default max tokens',
+      default_completion_tokens: 'Completion reserved without max_tokens',
       client_id: 'Client ID',
       client_secret: 'Client secret',
       completion_ratio: 'Completion ratio',

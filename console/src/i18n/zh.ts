@@ -1369,6 +1369,8 @@ export const zh = {
         '网关替用户发起的请求（Webhook 通知、Midjourney notifyHook、转发的图片和视频）都先按下列规则检查地址；关闭后任何 http(s) 地址都会请求',
       chats: '聊天客户端列表，例如 [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
+      default_completion_tokens:
+        '未设置 max_tokens 的请求按模型预扣的补全 Token 数，例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
       comma_separated: '以逗号分隔',
       completion_ratio: '补全倍率：输出价格 / 输入价格',
       footer: '页脚 HTML，留空使用默认页脚',
@@ -1462,6 +1464,7 @@ export const zh = {
       check_sensitive_prompt: '检查用户输入',
       claude_headers: '请求头覆盖（模型到请求头）',
       claude_max_tokens: '默认最大 Token 数',
+      default_completion_tokens: '未设 max_tokens 时预扣的补全 Token',
       client_id: 'Client ID',
       client_secret: 'Client Secret',
       completion_ratio: '补全倍率',

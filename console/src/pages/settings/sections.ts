@@ -144,6 +144,9 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     fields: [
       int('QuotaForNewUser', 'settings.fields.quota_for_new_user', { min: 0 }),
       int('PreConsumedQuota', 'settings.fields.pre_consumed_quota', { min: 0 }),
+      json('quota_setting.default_completion_tokens', 'settings.fields.default_completion_tokens', {
+        help: 'settings.help.default_completion_tokens',
+      }),
       int('QuotaForInviter', 'settings.fields.quota_for_inviter', { min: 0 }),
       int('QuotaForInvitee', 'settings.fields.quota_for_invitee', { min: 0 }),
     ],

@@ -271,6 +271,11 @@ export const OPTION_DEFINITIONS = [
   int('QuotaRemindThreshold', 1000, nonNegative),
   int('PreConsumedQuota', 500, nonNegative),
   bool('quota_setting.enable_free_model_pre_consume', true),
+  /**
+   * Tollgate: completion tokens a request without max_tokens reserves, by model ("default" for the
+   * others; 0: none), and what each top-up of its stream adds (relay/overrun).
+   */
+  json('quota_setting.default_completion_tokens', { default: 2048 }, shape.record(shape.integer(0))),
   int('token_setting.max_user_tokens', 1000, { min: 1 }),
 
   // Pricing
