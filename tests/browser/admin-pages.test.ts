@@ -614,6 +614,66 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     }
   });
 
+  it('prices a model by a tiered expression, pointing at the position of a mistake as it is typed', async () => {
+    const puts: Array<{ key: string; value: string }> = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === 'PUT' && new URL(request.url()).pathname === '/api/option/') {
+        puts.push(request.postDataJSON() as { key: string; value: string });
+      }
+    };
+    page.on('request', onRequest);
+    const expression = 'len <= 200000 ? tier("standard", p * 2.5 + c * 10) : tier("long", p * 5 + c * 15)';
+    try {
+      await page.goto('/setting');
+      await page.locator('[data-testid="ratio-tab-tiered"]').click();
+      const editor = page.locator('[data-testid="tiered-editor"]');
+      await editor.locator('[data-testid="tiered-add"]').click();
+      const row = editor.locator('[data-testid="tiered-row"]').last();
+      const text = row.locator('textarea[data-testid="tiered-expression"]').first();
+      await row.locator('[data-testid="tiered-model"]').fill('gpt-4o');
+      await text.fill('p * 2 + q');
+      await see(page, '第 9 个字符：未知的名称 "q"');
+      expect(await editor.locator('[data-testid="tiered-save"]').isDisabled()).toBe(true);
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Mars/Base');
+      await see(page, '不是有效时区，请使用 IANA 时区名，例如 UTC 或 Asia/Shanghai');
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Asia/Shanghai');
+      await text.fill(expression);
+      await screenshot(page, 'admin-13-tiered-pricing');
+      await editor.locator('[data-testid="tiered-save"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts.map((put) => put.key)).toEqual([
+        'billing_setting.billing_expr',
+        'billing_setting.billing_mode',
+        'billing_setting.timezone',
+      ]);
+      const options = (await rootApi.get('/api/option/')).body.data as Array<{ key: string; value: string }>;
+      const read = (key: string) => options.find((o) => o.key === key)?.value ?? '';
+      expect(JSON.parse(read('billing_setting.billing_mode'))).toEqual({ 'gpt-4o': 'tiered_expr' });
+      expect(JSON.parse(read('billing_setting.billing_expr'))).toEqual({ 'gpt-4o': expression });
+      expect(read('billing_setting.timezone')).toBe('Asia/Shanghai');
+
+      // The pricing page shows the model by its tiers and expression, not by a ratio.
+      const listed = (await rootApi.get('/api/pricing')).body.data as Array<Record<string, unknown>>;
+      expect(listed.find((item) => item.model_name === 'gpt-4o')).toMatchObject({ billing_mode: 'tiered_expr' });
+      await page.goto('/pricing');
+      const priced = page.locator('[data-testid="pricing-row"][data-model="gpt-4o"]');
+      await priced.getByText('阶梯计费（表达式）').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText('档位：standard, long').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText(expression).waitFor();
+      await screenshot(page, 'admin-14-pricing-tiered');
+    } finally {
+      page.off('request', onRequest);
+      for (const [key, value] of [
+        ['billing_setting.billing_mode', '{}'],
+        ['billing_setting.billing_expr', '{}'],
+        ['billing_setting.timezone', 'UTC'],
+      ]) {
+        expect((await rootApi.put('/api/option/', { key, value })).body.success).toBe(true);
+      }
+    }
+  });
+
   it('denies every administrators’ page to a normal user', async () => {
     const registered = await new DashboardClient(server.url).post('/api/user/register', {
       username: ALICE.username,

@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
+  type ExprRequest,
   estimateCompletionTokens,
+  isFreePrice,
   preConsumeQuota,
   resolvePrice,
   settleQuota,
@@ -129,8 +131,10 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
+  // What a billing expression may read: the same clock for the reservation and the settlement.
+  const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
   const budget = completionBudget(input.format, input.model, price, charge, options);
-  const reservation = await reserve(deps, caller, price, charge, budget);
+  const reservation = await reserve(deps, caller, price, charge, budget, exprRequest);
   const guard = streamGuardFor(deps, {
     stream: input.stream,
     model: input.model,
@@ -148,7 +152,7 @@ export async function relay(
     const usage = outcome.cut
       ? deliveredUsage(outcome, input.model, charge.promptEstimate)
       : billedUsage(outcome, input.model, charge);
-    const { quota, surcharges } = settleQuota({
+    const { quota, surcharges, tiered } = settleQuota({
       price,
       usage,
       options,
@@ -156,6 +160,8 @@ export async function relay(
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request: exprRequest,
+      estimate: charge,
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
@@ -186,6 +192,7 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
+        tiered,
         requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
@@ -228,10 +235,11 @@ async function reserve(
   price: ModelPrice,
   charge: RequestCharge,
   budget: CompletionBudget | undefined,
+  request: ExprRequest,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
@@ -258,6 +266,7 @@ async function reserve(
       options,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request,
     }) + (budget ? completionQuota(budget) : 0);
   try {
     return await hold(amount);

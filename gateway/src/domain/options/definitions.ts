@@ -29,9 +29,11 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
   readonly above?: number;
   /** Extra syntax for string options. */
-  readonly format?: 'url' | 'status-code-ranges';
+  readonly format?: 'url' | 'status-code-ranges' | 'time-zone';
   /** Extra syntax for each entry of a JSON string list. */
   readonly entries?: 'ip-ranges' | 'port-ranges';
+  /** Extra syntax for each value of a JSON record (Tollgate's: checked when saved). */
+  readonly values?: 'billing-expressions';
   /** The only values a string option may take. */
   readonly choices?: readonly string[];
   /** The structure a JSON option must have. */
@@ -289,7 +291,9 @@ export const OPTION_DEFINITIONS = [
   json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),
   bool('ExposeRatioEnabled', false),
   json('billing_setting.billing_mode', {}, shape.record(shape.string())),
-  json('billing_setting.billing_expr', {}, shape.record(shape.string())),
+  { ...json('billing_setting.billing_expr', {}, shape.record(shape.string())), values: 'billing-expressions' },
+  /** Tollgate's: the IANA time zone the clock functions of billing expressions (`hour()`, …) read. */
+  { ...text('billing_setting.timezone', 'UTC'), format: 'time-zone' },
   /** USD per 1,000 tool calls; `tool:model-prefix*` entries override the tool's price for those models. */
   json(
     'tool_price_setting.prices',
