@@ -6,6 +6,8 @@ import { AccountMissingError, type AccountRef, type LeaseWriteResult } from '../
 import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
 import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
+import type { PeriodBudget, PeriodHold } from './periods/budget.ts';
+import type { PeriodLimits } from './periods/limits.ts';
 import { type LeaseSweeper, startLeaseSweeper } from './sweeper.ts';
 
 export type { ChargeBalances, LedgerLogger } from './leases.ts';
@@ -32,6 +34,8 @@ export interface QuotaLedgerConfig {
   /** Renders quota in refusal messages (new-api's FormatQuota); the relay passes one that follows the options. */
   formatQuota?: ((quota: number) => string) | undefined;
   logger?: LedgerLogger | undefined;
+  /** Daily, weekly and monthly budgets (periods/): checked and counted with every reservation. */
+  periods?: PeriodBudget | undefined;
 }
 
 export interface ReserveRequest {
@@ -42,6 +46,10 @@ export interface ReserveRequest {
   tokenUnlimited?: boolean | undefined;
   /** Quota to hold for the request (0 is allowed: trust bypass still needs a positive balance). */
   amount: number;
+  /** The user's and the token's period limits (none: no period accounting). */
+  periodLimits?: { user?: PeriodLimits | undefined; token?: PeriodLimits | undefined } | undefined;
+  /** What the request holds against period budgets, when more than `amount` (a trust bypass reserves 0). */
+  periodAmount?: number | undefined;
 }
 
 /** What a request holds until it is settled or refunded. */
@@ -73,6 +81,7 @@ interface Hold {
 interface ReservationState {
   holds: Hold[];
   done: boolean;
+  period?: PeriodHold | undefined;
 }
 
 /** A lease is topped up in the background once what it has left falls below this share of its last slice. */
@@ -84,6 +93,16 @@ const now = () => performance.now();
 
 function checkQuota(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer quota`);
+}
+
+/** Whose period budgets a request counts in: an unlimited token's limits still apply. */
+function periodHolders(request: Omit<ReserveRequest, 'amount'>) {
+  return {
+    userId: request.userId,
+    tokenId: request.tokenId,
+    user: request.periodLimits?.user,
+    token: request.periodLimits?.token,
+  };
 }
 
 /** The order in which a caller holding several account locks takes them: wallets first, then by id. */
@@ -135,6 +154,7 @@ export class QuotaLedger {
   readonly #idleMs: number;
   readonly #drainTimeoutMs: number;
   readonly #format: (quota: number) => string;
+  readonly #periods: PeriodBudget | undefined;
   readonly #accounts = new Map<string, AccountLease>();
   readonly #reservations = new WeakMap<Reservation, ReservationState>();
   /** Reservations being made or not yet settled. */
@@ -161,6 +181,7 @@ export class QuotaLedger {
     this.#idleMs = config.idleReturnMs ?? ttlMs;
     this.#drainTimeoutMs = config.drainTimeoutMs ?? 10_000;
     this.#format = config.formatQuota ?? defaultFormatQuota;
+    this.#periods = config.periods;
   }
 
   static async start(config: QuotaLedgerConfig): Promise<QuotaLedger> {
@@ -202,8 +223,15 @@ export class QuotaLedger {
           throw error;
         }
       }
+      let period: PeriodHold | undefined;
+      try {
+        period = await this.#admitPeriods(request);
+      } catch (error) {
+        for (const hold of holds) this.#release(hold);
+        throw error;
+      }
       const reservation: Reservation = Object.freeze({ userId, tokenId, amount });
-      this.#reservations.set(reservation, { holds, done: false });
+      this.#reservations.set(reservation, { holds, done: false, period });
       return reservation;
     } catch (error) {
       this.#finished();
@@ -223,6 +251,7 @@ export class QuotaLedger {
     try {
       for (const hold of state.holds) this.#release(hold);
       await Promise.all(state.holds.map((hold) => this.#spend(hold.ref, actualQuota)));
+      await this.#periods?.settle(state.period, actualQuota);
       return actualQuota;
     } finally {
       this.#finished();
@@ -247,7 +276,7 @@ export class QuotaLedger {
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
       const accounts = state.holds.map((hold) => this.#account(hold.ref));
-      return await lockedInOrder(accounts, () =>
+      const written = await lockedInOrder(accounts, () =>
         this.#leases.chargeWithin(
           accounts.map((account) => ({ account, amount: actualQuota })),
           () => {
@@ -255,7 +284,12 @@ export class QuotaLedger {
           },
           write,
         ),
-      );
+      ).catch(async (error: unknown) => {
+        await this.#periods?.refund(state.period);
+        throw error;
+      });
+      await this.#periods?.settle(state.period, actualQuota);
+      return written;
     } finally {
       this.#finished();
     }
@@ -273,6 +307,7 @@ export class QuotaLedger {
       const refs: AccountRef[] = [{ kind: 'user', id: account.userId }];
       if (account.tokenId !== undefined && !account.tokenUnlimited) refs.push({ kind: 'token', id: account.tokenId });
       await Promise.all(refs.map((ref) => this.#spend(ref, quota)));
+      await this.#periods?.charge(periodHolders(account), quota);
       return quota;
     } finally {
       this.#finished();
@@ -284,7 +319,17 @@ export class QuotaLedger {
     const state = this.#claim(reservation);
     if (!state) return;
     for (const hold of state.holds) this.#release(hold);
-    this.#finished();
+    try {
+      await this.#periods?.refund(state.period);
+    } finally {
+      this.#finished();
+    }
+  }
+
+  /** Counts the request in its holders' period budgets, or refuses it (429 until the period ends). */
+  #admitPeriods(request: ReserveRequest): Promise<PeriodHold | undefined> {
+    if (!this.#periods || !request.periodLimits) return Promise.resolve(undefined);
+    return this.#periods.admit(periodHolders(request), Math.max(request.amount, request.periodAmount ?? 0));
   }
 
   /** What the user has left as this pod sees it: the balance of record plus its lease, minus what is reserved. */

@@ -29,7 +29,7 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
   readonly above?: number;
   /** Extra syntax for string options. */
-  readonly format?: 'url' | 'status-code-ranges';
+  readonly format?: 'url' | 'status-code-ranges' | 'time-zone';
   /** Extra syntax for each entry of a JSON string list. */
   readonly entries?: 'ip-ranges' | 'port-ranges';
   /** The only values a string option may take. */
@@ -71,6 +71,13 @@ const url = <K extends string>(key: K, value = ''): OptionDefinition<K, 'string'
   type: 'string',
   default: value,
   format: 'url',
+});
+/** An IANA time zone name (`UTC`, `Asia/Shanghai`). */
+const timeZone = <K extends string>(key: K, value: string): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: value,
+  format: 'time-zone',
 });
 const secret = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
   key,
@@ -233,6 +240,8 @@ export const OPTION_DEFINITIONS = [
   int('QuotaRemindThreshold', 1000, nonNegative),
   int('PreConsumedQuota', 500, nonNegative),
   bool('quota_setting.enable_free_model_pre_consume', true),
+  /** Tollgate's own: the IANA zone whose midnights start the daily, weekly (Monday) and monthly quotas. */
+  timeZone('quota_setting.period_timezone', 'UTC'),
   int('token_setting.max_user_tokens', 1000, { min: 1 }),
 
   // Pricing

@@ -34,6 +34,13 @@ export const optionErrors = defineErrors({
     status: 400,
     message: { zh: '{key} 必须是以下之一：{choices}', en: '{key} must be one of: {choices}' },
   },
+  OPTION_INVALID_TIME_ZONE: {
+    status: 400,
+    message: {
+      zh: '{key} 必须是 IANA 时区名称，例如 UTC 或 Asia/Shanghai',
+      en: '{key} must be an IANA time zone name, such as UTC or Asia/Shanghai',
+    },
+  },
   OPTION_INVALID_URL: {
     status: 400,
     message: {

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.ts';
 import { parseCidr } from '../../http/outbound/addresses.ts';
 import { parsePortRange } from '../../http/outbound/ports.ts';
+import { isTimeZone } from '../ledger/periods/calendar.ts';
 import { findOptionDefinition, type OptionDefinition } from './definitions.ts';
 import { optionErrors as E } from './errors.ts';
 import { checkShape } from './shapes.ts';
@@ -65,6 +66,10 @@ function validateString(definition: OptionDefinition, value: string): string {
     const parsed = parseStatusCodeRanges(value);
     if (!parsed.ok) throw new AppError(E.OPTION_INVALID_STATUS_CODE_RANGES, { key, item: parsed.item });
     return formatStatusCodeRanges(parsed.ranges);
+  }
+  if (format === 'time-zone') {
+    if (!isTimeZone(value.trim())) throw new AppError(E.OPTION_INVALID_TIME_ZONE, { key });
+    return value.trim();
   }
   // Free text (HTML, Markdown, word lists) is stored exactly as given.
   return value;
