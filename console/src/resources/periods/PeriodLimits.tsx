@@ -33,14 +33,12 @@ export function PeriodLimitInputs() {
           <NumberInput
             source={`${kind}_quota_limit`}
             label={`periods.fields.${kind}_quota_limit`}
-            min={0}
             step={1}
             helperText={helper(values[`${kind}_quota_limit`])}
           />
           <NumberInput
             source={`${kind}_request_limit`}
             label={`periods.fields.${kind}_request_limit`}
-            min={0}
             step={1}
             helperText={false}
           />
