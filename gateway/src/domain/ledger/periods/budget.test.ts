@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore } from '../../../../../tests/support/database.ts';
 import type { Database } from '../../../store/database.ts';
+import { migrateToLatest, openStore } from '../../../store/index.ts';
 import { QuotaLedger } from '../ledger.ts';
 import { PeriodBudget } from './budget.ts';
 import { PeriodQuotaExceeded } from './errors.ts';
@@ -261,5 +262,28 @@ describe('period budgets through the quota ledger', () => {
     expect(await usage('user', userId)).toEqual({ 'd:2026-11-26': { quota: 250, requests: 0 } });
     const user = await db.selectFrom('users').select('quota').where('id', '=', userId).executeTakeFirstOrThrow();
     expect(Number(user.quota)).toBe(1_000_000 - 250);
+  });
+});
+
+describe('period budgets on the embedded database', () => {
+  it('admits exactly up to the limit under concurrent requests and starts the next day at zero', async () => {
+    const embedded = await openStore({ dataDir: 'memory://' });
+    try {
+      await migrateToLatest(embedded.db);
+      let clock = at('2026-11-26T23:59:59Z');
+      const periods = new PeriodBudget({ db: embedded.db, zone: () => 'UTC', clock: () => clock });
+      const holders = { userId: 1, user: { daily: { quota: 500, requests: 0 } } };
+      const results = await Promise.allSettled(Array.from({ length: 12 }, () => periods.admit(holders, 100)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+      clock = at('2026-11-27T00:00:00Z');
+      await periods.admit(holders, 500);
+      const rows = await embedded.db.selectFrom('period_usage').select(['period', 'quota']).orderBy('period').execute();
+      expect(rows.map((r) => [r.period, Number(r.quota)])).toEqual([
+        ['d:2026-11-26', 500],
+        ['d:2026-11-27', 500],
+      ]);
+    } finally {
+      await embedded.close();
+    }
   });
 });
