@@ -143,6 +143,16 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
       },
     );
     opened.push({ name: 'log maintenance', run: () => logJob.stop() });
+    // Rows of periods long over (periodic quotas), deleted by one pod.
+    const periodJob = runOnOnePod(
+      cluster,
+      { name: 'period-usage-prune', intervalMs: 3_600_000, ttlMs: 7_200_000 },
+      async () => {
+        const deleted = await periods.prune();
+        if (deleted > 0) logger.info({ deleted }, 'usage rows of past quota periods deleted');
+      },
+    );
+    opened.push({ name: 'period usage pruning', run: () => periodJob.stop() });
     // CHANNEL_UPDATE_FREQUENCY: every enabled channel's upstream balance, refreshed by one pod. The
     // first turn is skipped, so restarts and rollouts do not ask every upstream at once.
     const balanceIntervalMs = config.channelBalanceIntervalMs;

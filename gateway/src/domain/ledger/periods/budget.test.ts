@@ -207,6 +207,33 @@ describe('period budgets', () => {
   });
 });
 
+describe('pruning', () => {
+  it('deletes the rows of periods long over and keeps the recent ones of every kind', async () => {
+    zone = 'UTC';
+    const { userId } = await seed();
+    const periods = budget();
+    const limits: PeriodLimits = {
+      daily: { quota: 0, requests: 100 },
+      weekly: { quota: 0, requests: 100 },
+      monthly: { quota: 0, requests: 100 },
+    };
+    for (const day of ['2026-07-01', '2026-11-10', '2026-11-20', '2026-11-26']) {
+      now = at(`${day}T12:00:00Z`);
+      await periods.admit({ userId, user: limits }, 1);
+    }
+    now = at('2026-11-26T12:00:00Z');
+    await periods.prune();
+    expect(Object.keys(await usage('user', userId))).toEqual([
+      'd:2026-11-20',
+      'd:2026-11-26',
+      'm:2026-11',
+      'w:2026-W46',
+      'w:2026-W47',
+      'w:2026-W48',
+    ]);
+  });
+});
+
 describe('period budgets through the quota ledger', () => {
   it('corrects the period to the charge on settle, to nothing on refund, and bills a request that straddles midnight to the day it was admitted in', async () => {
     zone = 'UTC';

@@ -2,7 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../../store/database.ts';
 import type { AccountKind } from '../../../store/repositories/quota-leases.ts';
 import type { LedgerLogger } from '../leases.ts';
-import { PERIOD_KINDS, type PeriodKind, periodAt, periodKey } from './calendar.ts';
+import { PERIOD_KINDS, type PeriodKind, periodAt, periodKey, periodName } from './calendar.ts';
 import { PeriodQuotaExceeded } from './errors.ts';
 import { hasPeriodLimits, type PeriodLimits } from './limits.ts';
 
@@ -49,6 +49,7 @@ export interface PeriodUsageView {
 export type PeriodUsageViews = Partial<Record<PeriodKind, PeriodUsageView>>;
 
 const silent: LedgerLogger = { info() {}, warn() {}, error() {} };
+const DAY_MS = 86_400_000;
 
 /**
  * Daily, weekly and monthly budgets of tokens and users (issue 17). Usage is a row per (holder,
@@ -167,6 +168,32 @@ export class PeriodBudget {
       views.set(counter.id, view);
     }
     return views;
+  }
+
+  /**
+   * Deletes the rows of periods long over (days older than a week, weeks than five, months than three):
+   * nothing reads them, and a late settlement of one simply writes its row again. Answers how many.
+   */
+  async prune(): Promise<number> {
+    const at = this.#clock();
+    const zone = this.#zone();
+    const cutoffs: Array<[PeriodKind, number]> = [
+      ['daily', at - 7 * DAY_MS],
+      ['weekly', at - 35 * DAY_MS],
+      ['monthly', at - 92 * DAY_MS],
+    ];
+    let deleted = 0;
+    for (const [kind, before] of cutoffs) {
+      // Keys of one kind sort by time: `d:2026-11-26`, `w:2026-W48`, `m:2026-11`.
+      const prefix = periodKey(kind, '');
+      const result = await this.#db
+        .deleteFrom('period_usage')
+        .where('period', '>=', prefix)
+        .where('period', '<', periodKey(kind, periodName(kind, before, zone)))
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
   }
 
   /** The counters of the current periods, in lock order (kind, id, key) so admissions never deadlock. */
