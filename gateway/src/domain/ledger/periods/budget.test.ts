@@ -275,6 +275,26 @@ describe('period budgets through the quota ledger', () => {
     expect(5_000_000 - Number(token.remain_quota)).toBe(1500 + 2500 + 3999);
   });
 
+  it('corrects the period after a durable charge commits, and refunds it when the charge rolls back', async () => {
+    zone = 'UTC';
+    now = at('2026-11-26T12:00:00Z');
+    const { userId, tokenId } = await seed(1_000_000);
+    const ledger = await QuotaLedger.start({ db, holder: 'test', periods: budget() });
+    const periodLimits = { token: { monthly: { quota: 10_000, requests: 10 } } };
+    const committed = await ledger.reserve({ userId, tokenId, amount: 3000, periodLimits });
+    await ledger.settleWithin(committed, 2000, async (_trx, chargeBalances) => {
+      await chargeBalances();
+    });
+    const failed = await ledger.reserve({ userId, tokenId, amount: 3000, periodLimits });
+    await expect(
+      ledger.settleWithin(failed, 2000, async () => {
+        throw new Error('the task row could not be written');
+      }),
+    ).rejects.toThrow('the task row');
+    await ledger.close();
+    expect(await usage('token', tokenId)).toEqual({ 'm:2026-11': { quota: 2000, requests: 1 } });
+  });
+
   it('holds nothing of the wallet when a period refuses, and adds charges owed without a reservation', async () => {
     zone = 'UTC';
     now = at('2026-11-26T12:00:00Z');
