@@ -7,7 +7,7 @@ import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
 import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
 import type { PeriodBudget, PeriodHold } from './periods/budget.ts';
-import type { PeriodLimits } from './periods/limits.ts';
+import { hasPeriodLimits, type PeriodLimits } from './periods/limits.ts';
 import { type LeaseSweeper, startLeaseSweeper } from './sweeper.ts';
 
 export type { ChargeBalances, LedgerLogger } from './leases.ts';
@@ -104,6 +104,11 @@ function periodHolders(request: Omit<ReserveRequest, 'amount'>) {
     token: request.periodLimits?.token,
   };
 }
+
+/** Whether the request's user or token has any period limit (a token's only when the request has one). */
+const hasAnyPeriodLimits = (request: ReserveRequest) =>
+  hasPeriodLimits(request.periodLimits?.user) ||
+  (request.tokenId !== undefined && hasPeriodLimits(request.periodLimits?.token));
 
 /** The order in which a caller holding several account locks takes them: wallets first, then by id. */
 function byLockOrder(a: AccountLease, b: AccountLease): number {
@@ -224,11 +229,14 @@ export class QuotaLedger {
         }
       }
       let period: PeriodHold | undefined;
-      try {
-        period = await this.#admitPeriods(request);
-      } catch (error) {
-        for (const hold of holds) this.#release(hold);
-        throw error;
+      // Only a holder with limits costs a trip to the database (and a turn of the event loop).
+      if (this.#periods && hasAnyPeriodLimits(request)) {
+        try {
+          period = await this.#periods.admit(periodHolders(request), Math.max(amount, request.periodAmount ?? 0));
+        } catch (error) {
+          for (const hold of holds) this.#release(hold);
+          throw error;
+        }
       }
       const reservation: Reservation = Object.freeze({ userId, tokenId, amount });
       this.#reservations.set(reservation, { holds, done: false, period });
@@ -251,7 +259,7 @@ export class QuotaLedger {
     try {
       for (const hold of state.holds) this.#release(hold);
       await Promise.all(state.holds.map((hold) => this.#spend(hold.ref, actualQuota)));
-      await this.#periods?.settle(state.period, actualQuota);
+      if (state.period) await this.#periods?.settle(state.period, actualQuota);
       return actualQuota;
     } finally {
       this.#finished();
@@ -285,10 +293,10 @@ export class QuotaLedger {
           write,
         ),
       ).catch(async (error: unknown) => {
-        await this.#periods?.refund(state.period);
+        if (state.period) await this.#periods?.refund(state.period);
         throw error;
       });
-      await this.#periods?.settle(state.period, actualQuota);
+      if (state.period) await this.#periods?.settle(state.period, actualQuota);
       return written;
     } finally {
       this.#finished();
@@ -320,16 +328,10 @@ export class QuotaLedger {
     if (!state) return;
     for (const hold of state.holds) this.#release(hold);
     try {
-      await this.#periods?.refund(state.period);
+      if (state.period) await this.#periods?.refund(state.period);
     } finally {
       this.#finished();
     }
-  }
-
-  /** Counts the request in its holders' period budgets, or refuses it (429 until the period ends). */
-  #admitPeriods(request: ReserveRequest): Promise<PeriodHold | undefined> {
-    if (!this.#periods || !request.periodLimits) return Promise.resolve(undefined);
-    return this.#periods.admit(periodHolders(request), Math.max(request.amount, request.periodAmount ?? 0));
   }
 
   /** What the user has left as this pod sees it: the balance of record plus its lease, minus what is reserved. */

@@ -199,10 +199,11 @@ export class PeriodBudget {
   /** The counters of the current periods, in lock order (kind, id, key) so admissions never deadlock. */
   #counters(holders: PeriodHolders): Counter[] {
     const counters: Counter[] = [];
-    const at = this.#clock();
-    const zone = this.#zone();
+    let now: { at: number; zone: string } | undefined;
     const addHolder = (kind: AccountKind, id: number | undefined, limits: PeriodLimits | undefined) => {
       if (id === undefined || !hasPeriodLimits(limits)) return;
+      now ??= { at: this.#clock(), zone: this.#zone() };
+      const { at, zone } = now;
       for (const period of PERIOD_KINDS) {
         const limit = limits[period];
         if (!limit) continue;
