@@ -91,10 +91,10 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-const chat = (gateway: Gateway) =>
+const chat = (gateway: Gateway, apiKey = key) =>
   fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'accept-language': 'en' },
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'accept-language': 'en' },
     body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
   });
 
@@ -168,15 +168,27 @@ describe.skipIf(!hasPostgres() || !hasRedis())('a daily quota across midnight wi
     ]);
   });
 
-  it('shows a user’s limits and current use on the personal page, set by an administrator', async () => {
-    const set = await root.put('/api/user/', { id: userId, weekly_request_limit: 100 });
-    expect(set.body).toMatchObject({ success: true, data: { weekly_request_limit: 100, daily_quota_limit: 0 } });
+  it('holds a user’s weekly request limit across both gateways and shows it on the personal page', async () => {
+    const set = await root.put('/api/user/', { id: userId, weekly_request_limit: 3 });
+    expect(set.body).toMatchObject({ success: true, data: { weekly_request_limit: 3, daily_quota_limit: 0 } });
     const bad = await root.put('/api/user/', { id: userId, monthly_quota_limit: 1.5 });
     expect(bad.body).toMatchObject({ success: false });
+    // A second key of the same user, without limits of its own: the user's limit binds.
+    const second = await owner.post('/api/token/', { name: 'second', unlimited_quota: true });
+    const secondKey = String(second.body.data.key);
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(gateways[i % 2]!, secondKey)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
+    const refused = answers.find((answer) => answer.status === 429)!;
+    expect(((await refused.json()) as any).error.message).toContain("user's weekly request limit is used up");
+    // Monday 30 November 00:00 in Shanghai.
+    expect(refused.headers.get('retry-after')).toBe(String(Date.parse('2026-11-29T16:00:00Z') / 1000 - now / 1000));
     const self = await owner.get('/api/user/self');
     expect(self.body.data).toMatchObject({
-      weekly_request_limit: 100,
-      period_usage: { weekly: { period: '2026-W48', request_limit: 100, quota_limit: 0, remain_quota: null } },
+      weekly_request_limit: 3,
+      period_usage: {
+        weekly: { period: '2026-W48', used_requests: 3, request_limit: 3, remain_requests: 0, remain_quota: null },
+      },
     });
   });
 
@@ -189,18 +201,22 @@ describe.skipIf(!hasPostgres() || !hasRedis())('a daily quota across midnight wi
               (select quota from users where id = $1) as wallet,
               (select used_quota from tokens where id = $2) as token_used,
               (select used_quota from channels limit 1) as channel_used,
-              (select coalesce(sum(quota), 0) from period_usage where holder_kind = 'token' and holder_id = $2) as period`,
+              (select coalesce(sum(quota), 0) from period_usage where holder_kind = 'token' and holder_id = $2) as token_period,
+              (select coalesce(sum(quota), 0) from period_usage where holder_kind = 'user' and holder_id = $1) as user_period`,
       [userId, tokenId],
     );
     const books = Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, Number(v)]));
+    // Ten calls on the first key over two days, three on the second under the user's weekly limit.
+    const total = 2 * DAILY + 3 * PER_CALL;
     expect(books).toEqual({
-      logged: 2 * DAILY,
-      logs: 10,
-      user_used: 2 * DAILY,
-      wallet: WALLET - 2 * DAILY,
+      logged: total,
+      logs: 13,
+      user_used: total,
+      wallet: WALLET - total,
       token_used: 2 * DAILY,
-      channel_used: 2 * DAILY,
-      period: 2 * DAILY,
+      channel_used: total,
+      token_period: 2 * DAILY,
+      user_period: 3 * PER_CALL,
     });
   });
 });
