@@ -183,6 +183,16 @@ describe.skipIf(!hasPostgres() || !hasRedis())('a daily quota across midnight wi
     expect(((await refused.json()) as any).error.message).toContain("user's weekly request limit is used up");
     // Monday 30 November 00:00 in Shanghai.
     expect(refused.headers.get('retry-after')).toBe(String(Date.parse('2026-11-29T16:00:00Z') / 1000 - now / 1000));
+    // The playground spends the same user's budget.
+    const playground = await owner.post('/pg/chat/completions', {
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect([playground.status, playground.headers.get('retry-after')]).toEqual([
+      429,
+      refused.headers.get('retry-after'),
+    ]);
+    expect(JSON.stringify(playground.body)).toContain('period_quota_exceeded');
     const self = await owner.get('/api/user/self');
     expect(self.body.data).toMatchObject({
       weekly_request_limit: 3,

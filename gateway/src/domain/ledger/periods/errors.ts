@@ -31,6 +31,7 @@ export class PeriodQuotaExceeded extends AppError {
   }
 }
 
-/** The `Retry-After` an error asks for, if any (a period refusal). */
-export const retryAfterSeconds = (error: unknown): number | undefined =>
-  error instanceof PeriodQuotaExceeded ? error.retryAfterSeconds : undefined;
+/** Sets `Retry-After` on a reply when the error is a period refusal (every relay error handler calls it). */
+export function setRetryAfter(reply: { header(name: string, value: string): unknown }, error: unknown): void {
+  if (error instanceof PeriodQuotaExceeded) reply.header('retry-after', String(error.retryAfterSeconds));
+}
