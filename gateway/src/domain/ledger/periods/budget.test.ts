@@ -295,6 +295,26 @@ describe('period budgets through the quota ledger', () => {
     expect(await usage('token', tokenId)).toEqual({ 'm:2026-11': { quota: 2000, requests: 1 } });
   });
 
+  it('grows the period with an extended reservation, refuses an extension past the limit, and settles to the charge', async () => {
+    zone = 'UTC';
+    now = at('2026-11-26T12:00:00Z');
+    const { userId, tokenId } = await seed(1_000_000);
+    const ledger = await QuotaLedger.start({ db, holder: 'test', periods: budget() });
+    const periodLimits = { token: { daily: { quota: 1000, requests: 0 } } };
+    const reservation = await ledger.reserve({ userId, tokenId, amount: 300, periodLimits });
+    expect(await ledger.extend(reservation, 500)).toBe(true);
+    expect(await usage('token', tokenId)).toEqual({ 'd:2026-11-26': { quota: 800, requests: 1 } });
+    const balance = ledger.balance(userId);
+    expect(await ledger.extend(reservation, 300)).toBe(false);
+    expect(ledger.balance(userId)).toBe(balance); // the refused extension holds nothing of the wallet
+    expect(await usage('token', tokenId)).toEqual({ 'd:2026-11-26': { quota: 800, requests: 1 } });
+    await ledger.settle(reservation, 750);
+    await ledger.close();
+    expect(await usage('token', tokenId)).toEqual({ 'd:2026-11-26': { quota: 750, requests: 1 } });
+    const user = await db.selectFrom('users').select('quota').where('id', '=', userId).executeTakeFirstOrThrow();
+    expect(Number(user.quota)).toBe(1_000_000 - 750);
+  });
+
   it('holds nothing of the wallet when a period refuses, and adds charges owed without a reservation', async () => {
     zone = 'UTC';
     now = at('2026-11-26T12:00:00Z');

@@ -29,7 +29,8 @@ interface Counter {
 /** What an admitted request holds in its periods until it is settled or refunded. */
 export interface PeriodHold {
   readonly counters: readonly Counter[];
-  readonly amount: number;
+  /** Grown by the ledger when an extension of the reservation was counted (see `extend`). */
+  amount: number;
 }
 
 /** The current period of one kind as `/api` shows it. */
@@ -105,6 +106,31 @@ export class PeriodBudget {
       }
     });
     return { counters, amount };
+  }
+
+  /**
+   * Adds `amount` more to every period the request was admitted in, if each still fits its quota
+   * limit (requests are not counted again), else adds nothing: for a reservation that grows while
+   * its stream runs. The caller adds `amount` to the hold once it knows the request is still open.
+   */
+  async extend(hold: PeriodHold, amount: number): Promise<boolean> {
+    if (amount === 0) return true;
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        for (const counter of hold.counters) {
+          if (!(await grow(trx, counter, amount))) throw new PeriodBudgetShort();
+        }
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof PeriodBudgetShort) return false;
+      throw error;
+    }
+  }
+
+  /** Takes back an extension counted for a request that ended meanwhile. */
+  async retract(hold: PeriodHold, amount: number): Promise<void> {
+    if (amount > 0) await this.#adjust(hold.counters, -amount, 0);
   }
 
   /** Corrects the admitted periods from the reservation to the charge. */
@@ -282,6 +308,22 @@ function usageRow(db: Kysely<Database> | Transaction<Database>, counter: Counter
     .where('holder_id', '=', counter.id)
     .where('period', '=', counter.key)
     .executeTakeFirst();
+}
+
+/** Rolls an extension back: one of the periods cannot take it. */
+class PeriodBudgetShort extends Error {}
+
+/** Adds `amount` to a counter's row if it stays within the quota limit; answers whether it did. */
+async function grow(trx: Transaction<Database>, counter: Counter, amount: number): Promise<boolean> {
+  let query = trx
+    .updateTable('period_usage')
+    .set({ quota: sql`quota + ${amount}::bigint` })
+    .where('holder_kind', '=', counter.kind)
+    .where('holder_id', '=', counter.id)
+    .where('period', '=', counter.key);
+  if (counter.quotaLimit > 0)
+    query = query.where(sql<boolean>`quota + ${amount}::bigint <= ${counter.quotaLimit}::bigint`);
+  return (await query.executeTakeFirst()).numUpdatedRows > 0n;
 }
 
 /** Adds to a counter's row (creating it if a charge comes first), without any check. */
