@@ -182,12 +182,18 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await form.locator('[data-testid="channel-add-custom"]').click();
     await form.locator('[data-testid="channel-model_mapping"]').fill('{"gpt-4": "gpt-4o"}');
     await form.locator('[data-testid="channel-priority"]').fill('5');
+    // The pass-through switch writes the channel setting's pass_through_body_enabled.
+    await form.locator('[data-testid="channel-pass-through"]').check();
+    expect(await form.locator('[data-testid="channel-setting"]').inputValue()).toContain(
+      '"pass_through_body_enabled": true',
+    );
     await form.locator('[data-testid="channel-submit"]').click();
     await see(page, '渠道更新成功');
     await channelRow(page, 'mock-edited').waitFor();
     const edited = (await rootApi.get('/api/channel/?p=1&page_size=10')).body.data.items[0];
     expect(edited).toMatchObject({ name: 'mock-edited', models: 'gpt-4o-mini,gpt-4o', priority: 5 });
     expect(JSON.parse(edited.model_mapping)).toEqual({ 'gpt-4': 'gpt-4o' });
+    expect(JSON.parse(edited.setting)).toMatchObject({ pass_through_body_enabled: true });
 
     // Table weight: a non-negative integer, checked on blur (Escape first dismisses the last message).
     await page.keyboard.press('Escape');

@@ -818,6 +818,9 @@ export const en = {
       multi_polling: 'Polling',
       multi_random: 'Random',
       param_override: 'Parameter override',
+      pass_through: 'Pass the request body through',
+      pass_through_help:
+        "Requests already in this channel's format go upstream byte for byte: no model mapping, parameter override or field filtering (header override still applies); requests that need conversion are converted as usual. On for every channel when the global pass-through switch is on.",
       partner_hint: 'This type gives keys after signing up through a partner invite.',
       type_unsupported:
         'Tollgate does not support {{name}} channels yet: {{reason}}. This channel is left out of routing; disable or delete it.',
@@ -1199,6 +1202,14 @@ export const en = {
       footer: 'Footer HTML; empty shows the default credit',
       gemini_budget: 'Share of max tokens used as thinking budget, 0.1 to 1; budgets above 24576 are ignored',
       log_retention: 'Consume logs older than this are deleted; 0 keeps them forever',
+      data_export:
+        'Keeps the usage dashboard (hourly buckets per user and model); off writes no dashboard data. Consume logs and quotas are not affected.',
+      data_export_interval:
+        'The dashboard buckets are added up in memory and written this often (and on shutdown); the dashboard lags by at most this long',
+      pass_through:
+        "Requests already in the channel's own format (OpenAI, Claude, Gemini channels) go upstream byte for byte: no model mapping, parameter override or field filtering; header override still applies. Requests that need conversion are converted as usual. Channels can also switch it on one by one.",
+      stream_cache_queue_length:
+        'Stream chunks that may wait for a slow client before the gateway stops reading the upstream; 0 stops as soon as the client falls behind',
       markdown: 'Markdown allowed',
       markdown_or_url: 'Markdown, HTML, or a link (shown in a frame)',
       model_price: 'Fixed price per call (USD), wins over ratios',
@@ -1293,6 +1304,7 @@ export const en = {
       data_export: 'Enable the dashboard',
       data_export_default_time: 'Default granularity',
       data_export_interval: 'Update interval (minutes)',
+      stream_cache_queue_length: 'Stream buffer for slow clients (chunks)',
       default_collapse_sidebar: 'Collapse the side menu by default',
       default_use_auto_group: 'New tokens use auto groups',
       demo_site: 'Demo site mode',

@@ -1015,6 +1015,9 @@ export const zh = {
       multi_polling: '轮询',
       multi_random: '随机',
       param_override: '参数覆盖',
+      pass_through: '请求体透传',
+      pass_through_help:
+        '请求格式与本渠道一致时，请求体原样逐字节转发给上游：不做模型映射、参数覆盖和字段过滤（请求头覆盖仍然生效）；需要格式转换的请求照常转换。全局透传开启时对所有渠道生效。',
       partner_hint: '该类型支持邀请链接注册后获取密钥。',
       type_unsupported: 'Tollgate 暂不支持 {{name}} 类型的渠道：{{reason}}。该渠道不参与路由，请禁用或删除。',
       setting: '渠道额外设置',
@@ -1392,6 +1395,12 @@ export const zh = {
       footer: '页脚 HTML，留空使用默认页脚',
       gemini_budget: '思考预算占最大 Token 数的比例，0.1 到 1；超过 24576 的预算会被忽略',
       log_retention: '超过天数的消费日志会被删除，0 表示永久保留',
+      data_export: '保存使用数据看板（按用户和模型的小时统计）；关闭后不写入看板数据。消费日志和额度不受影响。',
+      data_export_interval: '看板统计先在内存中累加，按此间隔（以及关闭时）写入数据库；看板最多延迟这么久',
+      pass_through:
+        '请求格式与渠道自身格式一致时（OpenAI、Claude、Gemini 渠道），请求体原样逐字节转发给上游：不做模型映射、参数覆盖和字段过滤，请求头覆盖仍然生效。需要格式转换的请求照常转换。也可以在单个渠道上开启。',
+      stream_cache_queue_length:
+        '客户端读取较慢时，最多缓存多少个上游流式数据块后暂停读取上游；0 表示客户端一跟不上就暂停',
       markdown: '支持 Markdown',
       markdown_or_url: '支持 Markdown、HTML，或一个链接（嵌入为页面）',
       model_price: '模型固定价格（美元/次），优先于倍率',
@@ -1484,6 +1493,7 @@ export const zh = {
       data_export: '启用数据看板',
       data_export_default_time: '默认时间粒度',
       data_export_interval: '数据更新间隔（分钟）',
+      stream_cache_queue_length: '流式缓冲队列长度（数据块）',
       default_collapse_sidebar: '默认折叠侧边栏',
       default_use_auto_group: '新令牌默认使用自动分组',
       demo_site: '演示站点模式',

@@ -65,6 +65,8 @@ export interface RelayRequest {
   model: string;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded): what pass-through mode forwards. */
+  rawBody?: Uint8Array | undefined;
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
@@ -114,7 +116,8 @@ export async function relay(
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
   // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
-  deps.sensitive.screen(input.format, input.body);
+  // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
+  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const price = resolvePrice({
@@ -429,6 +432,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     key,
     format: input.format,
     body: input.body,
+    rawBody: input.rawBody,
     model: input.model,
     stream: input.stream,
     options: deps.options,
@@ -450,6 +454,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       stream: input.stream,
       wantsStreamUsage: input.wantsStreamUsage,
       pingIntervalMs: pingInterval(deps.options, input.format),
+      streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
     },
     budget: run.guard,

@@ -266,7 +266,7 @@ export const OPTION_DEFINITIONS = [
   bool('DrawingEnabled', true),
   bool('TaskEnabled', true),
   bool('DataExportEnabled', true),
-  /** Minutes between usage-dashboard aggregations. */
+  /** Minutes the usage dashboard's buckets are added up in memory between writes (usage/held-buckets.ts). */
   int('DataExportInterval', 5, { min: 1 }),
   text('DataExportDefaultTime', 'hour', ['hour', 'day', 'week']),
 
@@ -359,6 +359,7 @@ export const OPTION_DEFINITIONS = [
     ],
     shape.array(shape.object({ name: shape.string() })),
   ),
+  /** Every channel forwards the client's own bytes when no conversion is needed (relay/exchange/pass-through.ts). */
   bool('global.pass_through_request_enabled', false),
   json('global.thinking_model_blacklist', ['moonshotai/kimi-k2-thinking', 'kimi-k2-thinking'], stringList),
   json(
@@ -366,6 +367,7 @@ export const OPTION_DEFINITIONS = [
     { enabled: false, all_channels: true, channel_ids: [], channel_types: [], model_patterns: [] },
     shape.object({ enabled: shape.boolean(), all_channels: shape.boolean() }),
   ),
+  /** Stream chunks that may queue for a slow client before the upstream is no longer read (relay/exchange/forward.ts). */
   int('StreamCacheQueueLength', 0, nonNegative),
   bool('general_setting.ping_interval_enabled', false),
   int('general_setting.ping_interval_seconds', 60, { min: 1 }),
