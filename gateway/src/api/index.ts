@@ -70,6 +70,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
     self: services.self,
     options: services.options,
     keyring: services.keyring,
+    periods: services.periods,
   });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
