@@ -18,7 +18,7 @@ import type { authGuards } from './auth.ts';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
-import { idParams } from './schemas.ts';
+import { idParams, rateLimitsSchema } from './schemas.ts';
 
 export interface UserRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -243,6 +243,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       group?: string;
       quota?: number;
       remark?: string;
+      rate_limits?: Record<string, { rpm?: number; tpm?: number }>;
     };
   }>(
     '/user/',
@@ -260,6 +261,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
             group: str,
             quota: { type: 'number' },
             remark: str,
+            rate_limits: rateLimitsSchema,
           },
         },
       },

@@ -27,6 +27,7 @@ import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
 import { providerFor } from './protocols/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
+import type { RateLimiter } from './rate-limits.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
@@ -42,6 +43,7 @@ export interface PipelineDeps {
   ledger: QuotaLedger;
   recorder: UsageRecorder;
   limits: ModelRequestLimit;
+  rateLimits: RateLimiter;
   transport: Transport;
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
@@ -112,7 +114,12 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
-  const reservation = await reserve(deps, caller, price, charge);
+  const rated = await deps.rateLimits.admit(caller, input.model, charge);
+  // A refused reservation gives the rate limits back what the request was counted for.
+  const reservation = await reserve(deps, caller, price, charge).catch(async (error: unknown) => {
+    await deps.rateLimits.settle(rated, 0);
+    throw error;
+  });
 
   let settled = false;
   try {
@@ -129,6 +136,7 @@ export async function relay(
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
+    await deps.rateLimits.settle(rated, usage.promptTokens + usage.completionTokens);
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
     deps.recorder.recordConsume({
       userId: user.id,
@@ -174,7 +182,10 @@ export async function relay(
       quota,
     });
   } catch (error) {
-    if (!settled && reservation) await deps.ledger.refund(reservation);
+    if (!settled) {
+      if (reservation) await deps.ledger.refund(reservation);
+      await deps.rateLimits.settle(rated, 0);
+    }
     throw error;
   }
 }

@@ -60,6 +60,7 @@ export async function playgroundPlugin(
             modelLimits: null,
             allowIps: null,
             group,
+            rateLimits: {},
           },
           user: relayUser(user, deps.keyring),
         },

@@ -1,5 +1,6 @@
 import type { TokenRow } from '../../store/repositories/tokens.ts';
 import type { Keyring } from '../keyring.ts';
+import { readRateLimits } from '../rate-limits.ts';
 import { effectiveTokenStatus } from './rules.ts';
 
 /**
@@ -34,6 +35,7 @@ function tokenViewWithKey(row: TokenRow, key: string, now: number) {
     allow_ips: row.allow_ips,
     group: row.group,
     cross_group_retry: row.cross_group_retry,
+    rate_limits: readRateLimits(row.rate_limits),
     managed_by: row.managed_by,
     managed_namespace: row.managed_namespace,
     managed_name: row.managed_name,

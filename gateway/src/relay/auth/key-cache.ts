@@ -4,6 +4,7 @@ import type { Bus } from '../../cluster/index.ts';
 import { readSetting } from '../../domain/accounts/settings.ts';
 import { AUTH_CHANGES_CHANNEL, type AuthChange } from '../../domain/auth-changes.ts';
 import type { Keyring } from '../../domain/keyring.ts';
+import { type RateLimits, readRateLimits } from '../../domain/rate-limits.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 
 /** A token and its owner as the relay checks them, without any database access per request. */
@@ -20,6 +21,7 @@ export interface KeyIdentity {
     /** null: any client address. */
     allowIps: BlockList | null;
     group: string;
+    rateLimits: RateLimits;
   };
   user: {
     id: number;
@@ -31,10 +33,11 @@ export interface KeyIdentity {
     acceptUnsetModels: boolean;
     /** The user's own low-quota alert threshold; undefined: the QuotaRemindThreshold option. */
     quotaWarningThreshold?: number;
+    rateLimits: RateLimits;
   };
 }
 
-type UserColumns = Pick<UserRow, 'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting'>;
+type UserColumns = Pick<UserRow, 'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting' | 'rate_limits'>;
 
 /** A user as the relay checks and bills them. */
 export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user'] {
@@ -47,6 +50,7 @@ export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user
     status: row.status,
     email: row.email,
     acceptUnsetModels: setting.accept_unset_model_ratio_model,
+    rateLimits: readRateLimits(row.rate_limits),
     // A user who never saved their settings has no threshold of their own.
     ...(row.setting ? { quotaWarningThreshold: setting.quota_warning_threshold } : {}),
   };
@@ -129,6 +133,7 @@ export class KeyCache {
         'tokens.model_limits',
         'tokens.allow_ips',
         'tokens.group as token_group',
+        'tokens.rate_limits as token_rate_limits',
         'users.id as user_id',
         'users.username',
         'users.group as user_group',
@@ -136,6 +141,7 @@ export class KeyCache {
         'users.status as user_status',
         'users.email',
         'users.setting',
+        'users.rate_limits',
       ])
       .where('tokens.key_hmac', '=', hmac)
       .where('tokens.deleted_at', 'is', null)
@@ -152,6 +158,7 @@ export class KeyCache {
         modelLimits: row.model_limits_enabled ? new Set(splitList(row.model_limits, ',')) : null,
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
+        rateLimits: readRateLimits(row.token_rate_limits),
       },
       user: relayUser(
         {
@@ -162,6 +169,7 @@ export class KeyCache {
           status: row.user_status,
           email: row.email,
           setting: row.setting,
+          rate_limits: row.rate_limits,
         },
         this.#keyring,
       ),
