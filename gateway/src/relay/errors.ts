@@ -43,14 +43,14 @@ export const RELAY_ERRORS = defineErrors({
   rate_limit_exceeded: {
     status: 429,
     message: {
-      zh: '已达到每分钟请求数限制：{scopeZh}对 {model} 每分钟最多 {limit} 次请求',
+      zh: '已达到每分钟请求数限制：{scopeZh}对 {modelZh} 每分钟最多 {limit} 次请求',
       en: 'Rate limit reached: the {scope} allows at most {limit} requests per minute for {model}',
     },
   },
   tpm_limit_exceeded: {
     status: 429,
     message: {
-      zh: '已达到每分钟 token 数限制：{scopeZh}对 {model} 每分钟最多 {limit} 个 token',
+      zh: '已达到每分钟 token 数限制：{scopeZh}对 {modelZh} 每分钟最多 {limit} 个 token',
       en: 'Token rate limit reached: the {scope} allows at most {limit} tokens per minute for {model}',
     },
   },

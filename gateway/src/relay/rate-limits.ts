@@ -31,6 +31,7 @@ export class RateLimitError extends AppError {
       ...params,
       scopeZh: SCOPE_ZH[params.scope],
       model: params.model === ANY_MODEL ? 'any model' : params.model,
+      modelZh: params.model === ANY_MODEL ? '任意模型' : params.model,
     });
     // Whole seconds, at least 1: a client that waits that long finds the window freed enough.
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
