@@ -1334,6 +1334,7 @@ export const zh = {
       groups: '分组倍率设置',
       model_ratio: '模型倍率设置',
       rate_limit: '模型请求速率限制',
+      rate_limit_groups: '分组速率限制（RPM/TPM）',
       global: '全局设置',
       gemini: 'Gemini 设置',
       claude: 'Claude 设置',
@@ -1378,6 +1379,10 @@ export const zh = {
       quota_per_unit: '每美元对应的额度，请不要随意修改',
       rate_limit_count: '包括失败请求的次数，0 表示不限制',
       rate_limit_group: '分组到 [总次数, 成功次数]，覆盖上面的设置',
+      rate_limit_groups:
+        '分组内所有用户合计的每分钟请求数和 token 数，例如 {"vip": {"*": {"rpm": 600, "tpm": 200000}, "gpt-4o": {"tpm": 50000}}}；Group 资源声明的会叠加进来',
+      rate_limit_default_completion:
+        'TPM 限制把未设 max_tokens 的请求按提示词加这么多 token 计入，结算时再按实际用量修正',
     },
     pricing: {
       actions: '操作',
@@ -1516,6 +1521,8 @@ export const zh = {
       rate_limit_duration: '限制周期（分钟）',
       rate_limit_enabled: '启用用户模型请求速率限制',
       rate_limit_group: '分组速率限制',
+      rate_limit_groups: '分组 → 模型或 * → { rpm, tpm }',
+      rate_limit_default_completion: '未设 max_tokens 时预估的输出 token 数',
       rate_limit_success_count: '用户每周期最多请求完成次数',
       register: '允许新用户注册',
       retry_times: '失败重试次数',
@@ -1550,6 +1557,24 @@ export const zh = {
       worker_allow_http: '允许通过 HTTP 获取图片',
       worker_key: 'Worker 密钥',
       worker_url: 'Worker 地址',
+    },
+  },
+
+  rate_limits: {
+    title: '速率限制',
+    token_help:
+      '该令牌每分钟的请求数和 token 数（输入 + 输出），所有网关实例合计。模型 "*" 适用于没有单独规则的所有模型；某模型的规则按项覆盖 "*"。留空或 0 表示不限制。',
+    user_help:
+      '该用户所有令牌合计每分钟的请求数和 token 数（输入 + 输出）。模型 "*" 适用于没有单独规则的所有模型；某模型的规则按项覆盖 "*"。留空或 0 表示不限制。',
+    model: '模型',
+    rpm: '每分钟请求数',
+    tpm: '每分钟 token 数',
+    add: '添加规则',
+    remove: '删除规则',
+    validation: {
+      model_required: '规则需要模型名称，或用 * 表示所有模型',
+      whole_number: '限制必须是不小于 0 的整数',
+      duplicate: '同一模型有多条规则',
     },
   },
 

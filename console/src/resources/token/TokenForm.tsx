@@ -14,11 +14,13 @@ import {
   useRedirect,
   useTranslate,
 } from 'react-admin';
-import { useFormContext, useWatch } from 'react-hook-form';
+import { useFormContext, useFormState, useWatch } from 'react-hook-form';
 import { formatQuota } from '../../format/quota.ts';
 import { formatDateTime, formatSeconds } from '../../format/time.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { type RateLimitRow, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   COUNT_PRESETS,
   EXPIRY_PRESETS,
@@ -64,6 +66,7 @@ export function TokenCreate() {
           model_limits: '',
           allow_ips: '',
           group: '',
+          rate_limits: {},
           count: 1,
         }}
         data-testid="token-form"
@@ -235,7 +238,28 @@ function TokenFields({ creating }: { creating: boolean }) {
         minRows={2}
         fullWidth
       />
+
+      <TokenRateLimits />
     </Box>
+  );
+}
+
+/** The token's requests and tokens per minute, edited as rows (`rate_limit_rows`, sent as `rate_limits`). */
+function TokenRateLimits() {
+  const { getValues, setValue } = useFormContext();
+  const { errors } = useFormState({ name: 'rate_limit_rows' });
+  const rows = useWatch({ name: 'rate_limit_rows' }) as RateLimitRow[] | undefined;
+  useEffect(() => {
+    if (getValues('rate_limit_rows') === undefined) setValue('rate_limit_rows', rowsOf(getValues('rate_limits')));
+  }, [getValues, setValue]);
+  const error = errors.rate_limit_rows?.message;
+  return (
+    <RateLimitsEditor
+      rows={rows ?? []}
+      onChange={(next) => setValue('rate_limit_rows', next, { shouldDirty: true, shouldValidate: true })}
+      error={typeof error === 'string' ? error : undefined}
+      help="rate_limits.token_help"
+    />
   );
 }
 

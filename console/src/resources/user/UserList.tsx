@@ -46,6 +46,8 @@ import {
   SearchFilter,
   useConfirm,
 } from '../admin-shared.tsx';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { limitsOf, type RateLimitRow, rateRowsProblem, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   addQuota,
   type ManageAction,
@@ -423,6 +425,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
     remark: '',
   });
   const [original, setOriginal] = useState('');
+  const [rateRows, setRateRows] = useState<RateLimitRow[]>([]);
   const [groups, setGroups] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -441,6 +444,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
           quota: String(loaded.quota ?? 0),
           remark: loaded.remark ?? '',
         });
+        setRateRows(rowsOf(loaded.rate_limits));
       })
       .catch((error) => {
         notify(errorMessage(error), { type: 'error' });
@@ -457,7 +461,8 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   const set = (key: keyof UserFormValues, value: string) => setValues((current) => ({ ...current, [key]: value }));
 
   const submit = async () => {
-    const problem = validateEditUser(self ? { ...values, quota: '0' } : values);
+    const problem =
+      validateEditUser(self ? { ...values, quota: '0' } : values) ?? (self ? undefined : rateRowsProblem(rateRows));
     if (problem) {
       notify(problem, { type: 'error' });
       return;
@@ -477,6 +482,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
             group: values.group,
             quota: Number(values.quota),
             remark: values.remark,
+            rate_limits: limitsOf(rateRows),
             ...(values.password ? { password: values.password } : {}),
           };
       const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
@@ -572,6 +578,12 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
                 value={values.remark}
                 onChange={(event) => set('remark', event.target.value)}
                 multiline
+              />
+              <RateLimitsEditor
+                rows={rateRows}
+                onChange={setRateRows}
+                error={rateRowsProblem(rateRows)}
+                help="rate_limits.user_help"
               />
             </>
           )}
