@@ -252,7 +252,9 @@ function TokenRateLimits() {
   useEffect(() => {
     if (getValues('rate_limit_rows') === undefined) setValue('rate_limit_rows', rowsOf(getValues('rate_limits')));
   }, [getValues, setValue]);
-  const error = errors.rate_limit_rows?.message;
+  // react-admin hands the validator's message key over as { message: key }.
+  const reported = errors.rate_limit_rows?.message as unknown;
+  const error = typeof reported === 'string' ? reported : (reported as { message?: unknown } | undefined)?.message;
   return (
     <RateLimitsEditor
       rows={rows ?? []}
