@@ -510,10 +510,9 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     const limited = tokens.find((token) => token.name === 'limited-token')!;
     expect(limited.rate_limits).toEqual({ '*': { rpm: 12 }, 'gpt-4o-mini': { tpm: 3000 } });
     await page.goto(`/token/${limited.id}`);
-    await expect.poll(() => form.locator('[data-testid="rate-limit-tpm-1"]').inputValue()).toBe('3000');
-    await form.locator('[data-testid="rate-limit-rpm-0"]').fill('');
-    await form.locator('[data-testid="rate-limit-tpm-0"]').fill('');
-    await form.locator('button[type="submit"]').click();
+    await expect.poll(() => page.locator('[data-testid="rate-limit-tpm-1"]').inputValue()).toBe('3000');
+    await page.locator('[data-testid="rate-limit-rpm-0"]').fill('');
+    await page.locator('form button[type="submit"]').click();
     await page.waitForURL((url) => url.pathname === '/token');
     await expect
       .poll(async () => (await rootApi.get(`/api/token/${limited.id}`)).body.data.rate_limits)

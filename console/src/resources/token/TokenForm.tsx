@@ -244,20 +244,21 @@ function TokenFields({ creating }: { creating: boolean }) {
   );
 }
 
-/** The token's requests and tokens per minute, edited as rows (`rate_limit_rows`, sent as `rate_limits`). */
+/**
+ * The token's requests and tokens per minute, edited as rows: `rate_limit_rows` once edited (sent as
+ * `rate_limits`), until then the rows of the limits as loaded (the form may be reset when the record loads).
+ */
 function TokenRateLimits() {
-  const { getValues, setValue } = useFormContext();
+  const { setValue } = useFormContext();
   const { errors } = useFormState({ name: 'rate_limit_rows' });
-  const rows = useWatch({ name: 'rate_limit_rows' }) as RateLimitRow[] | undefined;
-  useEffect(() => {
-    if (getValues('rate_limit_rows') === undefined) setValue('rate_limit_rows', rowsOf(getValues('rate_limits')));
-  }, [getValues, setValue]);
+  const edited = useWatch({ name: 'rate_limit_rows' }) as RateLimitRow[] | undefined;
+  const loaded = useWatch({ name: 'rate_limits' }) as unknown;
   // react-admin hands the validator's message key over as { message: key }.
   const reported = errors.rate_limit_rows?.message as unknown;
   const error = typeof reported === 'string' ? reported : (reported as { message?: unknown } | undefined)?.message;
   return (
     <RateLimitsEditor
-      rows={rows ?? []}
+      rows={edited ?? rowsOf(loaded)}
       onChange={(next) => setValue('rate_limit_rows', next, { shouldDirty: true, shouldValidate: true })}
       error={typeof error === 'string' ? error : undefined}
       help="rate_limits.token_help"
