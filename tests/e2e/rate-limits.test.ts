@@ -6,7 +6,7 @@ import { applyManagedGroup } from '../../gateway/src/domain/groups/managed.ts';
 import { type Gateway, startGateway } from '../../gateway/src/gateway.ts';
 import { DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase, hasPostgres } from '../support/database.ts';
-import { gatewayEnv, hasRedis, testNamespace } from '../support/gateway.ts';
+import { type GatewayProcess, gatewayEnv, hasRedis, spawnGateway, testNamespace } from '../support/gateway.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -166,6 +166,21 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits per token, user and 
     expect((await chat(b, key, chatBody(100))).status).toBe(200);
   });
 
+  it('gives the estimate back when the reservation is refused: no quota, no tokens counted', async () => {
+    const poor = await newUser('rl-poor', {}, 'default', 0);
+    const created = await poor.post('/api/token/', {
+      name: 'poor',
+      unlimited_quota: true,
+      rate_limits: { '*': { tpm: 1000 } },
+    });
+    const key = created.body.data.key as string;
+    for (let i = 0; i < 3; i++) {
+      const refused = await chat(i % 2 ? a : b, key, chatBody(900));
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toMatch(/quota/);
+    }
+  });
+
   it('limits requests per minute per user, over all of its tokens', async () => {
     const user = await newUser('rl-user', { '*': { rpm: 2 } });
     const one = await userToken(user);
@@ -248,13 +263,18 @@ async function token(rateLimits: Record<string, { rpm?: number; tpm?: number }>)
 }
 
 /** A user made by root, with quota, the given limits and group; signed in. */
-async function newUser(username: string, rateLimits: object, group = 'default'): Promise<DashboardClient> {
+async function newUser(
+  username: string,
+  rateLimits: object,
+  group = 'default',
+  quota = 50_000_000,
+): Promise<DashboardClient> {
   expect((await root.post('/api/user/', { username, password: 'password-1' })).body.success).toBe(true);
   const found = await root.get(`/api/user/search?keyword=${username}`);
   const id = (found.body.data.items as Array<{ id: number; username: string }>).find(
     (u) => u.username === username,
   )!.id;
-  const updated = await root.put('/api/user/', { id, quota: 50_000_000, group, rate_limits: rateLimits });
+  const updated = await root.put('/api/user/', { id, quota, group, rate_limits: rateLimits });
   expect(updated.body.success, JSON.stringify(updated.body)).toBe(true);
   expect(updated.body.data.rate_limits).toEqual(rateLimits);
   const client = new DashboardClient(a.url);
@@ -285,3 +305,57 @@ function chat(gateway: Gateway, key: string, body: Record<string, unknown>): Pro
 }
 
 const chatRequests = () => upstream.requests.filter((r) => r.path === '/v1/chat/completions').length;
+
+describe.skipIf(!hasPostgres() || !hasRedis())('a TPM limit across two gateway processes', () => {
+  it('accepts no more than T tokens in the minute across both, the rest 429 with Retry-After', async () => {
+    const mock = await startMockOpenAI();
+    const database = await createTestDatabase();
+    const env = gatewayEnv(database.options, testNamespace());
+    const processes: GatewayProcess[] = await Promise.all([spawnGateway(env), spawnGateway(env)]);
+    try {
+      const [one, two] = processes as [GatewayProcess, GatewayProcess];
+      const admin = await setupRoot(one.url);
+      await admin.post('/api/channel/', { name: 'mock', type: 1, key: 'sk-up', base_url: mock.url, models: MODEL });
+      await admin.put('/api/option/', { key: 'ModelRatio', value: JSON.stringify({ [MODEL]: 0.075 }) });
+      const created = await admin.post('/api/token/', {
+        name: 'tpm',
+        unlimited_quota: true,
+        rate_limits: { [MODEL]: { tpm: 2000 } },
+      });
+      const key = created.body.data.key as string;
+      const body = chatBody(300);
+      const estimate = estimatePromptTokens('openai-chat', MODEL, body) + 300;
+      mock.behaviour = { usage: { prompt_tokens: estimate - 300, completion_tokens: 300 } };
+      // Both processes serve the model before the count starts.
+      for (const gateway of processes) {
+        await eventually(
+          async () => (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status,
+          (status) => status === 200,
+          3000,
+        );
+      }
+      const send = (url: string) =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => send(i % 2 ? one.url : two.url)));
+      const accepted = answers.filter((r) => r.status === 200);
+      expect(accepted).toHaveLength(Math.floor(2000 / estimate));
+      expect(answers.filter((r) => r.status === 429)).toHaveLength(16 - accepted.length);
+      let tokens = 0;
+      for (const answer of accepted)
+        tokens += ((await answer.json()) as { usage: { total_tokens: number } }).usage.total_tokens;
+      expect(tokens).toBeLessThanOrEqual(2000);
+      const refused = answers.find((r) => r.status === 429)!;
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('tpm_limit_exceeded');
+      expect(mock.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(accepted.length);
+    } finally {
+      for (const p of processes) await p.stop();
+      await mock.close();
+      await database.drop();
+    }
+  });
+});
