@@ -55,6 +55,8 @@ export interface RelayMetrics {
   upstreamError(channel: ChannelSnapshot, code: string): void;
   /** A request refused by a token, user or group rate limit (rate-limits.ts), before any reservation. */
   rateLimited(scope: 'token' | 'user' | 'group', kind: 'rpm' | 'tpm'): void;
+  /** A stream was cut off because its holder's quota could not cover more of it (relay/overrun). */
+  streamCut(facts: { model: string; group: string }): void;
   /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
   autoDisabled(channel: ChannelSnapshot, scope: 'channel' | 'key'): void;
   /** A channel test ran (manual, test-all, periodic or recovery). */
@@ -100,6 +102,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     name: 'tollgate_upstream_errors_total',
     help: 'Failed upstream attempts by channel and error code.',
     labelNames: ['channel', 'code'] as const,
+    registers,
+  });
+  const streamCuts = new Counter({
+    name: 'tollgate_relay_stream_cuts_total',
+    help: 'Streams cut off because the quota could not cover more of them, by model and group.',
+    labelNames: ['model', 'group'] as const,
     registers,
   });
   const autoDisables = new Counter({
@@ -155,6 +163,9 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     rateLimited(scope, kind) {
       rateLimited.inc({ scope, kind });
+    },
+    streamCut(f) {
+      streamCuts.inc({ model: f.model, group: f.group });
     },
     autoDisabled(channel, scope) {
       autoDisables.inc({ channel: String(channel.id), scope });

@@ -25,6 +25,14 @@ import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
+import {
+  type CompletionBudget,
+  completionBudget,
+  completionQuota,
+  deliveredUsage,
+  type StreamBudget,
+  streamGuardFor,
+} from './overrun/index.ts';
 import { providerFor } from './protocols/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
 import type { RateLimiter } from './rate-limits.ts';
@@ -33,6 +41,7 @@ import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey, type Tier } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
+import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -48,6 +57,7 @@ export interface PipelineDeps {
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
   health: ChannelHealth;
+  sensitive: SensitiveWords;
 }
 
 /** A parsed client request, ready to route. */
@@ -80,6 +90,8 @@ interface RelayRun {
   ctx: RelayContext;
   charge: RequestCharge;
   startedMs: number;
+  /** Meters the stream against the quota held (relay/overrun). */
+  guard: StreamBudget | undefined;
 }
 
 const now = () => Date.now();
@@ -103,6 +115,8 @@ export async function relay(
   ctx.notes.note({ format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
+  // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
+  deps.sensitive.screen(input.format, input.body);
 
   const maps = deps.pricing.maps();
   const price = resolvePrice({
@@ -114,17 +128,30 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
+  const budget = completionBudget(input.format, input.model, price, charge, options);
   const rated = await deps.rateLimits.admit(caller, input.model, charge);
   // A refused reservation gives the rate limits back what the request was counted for.
-  const reservation = await reserve(deps, caller, price, charge).catch(async (error: unknown) => {
+  const reservation = await reserve(deps, caller, price, charge, budget).catch(async (error: unknown) => {
     await deps.rateLimits.settle(rated, 0);
     throw error;
+  });
+  const guard = streamGuardFor(deps, {
+    stream: input.stream,
+    model: input.model,
+    group: caller.group,
+    notes: ctx.notes,
+    reservation,
+    budget,
+    price,
+    charge,
   });
 
   let settled = false;
   try {
-    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started });
-    const usage = billedUsage(outcome, input.model, charge);
+    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started, guard });
+    const usage = outcome.cut
+      ? deliveredUsage(outcome, input.model, charge.promptEstimate)
+      : billedUsage(outcome, input.model, charge);
     const { quota, surcharges } = settleQuota({
       price,
       usage,
@@ -169,7 +196,7 @@ export async function relay(
         upstreamFormat: outcome.upstreamFormat,
         claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
         ...(input.stream
-          ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
+          ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.cut } }
           : {}),
       }),
     });
@@ -190,6 +217,10 @@ export async function relay(
   }
 }
 
+/** Why a stream ended, for the consume log: `quota_exhausted` when the quota could not cover more of it. */
+const streamEnd = (outcome: ExchangeOutcome) =>
+  outcome.cut ? 'quota_exhausted' : outcome.clientGone ? 'client_gone' : 'done';
+
 /** Trust quota (reference §5.3): $10 of quota on both the wallet and the token skips the reservation. */
 const TRUST_QUOTA_USD = 10;
 
@@ -197,13 +228,14 @@ const TRUST_QUOTA_USD = 10;
  * Holds the request's estimated cost on the wallet and token (reference §5.3). A free model holds
  * nothing when `quota_setting.enable_free_model_pre_consume` is off (then even an empty wallet may
  * use it); a caller with more than the trust quota on both wallet and token reserves 0, which still
- * requires a positive balance.
+ * requires a positive balance. A request without max_tokens also holds its completion budget (relay/overrun).
  */
 async function reserve(
   deps: PipelineDeps,
   caller: RelayCaller,
   price: ModelPrice,
   charge: RequestCharge,
+  budget: CompletionBudget | undefined,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
@@ -226,14 +258,15 @@ async function reserve(
       amount,
     });
   if (trusted()) return hold(0);
-  const amount = preConsumeQuota({
-    price,
-    promptTokens: charge.promptEstimate,
-    maxTokens: charge.maxTokens,
-    options,
-    n: charge.n,
-    priceMultiplier: charge.priceMultiplier,
-  });
+  const amount =
+    preConsumeQuota({
+      price,
+      promptTokens: charge.promptEstimate,
+      maxTokens: charge.maxTokens,
+      options,
+      n: charge.n,
+      priceMultiplier: charge.priceMultiplier,
+    }) + (budget ? completionQuota(budget) : 0);
   try {
     return await hold(amount);
   } catch (error) {
@@ -427,6 +460,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       pingIntervalMs: pingInterval(deps.options, input.format),
       promptEstimate: () => charge.promptEstimate,
     },
+    budget: run.guard,
   });
   return exchange.run(ctx.sink);
 }

@@ -6,6 +6,7 @@ import type { RelayCaller } from './auth/key-auth.ts';
 import type { RequestCharge } from './charge.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import type { RelayMetrics } from './metrics.ts';
+import { defaultCompletionTokens } from './overrun/budget.ts';
 
 const WINDOW_MS = 60_000;
 
@@ -50,8 +51,8 @@ interface Check {
  * Requests and tokens per minute per token, user and group (README "Rate limits"), on top of the
  * model request limit (limits.ts). A sliding minute in the cluster's budgets, so that the limits hold
  * across pods. A request is admitted only if it fits every limit that applies, in one atomic step:
- * one request in each RPM budget and its token estimate (prompt + max_tokens, or
- * `rate_limit_setting.default_completion_tokens` when it sets none) in each TPM budget. The estimate
+ * one request in each RPM budget and its token estimate (prompt + max_tokens, or the completion budget
+ * `quota_setting.default_completion_tokens` gives the model when it sets none) in each TPM budget. The estimate
  * is corrected at settlement to the tokens really used (0 when the request failed and was refunded).
  */
 export class RateLimiter {
@@ -86,7 +87,7 @@ export class RateLimiter {
     if (checks.length === 0) return undefined;
     let tokens = 0;
     if (checks.some((check) => check.kind === 'tpm')) {
-      const completion = charge.maxTokens > 0 ? charge.maxTokens : this.#defaultCompletion();
+      const completion = charge.maxTokens > 0 ? charge.maxTokens : defaultCompletionTokens(this.#options, model);
       tokens = Math.max(0, Math.ceil(charge.promptEstimate + completion));
       for (const check of checks) if (check.kind === 'tpm') check.charge.cost = tokens;
     }
@@ -150,9 +151,5 @@ export class RateLimiter {
       }
     }
     return checks;
-  }
-
-  #defaultCompletion(): number {
-    return Math.max(0, this.#options.getNumber('rate_limit_setting.default_completion_tokens'));
   }
 }

@@ -19,6 +19,7 @@ import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RateLimiter } from './rate-limits.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
 import { videoPlatform } from './tasks/video/platform.ts';
@@ -121,6 +122,8 @@ export async function startRelay(
     ],
   });
   opened.push({ name: 'task polling', run: () => tasks.stop() });
+  const sensitive = new SensitiveWords(options);
+  opened.push({ name: 'sensitive words', run: async () => sensitive.close() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,
@@ -137,6 +140,7 @@ export async function startRelay(
     metrics,
     alerts,
     health,
+    sensitive,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };
