@@ -89,6 +89,25 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits per token, user and 
     expect((await chat(a, key, body)).status).toBe(200);
   });
 
+  it('counts a request without max_tokens as its prompt plus the completion budget of its model', async () => {
+    await option('quota_setting.default_completion_tokens', JSON.stringify({ default: 2048, [MODEL]: 400 }));
+    await eventually(
+      async () => b.options.getJson<Record<string, number>>('quota_setting.default_completion_tokens')[MODEL],
+      (tokens) => tokens === 400,
+      2000,
+    );
+    const key = await token({ '*': { tpm: 1000 } });
+    const body = chatBody();
+    const estimate = estimatePromptTokens('openai-chat', MODEL, body) + 400;
+    // The upstream uses what was estimated: two fit in 1000, the third does not.
+    upstream.behaviour = { usage: { prompt_tokens: estimate - 400, completion_tokens: 400 } };
+    expect((await chat(a, key, body)).status).toBe(200);
+    expect((await chat(b, key, body)).status).toBe(200);
+    expect((await chat(a, key, body)).status).toBe(429);
+    await option('quota_setting.default_completion_tokens', JSON.stringify({ default: 2048 }));
+    upstream.behaviour = {};
+  });
+
   it('answers a refusal in the Claude and Gemini error shapes to those clients, with Retry-After', async () => {
     const key = await token({ '*': { rpm: 1 } });
     expect((await chat(a, key, chatBody())).status).toBe(200);
@@ -239,8 +258,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits per token, user and 
         .flatMap((text) => text.split('\n'))
         .filter((line) => line.startsWith(`tollgate_relay_rate_limited_total{scope="${scope}",kind="${kind}"`))
         .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
-    // What the tests above were refused: token TPM in the first and sixth, token RPM 2 + 2 + 2, group TPM in the last.
-    expect(refusals('token', 'tpm')).toBeGreaterThanOrEqual(7);
+    // What the tests above were refused: token TPM in the first, second and seventh, token RPM 2 + 2 + 2, group TPM in the last.
+    expect(refusals('token', 'tpm')).toBeGreaterThanOrEqual(8);
     expect(refusals('token', 'rpm')).toBe(6);
     expect(refusals('user', 'rpm')).toBe(1);
     expect(refusals('group', 'rpm')).toBe(2);
