@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
+  type ExprRequest,
   estimateCompletionTokens,
+  isFreePrice,
   preConsumeQuota,
   resolvePrice,
   settleQuota,
@@ -67,6 +69,8 @@ export interface RelayRequest {
   model: string;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded): what pass-through mode forwards. */
+  rawBody?: Uint8Array | undefined;
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
@@ -116,7 +120,8 @@ export async function relay(
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
   // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
-  deps.sensitive.screen(input.format, input.body);
+  // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
+  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const price = resolvePrice({
@@ -128,10 +133,12 @@ export async function relay(
     acceptUnset: user.acceptUnsetModels,
   });
   const charge = await requestCharge(input.format, input.model, input.body);
+  // What a billing expression may read: the same clock for the reservation and the settlement.
+  const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
   const budget = completionBudget(input.format, input.model, price, charge, options);
   const rated = await deps.rateLimits.admit(caller, input.model, charge);
   // A refused reservation gives the rate limits back what the request was counted for.
-  const reservation = await reserve(deps, caller, price, charge, budget).catch(async (error: unknown) => {
+  const reservation = await reserve(deps, caller, price, charge, budget, exprRequest).catch(async (error: unknown) => {
     await deps.rateLimits.settle(rated, 0);
     throw error;
   });
@@ -152,7 +159,7 @@ export async function relay(
     const usage = outcome.cut
       ? deliveredUsage(outcome, input.model, charge.promptEstimate)
       : billedUsage(outcome, input.model, charge);
-    const { quota, surcharges } = settleQuota({
+    const { quota, surcharges, tiered } = settleQuota({
       price,
       usage,
       options,
@@ -160,6 +167,8 @@ export async function relay(
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request: exprRequest,
+      estimate: charge,
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
@@ -191,6 +200,7 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
+        tiered,
         requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
@@ -236,10 +246,11 @@ async function reserve(
   price: ModelPrice,
   charge: RequestCharge,
   budget: CompletionBudget | undefined,
+  request: ExprRequest,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
@@ -266,6 +277,7 @@ async function reserve(
       options,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request,
     }) + (budget ? completionQuota(budget) : 0);
   try {
     return await hold(amount);
@@ -437,6 +449,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     key,
     format: input.format,
     body: input.body,
+    rawBody: input.rawBody,
     model: input.model,
     stream: input.stream,
     options: deps.options,
@@ -458,6 +471,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       stream: input.stream,
       wantsStreamUsage: input.wantsStreamUsage,
       pingIntervalMs: pingInterval(deps.options, input.format),
+      streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
     },
     budget: run.guard,

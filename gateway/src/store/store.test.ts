@@ -152,7 +152,7 @@ describe('embedded store (PGlite on disk)', () => {
     await store.close();
   });
 
-  it('gives tokens, users and groups rate limits, no limit by default (migration 0007, reversible)', async () => {
+  it('gives tokens, users and groups rate limits, no limit by default (migration 0008, reversible)', async () => {
     const store = await openStore({ dataDir: 'memory://' });
     await migrateToLatest(store.db);
     const columns = async () =>
@@ -165,7 +165,7 @@ describe('embedded store (PGlite on disk)', () => {
       { table: 'tokens', fallback: "'{}'::text" },
       { table: 'users', fallback: "'{}'::text" },
     ]);
-    await migrations['0007_rate_limits']!.down!(store.db);
+    await migrations['0008_rate_limits']!.down!(store.db);
     expect(await columns()).toEqual([]);
     await store.close();
   });
