@@ -37,6 +37,8 @@ export interface StartOptions {
   schemaRecheckMs?: number;
   /** Unix ms for period quotas (default Date.now): tests move it across a midnight. */
   clock?: () => number;
+  /** The clock of the relay's rate limits, in milliseconds (tests move it); unset: the cluster's. */
+  rateLimitClock?: () => number;
 }
 
 /** Opens every dependency, builds the app and starts listening. Used by main.ts and by tests. */
@@ -176,7 +178,7 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
       opened.push({ name: 'channel balance refresh', run: () => balanceJob.stop() });
     }
 
-    const relay = await startRelay(config, logger, services, metrics.registry, opened);
+    const relay = await startRelay(config, logger, services, metrics.registry, opened, start.rateLimitClock);
 
     const app = await buildApp({ config, logger, metrics, relay, health, services });
     // The stand-in hands the port over: probes may miss for the few milliseconds in between.

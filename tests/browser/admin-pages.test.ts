@@ -470,12 +470,59 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="user-add-quota-ok"]').click();
     expect(await edit.locator('[data-testid="user-quota"]').inputValue()).toBe('700');
     await edit.locator('[data-testid="user-display_name"]').fill('Carol C');
+    // Rate limits: one rule per model ("*" first), whole numbers only.
+    await edit.locator('[data-testid="rate-limit-add"]').click();
+    expect(await edit.locator('[data-testid="rate-limit-model-0"]').inputValue()).toBe('*');
+    await edit.locator('[data-testid="rate-limit-rpm-0"]').fill('30');
+    await edit.locator('[data-testid="rate-limit-tpm-0"]').fill('1.5');
+    await edit.locator('[data-testid="rate-limits-error"]').getByText('限制必须是不小于 0 的整数').waitFor();
+    await edit.locator('[data-testid="user-submit"]').click();
+    await see(page, '限制必须是不小于 0 的整数');
+    await edit.locator('[data-testid="rate-limit-tpm-0"]').fill('20000');
+    await edit.locator('[data-testid="rate-limit-add"]').click();
+    await edit.locator('[data-testid="rate-limit-model-1"]').fill('gpt-4o');
+    await edit.locator('[data-testid="rate-limit-rpm-1"]').fill('5');
     await screenshot(page, 'admin-08-user-edit');
     await edit.locator('[data-testid="user-submit"]').click();
     await see(page, '用户信息更新成功');
     await page.waitForURL((url) => url.pathname === '/user');
     const updated = await rootApi.get(`/api/user/${carol.id}`);
-    expect(updated.body.data).toMatchObject({ quota: 700, display_name: 'Carol C' });
+    expect(updated.body.data).toMatchObject({
+      quota: 700,
+      display_name: 'Carol C',
+      rate_limits: { '*': { rpm: 30, tpm: 20000 }, 'gpt-4o': { rpm: 5 } },
+    });
+    // Shown again as rows when the drawer opens.
+    await page.goto(`/user/edit/${carol.id}`);
+    expect(await edit.locator('[data-testid="rate-limit-tpm-0"]').inputValue()).toBe('20000');
+    expect(await edit.locator('[data-testid="rate-limit-model-1"]').inputValue()).toBe('gpt-4o');
+
+    // A token's own rate limits, on the token form: refused until whole, then saved and shown again.
+    await page.goto('/token/create');
+    const form = page.locator('form');
+    await form.locator('input[name="name"]').fill('limited-token');
+    await form.locator('[data-testid="rate-limit-add"]').click();
+    await form.locator('[data-testid="rate-limit-rpm-0"]').fill('x');
+    await form.locator('button[type="submit"]').click();
+    await see(page, '限制必须是不小于 0 的整数');
+    await form.locator('[data-testid="rate-limit-rpm-0"]').fill('12');
+    await form.locator('[data-testid="rate-limit-add"]').click();
+    await form.locator('[data-testid="rate-limit-model-1"]').fill('gpt-4o-mini');
+    await form.locator('[data-testid="rate-limit-tpm-1"]').fill('3000');
+    await screenshot(page, 'admin-08-token-rate-limits');
+    await form.locator('button[type="submit"]').click();
+    await page.waitForURL((url) => url.pathname === '/token');
+    const tokens = (await rootApi.get('/api/token/?p=1&size=100')).body.data.items as Array<Record<string, any>>;
+    const limited = tokens.find((token) => token.name === 'limited-token')!;
+    expect(limited.rate_limits).toEqual({ '*': { rpm: 12 }, 'gpt-4o-mini': { tpm: 3000 } });
+    await page.goto(`/token/${limited.id}`);
+    await expect.poll(() => page.locator('[data-testid="rate-limit-tpm-1"]').inputValue()).toBe('3000');
+    await page.locator('[data-testid="rate-limit-rpm-0"]').fill('');
+    await page.locator('form button[type="submit"]').click();
+    await page.waitForURL((url) => url.pathname === '/token');
+    await expect
+      .poll(async () => (await rootApi.get(`/api/token/${limited.id}`)).body.data.rate_limits)
+      .toEqual({ 'gpt-4o-mini': { tpm: 3000 } });
   });
 
   it('saves settings with one PUT per changed key and the spec’s messages', async () => {
@@ -579,6 +626,28 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await limit.locator('[data-option="ModelRequestRateLimitSuccessCount"]').fill('0');
       await limit.locator('[data-testid="save-rate_limit"]').click();
       await see(page, '不能小于 1');
+      // Rate limit: requests and tokens per minute per group, checked by the gateway's option table.
+      const groupLimits = page.locator('[data-section="rate_limit_groups"]');
+      await groupLimits.getByText('分组速率限制（RPM/TPM）', { exact: true }).waitFor();
+      await groupLimits.locator('[data-option="rate_limit_setting.groups"]').fill('{"vip": {"*": {"rpn": 60}}}');
+      await groupLimits.locator('[data-testid="save-rate_limit_groups"]').click();
+      await see(page, /只含 rpm, tpm 的对象/);
+      const groups = '{"vip": {"*": {"rpm": 60, "tpm": 100000}}}';
+      await groupLimits.locator('[data-option="rate_limit_setting.groups"]').fill(groups);
+      await groupLimits.locator('[data-testid="save-rate_limit_groups"]').click();
+      await see(page, '保存成功');
+      await screenshot(page, 'admin-10-settings-rate-limits');
+      await expect
+        .poll(
+          async () =>
+            (await rootApi.get('/api/option/')).body.data.find((o: any) => o.key === 'rate_limit_setting.groups')
+              ?.value,
+        )
+        .toBe(groups);
+      expect((await rootApi.put('/api/option/', { key: 'rate_limit_setting.groups', value: '{}' })).body.success).toBe(
+        true,
+      );
+      puts.length = 0;
       // System: turning password sign-in off asks first; cancelling keeps it on.
       await page.locator('[data-testid="tab-system"]').click();
       const login = page.locator('[data-section="login"]');

@@ -244,6 +244,7 @@ describe('CRD files', () => {
         'Channel spec.baseURL',
         'Channel spec.statusCodeMapping',
         'GatewaySettings spec.settings',
+        'Group spec.rateLimits',
         'Group spec.userGroupRatios',
         'ModelPrice spec',
         'ModelPrice spec.perToken',
@@ -393,6 +394,16 @@ describe('CEL rules', () => {
     ]);
     expect(errorsOf('Group', group)).toContain('spec.userGroupRatios.vip: must be >= 0');
     expect(errorsOf('Group', { ratio: 1, userGroupRatios: { vip: 0.9, default: 0 } })).toEqual([]);
+  });
+
+  it('Group: rateLimits are whole numbers ≥ 0 of rpm and tpm per model', () => {
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { rpm: 10, tpm: 5000 }, 'gpt-4o': { tpm: 0 } } })).toEqual(
+      [],
+    );
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { rpm: -1 } } })).toContain(
+      'spec.rateLimits.*.rpm: must be >= 0',
+    );
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { tpm: 1.5 } } }).length).toBeGreaterThan(0);
   });
 
   it('GatewaySettings: option keys are 1-128 characters', () => {

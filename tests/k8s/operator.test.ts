@@ -575,15 +575,30 @@ describe.runIf(hasPostgres())('operator', () => {
     const group = (name: string) => db().selectFrom('groups').selectAll().where('name', '=', name).executeTakeFirst();
 
     it('writes, renames and deletes the groups row', async () => {
-      resource('Group', 'vip', { ratio: 0.8, description: 'VIP', selectable: true, userGroupRatios: { svip: 0.5 } });
+      resource('Group', 'vip', {
+        ratio: 0.8,
+        description: 'VIP',
+        selectable: true,
+        userGroupRatios: { svip: 0.5 },
+        rateLimits: { '*': { rpm: 600 }, 'gpt-4o': { tpm: 50000 } },
+      });
       await until('Group', 'vip', 'Ready', 'True');
       expect(await group('vip')).toMatchObject({
         ratio: 0.8,
         description: 'VIP',
         selectable: true,
         user_group_ratios: '{"svip":0.5}',
+        rate_limits: '{"*":{"rpm":600},"gpt-4o":{"tpm":50000}}',
         managed_by: 'tollgate-operator',
       });
+      // The gateway hears of it on the bus: the group's limits apply as if set in rate_limit_setting.groups.
+      expect(
+        await eventually(
+          async () => gateway.options.getJson<Record<string, unknown>>('rate_limit_setting.groups').vip,
+          Boolean,
+          5_000,
+        ),
+      ).toEqual({ '*': { rpm: 600 }, 'gpt-4o': { tpm: 50000 } });
       editSpec('Group', 'vip', { name: 'premium' });
       await eventually(() => group('premium'), Boolean, 10_000);
       expect(await group('vip')).toBeUndefined();

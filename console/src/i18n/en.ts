@@ -1195,6 +1195,7 @@ export const en = {
       groups: 'Group ratios',
       model_ratio: 'Model ratios',
       rate_limit: 'Model request rate limit',
+      rate_limit_groups: 'Rate limits per group',
       global: 'Global',
       gemini: 'Gemini',
       claude: 'Claude',
@@ -1251,6 +1252,8 @@ export const en = {
       quota_per_unit: 'Quota per US dollar; do not change it lightly',
       rate_limit_count: 'Requests including failures; 0 means unlimited',
       rate_limit_group: 'Group to [total, successful], overriding the values above',
+      rate_limit_groups:
+        'Requests and tokens per minute of all users of a group together, e.g. {"vip": {"*": {"rpm": 600, "tpm": 200000}, "gpt-4o": {"tpm": 50000}}}; Group resources add theirs',
       sensitive_check: 'Master switch of the sensitive-word check; off, nothing is checked',
       sensitive_prompt:
         "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs, Realtime events) in every API format; the model's answer is not checked",
@@ -1399,6 +1402,7 @@ export const en = {
       rate_limit_duration: 'Window (minutes)',
       rate_limit_enabled: 'Limit model requests per user',
       rate_limit_group: 'Per-group limits',
+      rate_limit_groups: 'Group → model or * → { rpm, tpm }',
       rate_limit_success_count: 'Successful requests per window',
       register: 'Registration',
       retry_times: 'Retries on failure',
@@ -1433,6 +1437,24 @@ export const en = {
       worker_allow_http: 'Allow http image fetches',
       worker_key: 'Worker key',
       worker_url: 'Worker URL',
+    },
+  },
+
+  rate_limits: {
+    title: 'Rate limits',
+    token_help:
+      'Requests and tokens (prompt + completion) per minute for this token, across every gateway pod. Model "*" covers every model without a rule of its own; a model\'s rule overrides "*" limit by limit. Empty or 0: no limit.',
+    user_help:
+      'Requests and tokens (prompt + completion) per minute for all of this user\'s tokens together. Model "*" covers every model without a rule of its own; a model\'s rule overrides "*" limit by limit. Empty or 0: no limit.',
+    model: 'Model',
+    rpm: 'Requests / min',
+    tpm: 'Tokens / min',
+    add: 'Add rule',
+    remove: 'Remove rule',
+    validation: {
+      model_required: 'A rule needs a model name, or * for every model',
+      whole_number: 'Limits are whole numbers ≥ 0',
+      duplicate: 'A model has more than one rule',
     },
   },
 

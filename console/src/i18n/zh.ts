@@ -1390,6 +1390,7 @@ export const zh = {
       groups: '分组倍率设置',
       model_ratio: '模型倍率设置',
       rate_limit: '模型请求速率限制',
+      rate_limit_groups: '分组速率限制（RPM/TPM）',
       global: '全局设置',
       gemini: 'Gemini 设置',
       claude: 'Claude 设置',
@@ -1442,6 +1443,8 @@ export const zh = {
       quota_per_unit: '每美元对应的额度，请不要随意修改',
       rate_limit_count: '包括失败请求的次数，0 表示不限制',
       rate_limit_group: '分组到 [总次数, 成功次数]，覆盖上面的设置',
+      rate_limit_groups:
+        '分组内所有用户合计的每分钟请求数和 token 数，例如 {"vip": {"*": {"rpm": 600, "tpm": 200000}, "gpt-4o": {"tpm": 50000}}}；Group 资源声明的会叠加进来',
       sensitive_check: '屏蔽词检查的总开关，关闭后不做任何检查',
       sensitive_prompt:
         '检查客户端发给模型的全部文本（消息、系统提示词、instructions、向量、重排、图片、语音、音乐和视频输入、实时会话事件），覆盖所有接口格式；不检查模型的输出',
@@ -1588,6 +1591,7 @@ export const zh = {
       rate_limit_duration: '限制周期（分钟）',
       rate_limit_enabled: '启用用户模型请求速率限制',
       rate_limit_group: '分组速率限制',
+      rate_limit_groups: '分组 → 模型或 * → { rpm, tpm }',
       rate_limit_success_count: '用户每周期最多请求完成次数',
       register: '允许新用户注册',
       retry_times: '失败重试次数',
@@ -1622,6 +1626,24 @@ export const zh = {
       worker_allow_http: '允许通过 HTTP 获取图片',
       worker_key: 'Worker 密钥',
       worker_url: 'Worker 地址',
+    },
+  },
+
+  rate_limits: {
+    title: '速率限制',
+    token_help:
+      '该令牌每分钟的请求数和 token 数（输入 + 输出），所有网关实例合计。模型 "*" 适用于没有单独规则的所有模型；某模型的规则按项覆盖 "*"。留空或 0 表示不限制。',
+    user_help:
+      '该用户所有令牌合计每分钟的请求数和 token 数（输入 + 输出）。模型 "*" 适用于没有单独规则的所有模型；某模型的规则按项覆盖 "*"。留空或 0 表示不限制。',
+    model: '模型',
+    rpm: '每分钟请求数',
+    tpm: '每分钟 token 数',
+    add: '添加规则',
+    remove: '删除规则',
+    validation: {
+      model_required: '规则需要模型名称，或用 * 表示所有模型',
+      whole_number: '限制必须是不小于 0 的整数',
+      duplicate: '同一模型有多条规则',
     },
   },
 

@@ -22,7 +22,7 @@ import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedIn } from '
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
 import { periodLimitSchema } from './period-limits.ts';
-import { idParams } from './schemas.ts';
+import { idParams, rateLimitsSchema } from './schemas.ts';
 
 export interface UserRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -253,6 +253,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       group?: string;
       quota?: number;
       remark?: string;
+      rate_limits?: Record<string, { rpm?: number; tpm?: number }>;
     } & Partial<PeriodLimitFields>;
   }>(
     '/user/',
@@ -271,6 +272,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
             quota: { type: 'number' },
             remark: str,
             ...periodLimitSchema,
+            rate_limits: rateLimitsSchema,
           },
         },
       },

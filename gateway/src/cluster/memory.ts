@@ -1,3 +1,4 @@
+import { type Budget, memoryBudgets } from './memory-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
 import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
@@ -15,7 +16,7 @@ export interface MemoryClusterStateOptions {
 export interface MemoryClusterState extends ClusterState {
   readonly kind: 'memory';
   /** Sizes of the shared state, so tests can check that nothing grows without bound. */
-  stats(): { channels: number; counterKeys: number; hits: number; locks: number; kvKeys: number };
+  stats(): { channels: number; counterKeys: number; hits: number; locks: number; kvKeys: number; budgetKeys: number };
 }
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -39,6 +40,7 @@ interface Stored {
 interface World {
   channels: Map<string, Set<Subscription>>;
   logs: Map<string, HitLog>;
+  budgets: Map<string, Budget>;
   leases: Map<string, Held>;
   values: Map<string, Stored>;
   sweepIntervalMs: number;
@@ -63,6 +65,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
     kind: 'memory',
     bus: memoryBus(world, mine, ensureOpen),
     counters: memoryCounters(world, ensureOpen),
+    budgets: memoryBudgets(world.budgets, now, ensureOpen, (at) => sweep(world, at)),
     locks: memoryLocks(world, ensureOpen),
     kv: memoryKeyValueStore(world, ensureOpen),
     async ping() {
@@ -80,6 +83,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
       hits: [...world.logs.values()].reduce((sum, log) => sum + log.size, 0),
       locks: world.leases.size,
       kvKeys: world.values.size,
+      budgetKeys: world.budgets.size,
     }),
   };
 }
@@ -88,6 +92,7 @@ function newWorld(sweepIntervalMs: number): World {
   return {
     channels: new Map(),
     logs: new Map(),
+    budgets: new Map(),
     leases: new Map(),
     values: new Map(),
     sweepIntervalMs,
@@ -195,6 +200,10 @@ function sweep(world: World, at: number): void {
   for (const [key, log] of world.logs) {
     log.prune(at - log.windowMs);
     if (log.size === 0) world.logs.delete(key);
+  }
+  for (const [key, budget] of world.budgets) {
+    budget.prune(at - budget.windowMs);
+    if (budget.charges.size === 0) world.budgets.delete(key);
   }
   for (const [name, held] of world.leases) if (held.expiresAt <= at) world.leases.delete(name);
   for (const [key, stored] of world.values) if (stored.expiresAt <= at) world.values.delete(key);

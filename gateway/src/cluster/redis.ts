@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { BUDGET_SCRIPTS, type BudgetCommands, redisBudgets } from './redis-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
 import { TurnBatcher } from './turn-batch.ts';
 import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
@@ -116,7 +117,7 @@ interface ScriptCommands {
   tollgateRelease(key: string, token: string): Promise<number>;
 }
 
-type Commands = Redis & ScriptCommands;
+type Commands = Redis & ScriptCommands & BudgetCommands;
 
 /** Connects both connections (commands, and the bus subscriber); rejects if Redis does not answer. */
 export async function createRedisClusterState(options: RedisClusterStateOptions): Promise<ClusterState> {
@@ -136,6 +137,7 @@ export async function createRedisClusterState(options: RedisClusterStateOptions)
     kind: 'redis',
     bus,
     counters: redisCounters(client, `${prefix}counter:`),
+    budgets: redisBudgets(client, `${prefix}budget:`),
     locks: redisLocks(client, `${prefix}lock:`),
     kv: redisKeyValueStore(client, `${prefix}kv:`),
     async ping() {
@@ -158,7 +160,7 @@ function connection(options: RedisClusterStateOptions, name: string, withScripts
     connectTimeout: CONNECT_TIMEOUT_MS,
     // A command fails after a few reconnect attempts instead of waiting forever for Redis.
     maxRetriesPerRequest: 2,
-    ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: SCRIPTS } : {}),
+    ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: { ...SCRIPTS, ...BUDGET_SCRIPTS } } : {}),
     // The first connect fails at once (the gateway then refuses to start); later drops reconnect with backoff.
     retryStrategy: (times) => (connected ? Math.min(50 * 2 ** times, 2000) : null),
   });

@@ -6,6 +6,7 @@ export interface ClusterState {
   readonly kind: 'redis' | 'memory';
   readonly bus: Bus;
   readonly counters: SlidingWindowCounters;
+  readonly budgets: WindowBudgets;
   readonly locks: Locks;
   readonly kv: KeyValueStore;
   /** Throws when the backing service does not answer. */
@@ -49,6 +50,38 @@ export interface SlidingWindowCounters {
     limit: number,
     gate: { key: string; limit: number },
   ): Promise<{ allowed: boolean; refusedBy?: 'gate' | 'limit' }>;
+}
+
+/** One charge of an admission: `cost` units against `key`, whose window may hold at most `limit`. */
+export interface BudgetCharge {
+  key: string;
+  limit: number;
+  cost: number;
+}
+
+export type BudgetAdmission =
+  | { admitted: true; ticket: string }
+  /** `refused` indexes the first charge that did not fit; `retryAfterMs` is when enough of its window frees. */
+  | { admitted: false; refused: number; retryAfterMs: number };
+
+/**
+ * Weighted sliding windows, atomic across pods: each key holds charges (a cost at a time) and a
+ * charge counts while it is younger than `windowMs`. Rate limits in requests (cost 1) and in tokens
+ * (cost = an estimate, corrected later) per minute. Use one window per key. `at` (milliseconds) is
+ * an injected clock for tests; without it the backing service's clock is used (Redis's for every pod).
+ */
+export interface WindowBudgets {
+  /**
+   * Records every charge under one ticket, or none: all-or-nothing, so that a request refused by
+   * one limit takes nothing from the others. A charge fits when its key's window sum plus its cost
+   * stays within its limit; a cost above the limit never fits (`retryAfterMs` is then the window).
+   */
+  admit(charges: readonly BudgetCharge[], windowMs: number, at?: number): Promise<BudgetAdmission>;
+  /**
+   * Adds `delta` (negative to give back) to the ticket's cost under each key, never below 0, while the
+   * charge is still in its window; a charge that has left its window is not changed.
+   */
+  correct(ticket: string, corrections: readonly { key: string; delta: number }[], at?: number): Promise<void>;
 }
 
 /** Named leases with a time to live: at most one holder per name at a time, across pods. */

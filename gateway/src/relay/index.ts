@@ -18,6 +18,7 @@ import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
+import { RateLimitError } from './rate-limits.ts';
 import { realtimeRoute, routeUpgrades } from './realtime/index.ts';
 import type { WireFormat } from './types.ts';
 
@@ -350,5 +351,6 @@ async function renderError(error: unknown, request: FastifyRequest, reply: Fasti
     code,
   });
   setRetryAfter(reply, error);
+  if (error instanceof RateLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply.code(appError.status).send(body);
 }

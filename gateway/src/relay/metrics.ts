@@ -53,6 +53,8 @@ export interface RelayMetrics {
   /** A successful answer was billed: its tokens, quota and time to first token. */
   billed(facts: { model: string; group: string; firstTokenMs: number | undefined; usage: Usage; quota: number }): void;
   upstreamError(channel: ChannelSnapshot, code: string): void;
+  /** A request refused by a token, user or group rate limit (rate-limits.ts), before any reservation. */
+  rateLimited(scope: 'token' | 'user' | 'group', kind: 'rpm' | 'tpm'): void;
   /** A stream was cut off because its holder's quota could not cover more of it (relay/overrun). */
   streamCut(facts: { model: string; group: string }): void;
   /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
@@ -120,6 +122,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     labelNames: ['channel', 'result'] as const,
     registers,
   });
+  const rateLimited = new Counter({
+    name: 'tollgate_relay_rate_limited_total',
+    help: 'Relay requests refused by a rate limit, by scope (token, user, group) and kind (rpm, tpm).',
+    labelNames: ['scope', 'kind'] as const,
+    registers,
+  });
   const inFlight = new Gauge({
     name: 'tollgate_relay_in_flight_requests',
     help: 'Relay requests being served.',
@@ -152,6 +160,9 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });
+    },
+    rateLimited(scope, kind) {
+      rateLimited.inc({ scope, kind });
     },
     streamCut(f) {
       streamCuts.inc({ model: f.model, group: f.group });

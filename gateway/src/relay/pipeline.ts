@@ -37,6 +37,7 @@ import {
 } from './overrun/index.ts';
 import { providerFor } from './protocols/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
+import type { RateLimiter } from './rate-limits.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
@@ -53,6 +54,7 @@ export interface PipelineDeps {
   ledger: QuotaLedger;
   recorder: UsageRecorder;
   limits: ModelRequestLimit;
+  rateLimits: RateLimiter;
   transport: Transport;
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
@@ -134,7 +136,12 @@ export async function relay(
   // What a billing expression may read: the same clock for the reservation and the settlement.
   const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
   const budget = completionBudget(input.format, input.model, price, charge, options);
-  const reservation = await reserve(deps, caller, price, charge, budget, exprRequest);
+  const rated = await deps.rateLimits.admit(caller, input.model, charge);
+  // A refused reservation gives the rate limits back what the request was counted for.
+  const reservation = await reserve(deps, caller, price, charge, budget, exprRequest).catch(async (error: unknown) => {
+    await deps.rateLimits.settle(rated, 0);
+    throw error;
+  });
   const guard = streamGuardFor(deps, {
     stream: input.stream,
     model: input.model,
@@ -165,6 +172,7 @@ export async function relay(
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
+    await deps.rateLimits.settle(rated, usage.promptTokens + usage.completionTokens);
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
     deps.recorder.recordConsume({
       userId: user.id,
@@ -211,7 +219,10 @@ export async function relay(
       quota,
     });
   } catch (error) {
-    if (!settled && reservation) await deps.ledger.refund(reservation);
+    if (!settled) {
+      if (reservation) await deps.ledger.refund(reservation);
+      await deps.rateLimits.settle(rated, 0);
+    }
     throw error;
   }
 }

@@ -63,6 +63,7 @@ export async function playgroundPlugin(
             allowIps: null,
             group,
             periodLimits: {},
+            rateLimits: {},
           },
           user: relayUser(user, deps.keyring),
         },

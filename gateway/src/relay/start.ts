@@ -17,6 +17,7 @@ import { ModelRequestLimit } from './limits.ts';
 import { createRelayMetrics, registerStateGauges } from './metrics.ts';
 import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
+import { RateLimiter } from './rate-limits.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
 import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
@@ -35,6 +36,8 @@ export async function startRelay(
   services: Services,
   registry: Registry,
   opened: ShutdownStep[],
+  /** Tests move the rate limits' minute with it (gateway.ts StartOptions). */
+  rateLimitClock?: () => number,
 ): Promise<RelayPluginDeps> {
   const { store, cluster, options, keyring, pricing } = services;
   const db = store.db;
@@ -132,6 +135,7 @@ export async function startRelay(
     ledger,
     recorder,
     limits: new ModelRequestLimit(cluster.counters, options),
+    rateLimits: new RateLimiter({ budgets: cluster.budgets, options, metrics, clock: rateLimitClock }),
     transport,
     outbound: services.outbound,
     metrics,

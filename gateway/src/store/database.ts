@@ -73,6 +73,8 @@ export interface UsersTable {
   /** JSON string: notify_type, quota_warning_threshold, webhook_url, ... */
   setting: Defaulted<string>;
   remark: Defaulted<string>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   created_at: number;
   last_login_at: Defaulted<number>;
   deleted_at: Defaulted<number | null>;
@@ -112,6 +114,8 @@ export interface TokensTable extends Managed {
   allow_ips: Defaulted<string>;
   group: Defaulted<string>;
   cross_group_retry: Defaulted<boolean>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   deleted_at: Defaulted<number | null>;
   /** Daily, weekly and monthly limits as JSON (domain/ledger/periods), '' for none. */
   period_limits: Defaulted<string>;
@@ -193,6 +197,8 @@ export interface GroupsTable extends Managed {
   selectable: Defaulted<boolean>;
   /** JSON map: user group -> ratio when a user of that group uses this group. */
   user_group_ratios: Defaulted<string>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   updated_at: number;
 }
 

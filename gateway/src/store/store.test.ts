@@ -175,6 +175,24 @@ describe('embedded store (PGlite on disk)', () => {
     await store.close();
   });
 
+  it('gives tokens, users and groups rate limits, no limit by default (migration 0009, reversible)', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const columns = async () =>
+      (
+        await sql<{ table: string; fallback: string }>`select table_name as table, column_default as fallback
+          from information_schema.columns where column_name = 'rate_limits' order by 1`.execute(store.db)
+      ).rows;
+    expect(await columns()).toEqual([
+      { table: 'groups', fallback: "'{}'::text" },
+      { table: 'tokens', fallback: "'{}'::text" },
+      { table: 'users', fallback: "'{}'::text" },
+    ]);
+    await migrations['0009_rate_limits']!.down!(store.db);
+    expect(await columns()).toEqual([]);
+    await store.close();
+  });
+
   it('runs statements in a process of its own: the event loop keeps turning while one runs', async () => {
     const store = await openStore({ dataDir: 'memory://' });
     let turns = 0;

@@ -25,8 +25,10 @@ describe('Group', () => {
       description: '',
       selectable: false,
       userGroupRatios: {},
+      rateLimits: {},
     });
     expect(storedGroup(group({ name: ' vip ', ratio: 0.5, selectable: true })).name).toBe('vip');
+    expect(storedGroup(group({ ratio: 1, rateLimits: { '*': { rpm: 5 } } })).rateLimits).toEqual({ '*': { rpm: 5 } });
   });
 });
 

@@ -277,6 +277,14 @@ export interface GatewaySettingsList {
 
 // Group (groups.tollgate.dev)
 
+/** The limits for one model (or "*"). */
+export interface GroupRateLimitsValue {
+  /** Requests per minute (sliding minute), 0 for no limit. */
+  rpm?: number;
+  /** Prompt + completion tokens per minute (sliding minute), 0 for no limit. */
+  tpm?: number;
+}
+
 /** The group's ratio and who may use it. */
 export interface GroupSpec {
   /** The group's name in the gateway; defaults to the resource name. */
@@ -292,6 +300,12 @@ export interface GroupSpec {
   selectable?: boolean;
   /** User group -> ratio used when a user of that group uses this group. */
   userGroupRatios?: Record<string, number>;
+  /**
+   * Requests and tokens per minute of the whole group (every user and token in it together): model name, or "*" for
+   * every model without an entry of its own, -> rpm and/or tpm; a model's entry overrides "*" field by field; 0 or
+   * absent is no limit.
+   */
+  rateLimits?: Record<string, GroupRateLimitsValue>;
 }
 
 /** What the operator and the gateway observed. */

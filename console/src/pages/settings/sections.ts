@@ -205,6 +205,15 @@ export const RATE_LIMIT_SECTIONS: OptionSectionDef[] = [
       }),
     ],
   },
+  {
+    id: 'rate_limit_groups',
+    title: 'settings.sections.rate_limit_groups',
+    fields: [
+      json('rate_limit_setting.groups', 'settings.fields.rate_limit_groups', {
+        help: 'settings.help.rate_limit_groups',
+      }),
+    ],
+  },
 ];
 
 /** Models tab: global, Gemini and Claude settings (spec doc 2 §3, §5 budget percentage 0.1-1, ping ≥ 1 s). */

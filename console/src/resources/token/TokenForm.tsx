@@ -14,13 +14,15 @@ import {
   useRedirect,
   useTranslate,
 } from 'react-admin';
-import { useFormContext, useWatch } from 'react-hook-form';
+import { useFormContext, useFormState, useWatch } from 'react-hook-form';
 import { formatQuota } from '../../format/quota.ts';
 import { formatDateTime, formatSeconds } from '../../format/time.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { PeriodLimitInputs } from '../periods/PeriodLimits.tsx';
 import { invalidPeriodLimits, periodLimitBody } from '../periods/periods.ts';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { type RateLimitRow, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   COUNT_PRESETS,
   EXPIRY_PRESETS,
@@ -66,6 +68,7 @@ export function TokenCreate() {
           model_limits: '',
           allow_ips: '',
           group: '',
+          rate_limits: {},
           count: 1,
         }}
         data-testid="token-form"
@@ -249,7 +252,30 @@ function TokenFields({ creating }: { creating: boolean }) {
       />
 
       <PeriodLimitInputs />
+      <TokenRateLimits />
     </Box>
+  );
+}
+
+/**
+ * The token's requests and tokens per minute, edited as rows: `rate_limit_rows` once edited (sent as
+ * `rate_limits`), until then the rows of the limits as loaded (the form may be reset when the record loads).
+ */
+function TokenRateLimits() {
+  const { setValue } = useFormContext();
+  const { errors } = useFormState({ name: 'rate_limit_rows' });
+  const edited = useWatch({ name: 'rate_limit_rows' }) as RateLimitRow[] | undefined;
+  const loaded = useWatch({ name: 'rate_limits' }) as unknown;
+  // react-admin hands the validator's message key over as { message: key }.
+  const reported = errors.rate_limit_rows?.message as unknown;
+  const error = typeof reported === 'string' ? reported : (reported as { message?: unknown } | undefined)?.message;
+  return (
+    <RateLimitsEditor
+      rows={edited ?? rowsOf(loaded)}
+      onChange={(next) => setValue('rate_limit_rows', next, { shouldDirty: true, shouldValidate: true })}
+      error={typeof error === 'string' ? error : undefined}
+      help="rate_limits.token_help"
+    />
   );
 }
 

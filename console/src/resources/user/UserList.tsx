@@ -48,6 +48,8 @@ import {
 } from '../admin-shared.tsx';
 import { PeriodLimitTextFields } from '../periods/PeriodLimits.tsx';
 import { invalidPeriodLimits, periodLimitBody, periodLimitValues, type WithPeriodLimits } from '../periods/periods.ts';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { limitsOf, type RateLimitRow, rateRowsProblem, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   addQuota,
   type ManageAction,
@@ -426,6 +428,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   });
   const [original, setOriginal] = useState('');
   const [limits, setLimits] = useState(periodLimitValues({}));
+  const [rateRows, setRateRows] = useState<RateLimitRow[]>([]);
   const [groups, setGroups] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -445,6 +448,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
           remark: loaded.remark ?? '',
         });
         setLimits(periodLimitValues(loaded as WithPeriodLimits));
+        setRateRows(rowsOf(loaded.rate_limits));
       })
       .catch((error) => {
         notify(errorMessage(error), { type: 'error' });
@@ -463,7 +467,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   const submit = async () => {
     const problem =
       validateEditUser(self ? { ...values, quota: '0' } : values) ??
-      (!self && invalidPeriodLimits(limits).length > 0 ? 'periods.invalid' : undefined);
+      (self ? undefined : invalidPeriodLimits(limits).length > 0 ? 'periods.invalid' : rateRowsProblem(rateRows));
     if (problem) {
       notify(problem, { type: 'error' });
       return;
@@ -484,6 +488,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
             quota: Number(values.quota),
             remark: values.remark,
             ...periodLimitBody(limits),
+            rate_limits: limitsOf(rateRows),
             ...(values.password ? { password: values.password } : {}),
           };
       const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
@@ -583,6 +588,12 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
               <PeriodLimitTextFields
                 values={limits}
                 onChange={(field, value) => setLimits((current) => ({ ...current, [field]: value }))}
+              />
+              <RateLimitsEditor
+                rows={rateRows}
+                onChange={setRateRows}
+                error={rateRowsProblem(rateRows)}
+                help="rate_limits.user_help"
               />
             </>
           )}

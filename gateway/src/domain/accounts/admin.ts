@@ -20,6 +20,7 @@ import {
   parsePeriodLimits,
   serializePeriodLimits,
 } from '../ledger/periods/limits.ts';
+import { rateLimitsToStore } from '../rate-limits.ts';
 import { ACCOUNT_ERRORS } from './errors.ts';
 import { hashPassword } from './password.ts';
 import { assertMayCreateRole, assertMayManage, assertOutranks, type ManageAction } from './permissions.ts';
@@ -35,6 +36,8 @@ export interface AdminUserUpdate extends Partial<PeriodLimitFields> {
   group?: string | undefined;
   quota?: number | undefined;
   remark?: string | undefined;
+  /** Requests and tokens per minute (domain/rate-limits.ts); `{}` for none. */
+  rate_limits?: unknown;
 }
 
 export interface AdminUserCreate {
@@ -127,6 +130,7 @@ export class UserAdminService {
     if (periodLimits && serializePeriodLimits(periodLimits) !== user.period_limits) {
       changes.period_limits = serializePeriodLimits(periodLimits);
     }
+    if (input.rate_limits !== undefined) changes.rate_limits = rateLimitsToStore(input.rate_limits);
     if (input.quota !== undefined) {
       if (!Number.isSafeInteger(input.quota)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
       changes.quota = input.quota;

@@ -394,6 +394,12 @@ export const OPTION_DEFINITIONS = [
   int('ModelRequestRateLimitDurationMinutes', 1, nonNegative),
   /** group -> [total, success] overriding the two counts above. */
   json('ModelRequestRateLimitGroup', {}, shape.record(shape.tuple(shape.integer(0), shape.integer(1)))),
+  // Tollgate: requests and tokens per minute per group (README "Rate limits"): group -> model or "*" -> { rpm, tpm }.
+  json(
+    'rate_limit_setting.groups',
+    {},
+    shape.record(shape.record(shape.someOf({ rpm: shape.integer(0), tpm: shape.integer(0) }))),
+  ),
 
   // Midjourney
   bool('MjNotifyEnabled', false),

@@ -135,6 +135,18 @@ describe('validateOption', () => {
     expect(validateOption('ModelRequestRateLimitGroup', '{"vip": [10, 5]}')).toBe('{"vip": [10, 5]}');
   });
 
+  it('checks group rate limits: group -> model or "*" -> only rpm and tpm, whole numbers ≥ 0', () => {
+    const groups = '{"vip": {"*": {"rpm": 60}, "gpt-4o": {"tpm": 10000}}}';
+    expect(validateOption('rate_limit_setting.groups', groups)).toBe(groups);
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": {"rpn": 60}}}').localized('en')).toBe(
+      'rate_limit_setting.groups has the wrong shape: $["vip"]["*"]["rpn"] must be an object with only rpm, tpm',
+    );
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": {"tpm": 1.5}}}').localized('en')).toContain(
+      '$["vip"]["*"]["tpm"] must be an integer ≥ 0',
+    );
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": 60}}').code).toBe('OPTION_INVALID_SHAPE');
+  });
+
   it('keeps valid JSON as written', () => {
     const pretty = '{\n  "gpt-4o": 1.25,\n  "my-model": 0\n}';
     expect(validateOption('ModelRatio', `  ${pretty}\n`)).toBe(pretty);

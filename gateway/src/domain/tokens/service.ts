@@ -29,6 +29,7 @@ import {
 import { checkListQuery, type ListQuery, type ListResult } from '../list-query.ts';
 import { assertUnmanaged } from '../managed.ts';
 import type { OptionsService } from '../options/index.ts';
+import { rateLimitsToStore } from '../rate-limits.ts';
 import { TOKEN_ERRORS } from './errors.ts';
 import { bareKey, generateKey, randomAlphanumeric } from './keys.ts';
 import {
@@ -58,6 +59,8 @@ export interface TokenInput extends Partial<PeriodLimitFields> {
   allow_ips?: string | undefined;
   group?: string | undefined;
   cross_group_retry?: boolean | undefined;
+  /** Requests and tokens per minute (domain/rate-limits.ts); `{}` for none. */
+  rate_limits?: unknown;
 }
 
 export interface TokenCreate extends TokenInput {
@@ -189,6 +192,7 @@ export class TokenService {
       group,
       cross_group_retry: group === AUTO_GROUP && (input.cross_group_retry ?? false),
       period_limits: serializePeriodLimits(applyPeriodLimitFields({}, input) ?? {}),
+      rate_limits: rateLimitsToStore(input.rate_limits),
     };
     const rows = Array.from({ length: count }, () => {
       const key = generateKey();
@@ -246,6 +250,10 @@ export class TokenService {
     }
     if (input.group !== undefined && input.group.trim() !== row.group) {
       changes.group = this.#checkGroup(input.group, actor);
+    }
+    if (input.rate_limits !== undefined) {
+      const limits = rateLimitsToStore(input.rate_limits);
+      if (limits !== row.rate_limits) changes.rate_limits = limits;
     }
     const group = changes.group ?? row.group;
     const crossGroupRetry = group === AUTO_GROUP && (input.cross_group_retry ?? row.cross_group_retry);

@@ -5,6 +5,7 @@ import { readSetting } from '../../domain/accounts/settings.ts';
 import { AUTH_CHANGES_CHANNEL, type AuthChange } from '../../domain/auth-changes.ts';
 import type { Keyring } from '../../domain/keyring.ts';
 import { type PeriodLimits, parsePeriodLimits } from '../../domain/ledger/periods/limits.ts';
+import { type RateLimits, readRateLimits } from '../../domain/rate-limits.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 
 /** A token and its owner as the relay checks them, without any database access per request. */
@@ -23,6 +24,7 @@ export interface KeyIdentity {
     group: string;
     /** Daily, weekly and monthly limits ({} for none). */
     periodLimits: PeriodLimits;
+    rateLimits: RateLimits;
   };
   user: {
     id: number;
@@ -36,12 +38,13 @@ export interface KeyIdentity {
     quotaWarningThreshold?: number;
     /** Daily, weekly and monthly limits ({} for none). */
     periodLimits: PeriodLimits;
+    rateLimits: RateLimits;
   };
 }
 
 type UserColumns = Pick<
   UserRow,
-  'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting' | 'period_limits'
+  'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting' | 'period_limits' | 'rate_limits'
 >;
 
 /** A user as the relay checks and bills them. */
@@ -56,6 +59,7 @@ export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user
     email: row.email,
     acceptUnsetModels: setting.accept_unset_model_ratio_model,
     periodLimits: parsePeriodLimits(row.period_limits),
+    rateLimits: readRateLimits(row.rate_limits),
     // A user who never saved their settings has no threshold of their own.
     ...(row.setting ? { quotaWarningThreshold: setting.quota_warning_threshold } : {}),
   };
@@ -139,6 +143,7 @@ export class KeyCache {
         'tokens.allow_ips',
         'tokens.group as token_group',
         'tokens.period_limits as token_period_limits',
+        'tokens.rate_limits as token_rate_limits',
         'users.id as user_id',
         'users.username',
         'users.group as user_group',
@@ -147,6 +152,7 @@ export class KeyCache {
         'users.email',
         'users.setting',
         'users.period_limits',
+        'users.rate_limits',
       ])
       .where('tokens.key_hmac', '=', hmac)
       .where('tokens.deleted_at', 'is', null)
@@ -164,6 +170,7 @@ export class KeyCache {
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
         periodLimits: parsePeriodLimits(row.token_period_limits),
+        rateLimits: readRateLimits(row.token_rate_limits),
       },
       user: relayUser(
         {
@@ -175,6 +182,7 @@ export class KeyCache {
           email: row.email,
           setting: row.setting,
           period_limits: row.period_limits,
+          rate_limits: row.rate_limits,
         },
         this.#keyring,
       ),

@@ -54,6 +54,8 @@ export function userResource(admin: UserAdminService, keyring: Keyring): RestRes
         quota: field(data, 'quota', 'number'),
         remark: field(data, 'remark', 'string'),
         ...Object.fromEntries(PERIOD_LIMIT_FIELDS.map((name) => [name, field(data, name, 'number')])),
+        // react-admin sends the record back whole: the limits as shown, or as edited.
+        rate_limits: data.rate_limits ?? undefined,
       });
       // Role and status change only through the manage actions, so their rules apply here too.
       for (const action of manageActions(before, field(data, 'role', 'number'), field(data, 'status', 'number'))) {
