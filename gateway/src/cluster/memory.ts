@@ -1,5 +1,5 @@
 import { checkDuration, checkLimit, deliver } from './shared.ts';
-import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 /**
  * In-process cluster state, for a single pod without Redis. Instances created with the same
@@ -41,6 +41,8 @@ interface World {
   logs: Map<string, HitLog>;
   leases: Map<string, Held>;
   values: Map<string, Stored>;
+  /** Capped maps by name; each Map's order is the order of writes, oldest first. */
+  capped: Map<string, Map<string, Stored>>;
   sweepIntervalMs: number;
   nextSweepAt: number;
   users: number;
@@ -65,6 +67,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
     counters: memoryCounters(world, ensureOpen),
     locks: memoryLocks(world, ensureOpen),
     kv: memoryKeyValueStore(world, ensureOpen),
+    capped: memoryCappedMaps(world, ensureOpen),
     async ping() {
       ensureOpen();
     },
@@ -90,6 +93,7 @@ function newWorld(sweepIntervalMs: number): World {
     logs: new Map(),
     leases: new Map(),
     values: new Map(),
+    capped: new Map(),
     sweepIntervalMs,
     nextSweepAt: 0,
     users: 0,
@@ -338,6 +342,62 @@ function memoryKeyValueStore(world: World, ensureOpen: () => void): KeyValueStor
       const stored = live(key, at);
       // Whole milliseconds, like Redis; rounded up so that a live key never reports 0.
       return stored && Math.ceil(stored.expiresAt - at);
+    },
+  };
+}
+
+function memoryCappedMaps(world: World, ensureOpen: () => void): CappedMaps {
+  const mapOf = (name: string): Map<string, Stored> => {
+    let map = world.capped.get(name);
+    if (!map) {
+      map = new Map();
+      world.capped.set(name, map);
+    }
+    return map;
+  };
+  const dropExpired = (map: Map<string, Stored>, at: number) => {
+    for (const [key, stored] of map) if (stored.expiresAt <= at) map.delete(key);
+  };
+  return {
+    async get(name, key) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      const stored = map?.get(key);
+      if (!stored) return undefined;
+      if (stored.expiresAt > now()) return stored.value;
+      map?.delete(key);
+      return undefined;
+    },
+    async set(name, key, value, ttlMs, maxEntries) {
+      ensureOpen();
+      checkDuration('ttlMs', ttlMs);
+      const map = mapOf(name);
+      const at = now();
+      // Deleted first so that the entry moves to the end of the write order.
+      map.delete(key);
+      map.set(key, { value, expiresAt: at + ttlMs });
+      if (map.size <= maxEntries) return;
+      dropExpired(map, at);
+      for (const oldest of map.keys()) {
+        if (map.size <= maxEntries) break;
+        map.delete(oldest);
+      }
+    },
+    async keys(name) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return [];
+      dropExpired(map, now());
+      return [...map.keys()];
+    },
+    async clear(name) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return 0;
+      dropExpired(map, now());
+      const count = map.size;
+      world.capped.delete(name);
+      return count;
     },
   };
 }
