@@ -438,6 +438,10 @@ function behavesAsClusterState(url: string | undefined) {
       expect(await a!.capped.get('m', 'k1')).toBeUndefined();
       expect(await a!.capped.keys('m')).toEqual([]);
       expect(await a!.capped.get('n', 'k1')).toBe('1');
+      await a!.capped.set('n', 'rule-a:x', '1', 10_000, 10);
+      await a!.capped.set('n', 'rule-b:x', '2', 10_000, 10);
+      expect(await b!.capped.clear('n', 'rule-a:')).toBe(1);
+      expect((await a!.capped.keys('n')).sort()).toEqual(['k1', 'rule-b:x']);
     });
   });
 

@@ -390,13 +390,18 @@ function memoryCappedMaps(world: World, ensureOpen: () => void): CappedMaps {
       dropExpired(map, now());
       return [...map.keys()];
     },
-    async clear(name) {
+    async clear(name, prefix = '') {
       ensureOpen();
       const map = world.capped.get(name);
       if (!map) return 0;
       dropExpired(map, now());
-      const count = map.size;
-      world.capped.delete(name);
+      let count = 0;
+      for (const key of map.keys()) {
+        if (!key.startsWith(prefix)) continue;
+        map.delete(key);
+        count++;
+      }
+      if (map.size === 0) world.capped.delete(name);
       return count;
     },
   };

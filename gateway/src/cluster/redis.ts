@@ -441,12 +441,13 @@ function redisCappedMaps(client: Commands, prefix: string): CappedMaps {
     async keys(map) {
       return client.tollgateCappedKeys(index(map));
     },
-    async clear(map) {
-      const keys = await client.tollgateCappedKeys(index(map));
+    async clear(map, prefix = '') {
+      const keys = (await client.tollgateCappedKeys(index(map))).filter((key) => key.startsWith(prefix));
       for (let i = 0; i < keys.length; i += CLEAR_BATCH) {
-        await client.del(...keys.slice(i, i + CLEAR_BATCH).map((key) => values(map) + key));
+        const batch = keys.slice(i, i + CLEAR_BATCH);
+        await client.del(...batch.map((key) => values(map) + key));
+        await client.zrem(index(map), ...batch);
       }
-      await client.del(index(map));
       return keys.length;
     },
   };

@@ -101,6 +101,6 @@ export interface CappedMaps {
   set(map: string, key: string, value: string, ttlMs: number, maxEntries: number): Promise<void>;
   /** The live keys of the map (for statistics: it reads the whole index). */
   keys(map: string): Promise<string[]>;
-  /** Removes every entry of the map; answers how many were live. */
-  clear(map: string): Promise<number>;
+  /** Removes every entry of the map (only keys starting with `prefix` when given); answers how many were live. */
+  clear(map: string, prefix?: string): Promise<number>;
 }

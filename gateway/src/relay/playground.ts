@@ -60,6 +60,7 @@ export async function playgroundPlugin(
             modelLimits: null,
             allowIps: null,
             group,
+            crossGroupRetry: false,
           },
           user: relayUser(user, deps.keyring),
         },

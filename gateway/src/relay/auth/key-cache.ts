@@ -20,6 +20,8 @@ export interface KeyIdentity {
     /** null: any client address. */
     allowIps: BlockList | null;
     group: string;
+    /** Group `auto` only: a failing auto group hands the retry to the next one. */
+    crossGroupRetry: boolean;
   };
   user: {
     id: number;
@@ -129,6 +131,7 @@ export class KeyCache {
         'tokens.model_limits',
         'tokens.allow_ips',
         'tokens.group as token_group',
+        'tokens.cross_group_retry',
         'users.id as user_id',
         'users.username',
         'users.group as user_group',
@@ -152,6 +155,7 @@ export class KeyCache {
         modelLimits: row.model_limits_enabled ? new Set(splitList(row.model_limits, ',')) : null,
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
+        crossGroupRetry: row.cross_group_retry,
       },
       user: relayUser(
         {
