@@ -50,6 +50,8 @@ export interface TokenFormValues {
   model_limits?: string;
   allow_ips?: string;
   group?: string;
+  /** Group `auto` only: a failing auto group hands the retry to the next one. */
+  cross_group_retry?: boolean;
   count?: number | string | null;
 }
 
@@ -93,5 +95,6 @@ export function tokenBody(values: TokenFormValues) {
     model_limits: values.model_limits ?? '',
     allow_ips: values.allow_ips ?? '',
     group: values.group ?? '',
+    cross_group_retry: values.group === 'auto' && Boolean(values.cross_group_retry),
   };
 }
