@@ -127,6 +127,14 @@ describe('tokens in the auto group', () => {
   });
 });
 
+describe('the model list of an auto token', () => {
+  it('holds the models of every auto group the owner may use, and none of the others', async () => {
+    const { openai } = await client({ group: 'auto' });
+    const models = (await openai.models.list()).data.map((m) => m.id);
+    expect(models).toEqual(['auto-model', 'default-model']);
+  });
+});
+
 describe('DefaultUseAutoGroup', () => {
   it('is announced by /api/status and makes tokens created without a group auto tokens', async () => {
     await gateway.options.set('DefaultUseAutoGroup', 'true');
