@@ -178,7 +178,7 @@ export async function relay(
         ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
       }),
     });
-    await outcome.affinity?.succeeded(outcome.channel.id, usage, input.format);
+    if (outcome.affinity) await outcome.affinity.succeeded(outcome.channel.id, usage, input.format);
     await deps.limits.succeeded(user.id, caller.group);
     deps.metrics.billed({
       model: input.model,
@@ -279,15 +279,17 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
   const pinned = caller.pinnedChannelId !== undefined;
   const retries = pinned ? 0 : deps.options.getNumber('RetryTimes');
   const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
-  const affinity = pinned
+  // Matched without waiting; only a request a rule applies to waits for the shared map.
+  const match = pinned
     ? undefined
-    : await RequestAffinity.begin(deps.affinity, deps.options, {
+    : deps.affinity.match({
         path: ctx.path,
         model: input.model,
         group: caller.group,
         headers: ctx.headers,
         body: input.body,
       });
+  const affinity = match && (await RequestAffinity.begin(deps.affinity, deps.options, match));
   const plan = new RoutePlan({
     routing: deps.routing,
     groups,
@@ -310,7 +312,7 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
       : plan.next();
     if (!pick) break;
     const { channel } = pick;
-    if (index === 0) await affinity?.picked(channel.id);
+    if (index === 0 && affinity) await affinity.picked(channel.id);
     failed.add(channel.id);
     // The channel the request is counted under: the one that answers, or the last one that failed.
     ctx.notes.note({ channel: String(channel.id), group: pick.group });

@@ -1,7 +1,7 @@
 import type { OptionsService } from '../../domain/options/index.ts';
 import type { RoutePlan } from '../routing/route-plan.ts';
 import type { Usage, WireFormat } from '../types.ts';
-import type { AffinityMatch, AffinityRequest, ChannelAffinity } from './channel-affinity.ts';
+import type { AffinityMatch, ChannelAffinity } from './channel-affinity.ts';
 
 /**
  * Channel affinity for one relay request: the rule that matched, the channel the map remembered, and
@@ -25,14 +25,12 @@ export class RequestAffinity {
     this.#current = remembered;
   }
 
-  /** Undefined when affinity is off or no rule applies to the request. */
+  /** The request a rule matched (ChannelAffinity.match), with the channel the map remembers for its key. */
   static async begin(
     service: ChannelAffinity,
     options: OptionsService,
-    request: AffinityRequest,
-  ): Promise<RequestAffinity | undefined> {
-    const match = service.match(request);
-    if (!match) return undefined;
+    match: AffinityMatch,
+  ): Promise<RequestAffinity> {
     return new RequestAffinity(service, options, match, await service.preferred(match));
   }
 
