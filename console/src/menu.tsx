@@ -13,6 +13,7 @@ import Settings from '@mui/icons-material/Settings';
 import VpnKey from '@mui/icons-material/VpnKey';
 import type { ReactElement } from 'react';
 import { isAdmin, type Permissions } from './providers/session.ts';
+import { menuEntryShown, type SidebarEntry } from './status/modules.ts';
 import { chatLinks, type SiteStatus } from './status/status.ts';
 
 /** What decides whether a menu entry shows. */
@@ -29,6 +30,8 @@ export interface MenuItem {
   text?: string;
   icon: ReactElement;
   visible?: (context: MenuContext) => boolean;
+  /** The entry of the administrator's side-menu settings (SidebarModulesAdmin) that can turn it off. */
+  entry?: SidebarEntry;
 }
 
 export interface MenuSection {
@@ -46,14 +49,21 @@ export interface MenuSection {
 export const MENU: MenuSection[] = [
   {
     key: 'use',
-    items: () => [{ to: '/playground', label: 'shell.menu.playground', icon: <Science /> }],
+    items: () => [
+      { to: '/playground', label: 'shell.menu.playground', icon: <Science />, entry: ['chat', 'playground'] },
+    ],
   },
   {
     key: 'chat',
     label: 'shell.menu.chat',
     // One entry per saved chat client (status `chats`), each opening /chat/{index}.
     items: ({ status }) =>
-      (chatLinks(status) ?? []).map((chat, index) => ({ to: `/chat/${index}`, text: chat.name, icon: <Forum /> })),
+      (chatLinks(status) ?? []).map((chat, index) => ({
+        to: `/chat/${index}`,
+        text: chat.name,
+        icon: <Forum />,
+        entry: ['chat', 'chat'],
+      })),
   },
   {
     key: 'console',
@@ -64,16 +74,24 @@ export const MENU: MenuSection[] = [
         label: 'shell.menu.dashboard',
         icon: <Dashboard />,
         visible: ({ status }) => status.enable_data_export,
+        entry: ['console', 'detail'],
       },
-      { to: '/token', label: 'shell.menu.token', icon: <VpnKey /> },
-      { to: '/log', label: 'shell.menu.log', icon: <ReceiptLong /> },
+      { to: '/token', label: 'shell.menu.token', icon: <VpnKey />, entry: ['console', 'token'] },
+      { to: '/log', label: 'shell.menu.log', icon: <ReceiptLong />, entry: ['console', 'log'] },
       {
         to: '/midjourney',
         label: 'shell.menu.midjourney',
         icon: <Brush />,
         visible: ({ status }) => status.enable_drawing,
+        entry: ['console', 'midjourney'],
       },
-      { to: '/task', label: 'shell.menu.task', icon: <Assignment />, visible: ({ status }) => status.enable_task },
+      {
+        to: '/task',
+        label: 'shell.menu.task',
+        icon: <Assignment />,
+        visible: ({ status }) => status.enable_task,
+        entry: ['console', 'task'],
+      },
     ],
   },
   {
@@ -81,18 +99,18 @@ export const MENU: MenuSection[] = [
     label: 'shell.menu.admin',
     visible: ({ permissions }) => isAdmin(permissions),
     items: () => [
-      { to: '/channel', label: 'shell.menu.channel', icon: <Hub /> },
-      { to: '/redemption', label: 'shell.menu.redemption', icon: <Redeem /> },
-      { to: '/user', label: 'shell.menu.user', icon: <People /> },
-      { to: '/setting', label: 'shell.menu.setting', icon: <Settings /> },
+      { to: '/channel', label: 'shell.menu.channel', icon: <Hub />, entry: ['admin', 'channel'] },
+      { to: '/redemption', label: 'shell.menu.redemption', icon: <Redeem />, entry: ['admin', 'redemption'] },
+      { to: '/user', label: 'shell.menu.user', icon: <People />, entry: ['admin', 'user'] },
+      { to: '/setting', label: 'shell.menu.setting', icon: <Settings />, entry: ['admin', 'setting'] },
     ],
   },
   {
     key: 'personal',
     label: 'shell.menu.personal',
     items: () => [
-      { to: '/topup', label: 'shell.menu.topup', icon: <AccountBalanceWallet /> },
-      { to: '/personal', label: 'shell.menu.personal_setting', icon: <Person /> },
+      { to: '/topup', label: 'shell.menu.topup', icon: <AccountBalanceWallet />, entry: ['personal', 'topup'] },
+      { to: '/personal', label: 'shell.menu.personal_setting', icon: <Person />, entry: ['personal', 'personal'] },
     ],
   },
 ];
@@ -100,6 +118,11 @@ export const MENU: MenuSection[] = [
 /** The sections and items that show for this user and status. */
 export function visibleMenu(context: MenuContext): Array<{ section: MenuSection; items: MenuItem[] }> {
   return MENU.filter((section) => section.visible?.(context) ?? true)
-    .map((section) => ({ section, items: section.items(context).filter((item) => item.visible?.(context) ?? true) }))
+    .map((section) => ({
+      section,
+      items: section
+        .items(context)
+        .filter((item) => (item.visible?.(context) ?? true) && menuEntryShown(context, item)),
+    }))
     .filter(({ items }) => items.length > 0);
 }

@@ -484,6 +484,12 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await page.goto('/setting');
       const general = page.locator('[data-section="general"]');
       await general.waitFor();
+      // The sensitive-word switches say what they do; off stops nothing but masks.
+      const sensitive = page.locator('[data-section="sensitive"]');
+      await sensitive.getByText('关闭：每个屏蔽词按字数替换为 * 后继续请求', { exact: false }).waitFor();
+      await sensitive.getByText('不检查模型的输出', { exact: false }).waitFor();
+      await sensitive.scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-08b-settings-sensitive');
       await general.locator('[data-testid="save-general"]').click();
       await see(page, '你似乎并没有修改什么');
       expect(puts).toEqual([]);
@@ -540,6 +546,16 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       const read = (key: string) => JSON.parse(options.find((o) => o.key === key)?.value ?? '{}');
       expect(read('ModelRatio')['my-model']).toBe(1);
       expect(read('CompletionRatio')['my-model']).toBe(4);
+
+      // The completion a request without max_tokens reserves (issue 17): a JSON map, saved as it is.
+      puts.length = 0;
+      const quota = page.locator('[data-section="quota"]');
+      await quota.getByText('未设 max_tokens 时预扣的补全 Token').first().waitFor();
+      await quota.locator('[data-option="quota_setting.default_completion_tokens"]').fill('{"default": 1024}');
+      await quota.locator('[data-testid="save-quota"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts).toEqual([{ key: 'quota_setting.default_completion_tokens', value: '{"default": 1024}' }]);
 
       // Models tab: the thinking budget share stays within 0.1-1.
       puts.length = 0;

@@ -1110,6 +1110,7 @@ export const en = {
       models: 'Models',
       system: 'System',
       other: 'Other',
+      console: 'Console',
     },
     ratio_tabs: {
       model_ratio: 'Model ratios',
@@ -1193,6 +1194,8 @@ export const en = {
         'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images and videos) against the rules below; off fetches any http(s) URL',
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
+      default_completion_tokens:
+        'Completion tokens a request without max_tokens reserves, by model, e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',
@@ -1206,6 +1209,13 @@ export const en = {
       quota_per_unit: 'Quota per US dollar; do not change it lightly',
       rate_limit_count: 'Requests including failures; 0 means unlimited',
       rate_limit_group: 'Group to [total, successful], overriding the values above',
+      sensitive_check: 'Master switch of the sensitive-word check; off, nothing is checked',
+      sensitive_prompt:
+        "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs, Realtime events) in every API format; the model's answer is not checked",
+      sensitive_stop:
+        'On: a request containing a listed word is refused (HTTP 400, sensitive_words_detected, naming the words) before it is billed or sent; off: each word is replaced by * (one per character) and the request goes on',
+      sensitive_words:
+        'One word or phrase per line, found anywhere in the text, ignoring case; empty lines are ignored',
     },
     pricing: {
       actions: 'Actions',
@@ -1275,6 +1285,7 @@ export const en = {
       check_sensitive_prompt: 'Check prompts',
       claude_headers: 'Headers per model',
       claude_max_tokens: 'Default max tokens',
+      default_completion_tokens: 'Completion reserved without max_tokens',
       client_id: 'Client ID',
       client_secret: 'Client secret',
       completion_ratio: 'Completion ratio',
@@ -1400,5 +1411,75 @@ export const en = {
     channel: { name_one: 'Channel', name_other: 'Channels' },
     redemption: { name_one: 'Redemption code', name_other: 'Redemption codes' },
     user: { name_one: 'User', name_other: 'Users' },
+  },
+
+  /** Top bar, side menu and dashboard panels as the administrator sets them (settings, console tab). */
+  modules: {
+    page_off: 'The administrator has turned this page off.',
+    reset: 'Reset to defaults',
+    header: {
+      title: 'Top bar',
+      help: 'Which entries the top bar shows, for everyone.',
+      docs_help: 'Shown only when a docs link is set (operation settings).',
+      pricing_require_auth: 'Sign-in required',
+    },
+    sidebar: {
+      title: 'Side menu',
+      help: 'Which side-menu sections and entries show, for everyone. Users cannot open a page that is turned off; administrators still can.',
+      setting_kept: 'The super administrator always keeps System settings, to be able to turn entries back on.',
+      sections: { chat: 'Chat' },
+      entries: {
+        playground: 'Playground',
+        chat: 'Chat',
+        detail: 'Dashboard',
+        token: 'API tokens',
+        log: 'Usage log',
+        midjourney: 'Drawing log',
+        task: 'Task log',
+        topup: 'Wallet',
+        personal: 'Personal settings',
+        channel: 'Channels',
+        redemption: 'Redemption codes',
+        user: 'User management',
+        setting: 'System settings',
+      },
+    },
+    content: {
+      show_on_dashboard: 'Show on the dashboard',
+      empty: 'No entries yet.',
+      add: 'Add entry',
+      api_info: {
+        title: 'API addresses',
+        help: 'Addresses users can call the API at, with a line name and a note.',
+        fields: { url: 'Address', route: 'Line', description: 'Description', color: 'Colour' },
+      },
+      announcements: {
+        title: 'Announcements',
+        help: 'News for users; the latest 20 show, newest first.',
+        fields: { content: 'Content', publishDate: 'Published', type: 'Type', extra: 'Note' },
+        choices: { default: 'Default', ongoing: 'Ongoing', success: 'Success', warning: 'Warning', error: 'Error' },
+      },
+      faq: {
+        title: 'FAQ',
+        help: 'Questions and answers shown on the dashboard.',
+        fields: { question: 'Question', answer: 'Answer' },
+      },
+    },
+    panels: {
+      api_info: 'API addresses',
+      announcements: 'Announcements',
+      faq: 'FAQ',
+      copy: 'Copy',
+      open: 'Open',
+    },
+    validation: {
+      text: 'Must be text',
+      required: 'Required',
+      too_long: 'At most {{max}} characters',
+      url: 'Must be an http:// or https:// address',
+      choice: 'Not one of the choices',
+      date: 'Must be a date and time',
+      over_limit: 'At most {{max}} entries',
+    },
   },
 };

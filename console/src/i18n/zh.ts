@@ -1305,6 +1305,7 @@ export const zh = {
       models: '模型相关设置',
       system: '系统设置',
       other: '其他设置',
+      console: '控制台',
     },
     ratio_tabs: {
       model_ratio: '模型倍率设置',
@@ -1386,6 +1387,8 @@ export const zh = {
         '网关替用户发起的请求（Webhook 通知、Midjourney notifyHook、转发的图片和视频）都先按下列规则检查地址；关闭后任何 http(s) 地址都会请求',
       chats: '聊天客户端列表，例如 [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
+      default_completion_tokens:
+        '未设置 max_tokens 的请求按模型预扣的补全 Token 数，例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
       comma_separated: '以逗号分隔',
       completion_ratio: '补全倍率：输出价格 / 输入价格',
       footer: '页脚 HTML，留空使用默认页脚',
@@ -1399,6 +1402,12 @@ export const zh = {
       quota_per_unit: '每美元对应的额度，请不要随意修改',
       rate_limit_count: '包括失败请求的次数，0 表示不限制',
       rate_limit_group: '分组到 [总次数, 成功次数]，覆盖上面的设置',
+      sensitive_check: '屏蔽词检查的总开关，关闭后不做任何检查',
+      sensitive_prompt:
+        '检查客户端发给模型的全部文本（消息、系统提示词、instructions、向量、重排、图片、语音、音乐和视频输入、实时会话事件），覆盖所有接口格式；不检查模型的输出',
+      sensitive_stop:
+        '开启：含有屏蔽词的请求在计费和转发前被拒绝（HTTP 400，sensitive_words_detected，并列出命中的词）；关闭：每个屏蔽词按字数替换为 * 后继续请求',
+      sensitive_words: '一行一个词或短语，在文本任意位置匹配，不区分大小写；空行会被忽略',
     },
     pricing: {
       actions: '操作',
@@ -1467,6 +1476,7 @@ export const zh = {
       check_sensitive_prompt: '检查用户输入',
       claude_headers: '请求头覆盖（模型到请求头）',
       claude_max_tokens: '默认最大 Token 数',
+      default_completion_tokens: '未设 max_tokens 时预扣的补全 Token',
       client_id: 'Client ID',
       client_secret: 'Client Secret',
       completion_ratio: '补全倍率',
@@ -1585,5 +1595,75 @@ export const zh = {
     channel: { name: '渠道' },
     redemption: { name: '兑换码' },
     user: { name: '用户' },
+  },
+
+  /** 顶栏、侧边栏与仪表盘面板（系统设置 · 控制台）。 */
+  modules: {
+    page_off: '管理员已关闭此页面。',
+    reset: '重置为默认',
+    header: {
+      title: '顶栏管理',
+      help: '控制顶栏显示哪些入口，对所有人生效。',
+      docs_help: '仅在设置了文档链接（运营设置）时显示。',
+      pricing_require_auth: '需要登录访问',
+    },
+    sidebar: {
+      title: '侧边栏管理',
+      help: '控制侧边栏显示哪些区域和功能，对所有人生效。关闭的页面普通用户无法打开，管理员仍可访问。',
+      setting_kept: '超级管理员始终保留“系统设置”，以便重新开启。',
+      sections: { chat: '聊天' },
+      entries: {
+        playground: '操练场',
+        chat: '聊天',
+        detail: '数据看板',
+        token: '令牌管理',
+        log: '使用日志',
+        midjourney: '绘图日志',
+        task: '任务日志',
+        topup: '钱包',
+        personal: '个人设置',
+        channel: '渠道管理',
+        redemption: '兑换码管理',
+        user: '用户管理',
+        setting: '系统设置',
+      },
+    },
+    content: {
+      show_on_dashboard: '在仪表盘显示',
+      empty: '暂无条目。',
+      add: '添加条目',
+      api_info: {
+        title: 'API 信息',
+        help: '用户可调用 API 的地址，附线路名称和说明。',
+        fields: { url: '地址', route: '线路', description: '说明', color: '颜色' },
+      },
+      announcements: {
+        title: '系统公告',
+        help: '给用户的公告；显示最新 20 条，新的在前。',
+        fields: { content: '内容', publishDate: '发布时间', type: '类型', extra: '备注' },
+        choices: { default: '默认', ongoing: '进行中', success: '成功', warning: '警告', error: '错误' },
+      },
+      faq: {
+        title: '常见问答',
+        help: '显示在仪表盘上的问题与答案。',
+        fields: { question: '问题', answer: '答案' },
+      },
+    },
+    panels: {
+      api_info: 'API 信息',
+      announcements: '系统公告',
+      faq: '常见问答',
+      copy: '复制',
+      open: '打开',
+    },
+    validation: {
+      text: '必须是文本',
+      required: '必填',
+      too_long: '最多 {{max}} 个字符',
+      url: '必须是 http:// 或 https:// 地址',
+      choice: '不是可选值之一',
+      date: '必须是日期时间',
+      over_limit: '最多 {{max}} 条',
+    },
   },
 };

@@ -6,6 +6,7 @@ import { api, EXPIRED_LOGIN_PATH, setUnauthorizedHandler } from '../providers/ht
 import { getStoredUser, type SessionUser, storeUser } from '../providers/session.ts';
 import { useStatus } from '../status/StatusContext.tsx';
 import { Footer } from './Footer.tsx';
+import { ModuleGate } from './ModuleGate.tsx';
 import { ShellSidebar, SideMenu } from './SideMenu.tsx';
 import { TopBar } from './TopBar.tsx';
 
@@ -17,7 +18,7 @@ export function ShellLayout({ children }: LayoutProps) {
       <StatusEffects />
       <Box sx={{ flex: 1, display: 'flex', flexDirection: 'column', p: { xs: 1, sm: 2 } }}>
         <TitlePortal variant="h6" sx={{ flex: 'none', mb: 1 }} />
-        {children}
+        <ModuleGate>{children}</ModuleGate>
       </Box>
       <Footer />
     </RaLayout>

@@ -31,6 +31,7 @@ import {
 import { Link as RouterLink, useLocation } from 'react-router';
 import { LANGUAGES } from '../i18n/index.ts';
 import { useSessionUser } from '../providers/session.ts';
+import { headerNavOf } from '../status/modules.ts';
 import { useStatus } from '../status/StatusContext.tsx';
 import { useIsMobile, useSideMenuVisible } from './visibility.ts';
 
@@ -80,22 +81,33 @@ interface NavLink {
   external?: boolean;
 }
 
-/** Home, Console, Pricing, Docs (only when a docs link is set; external), About. */
+/**
+ * Home, Console, Pricing, Docs (only when a docs link is set; external), About: each unless the administrator
+ * turned it off (HeaderNavModules). Pricing that needs a sign-in leads visitors to /login.
+ */
 function NavLinks() {
   const translate = useTranslate();
   const { status } = useStatus();
+  const user = useSessionUser();
+  const modules = headerNavOf(status);
   const { pathname } = useLocation();
   const mobile = useIsMobile();
   const inConsole = useSideMenuVisible();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const active = (link: NavLink) => (link.key === 'console' ? inConsole : !link.external && link.to === pathname);
+  const pricingTo = modules.pricing.requireAuth && !user ? '/login' : '/pricing';
   const links: NavLink[] = [
-    { key: 'home', label: 'shell.nav.home', to: '/' },
-    { key: 'console', label: 'shell.nav.console', to: status.enable_data_export ? '/detail' : '/token' },
-    { key: 'pricing', label: 'shell.nav.pricing', to: '/pricing' },
-    ...(status.docs_link ? [{ key: 'docs', label: 'shell.nav.docs', to: status.docs_link, external: true }] : []),
-    { key: 'about', label: 'shell.nav.about', to: '/about' },
+    ...(modules.home ? [{ key: 'home', label: 'shell.nav.home', to: '/' }] : []),
+    ...(modules.console
+      ? [{ key: 'console', label: 'shell.nav.console', to: status.enable_data_export ? '/detail' : '/token' }]
+      : []),
+    ...(modules.pricing.enabled ? [{ key: 'pricing', label: 'shell.nav.pricing', to: pricingTo }] : []),
+    ...(status.docs_link && modules.docs
+      ? [{ key: 'docs', label: 'shell.nav.docs', to: status.docs_link, external: true }]
+      : []),
+    ...(modules.about ? [{ key: 'about', label: 'shell.nav.about', to: '/about' }] : []),
   ];
+  if (links.length === 0) return null;
   const linkProps = (link: NavLink) =>
     link.external
       ? { component: 'a' as const, href: link.to, target: '_blank', rel: 'noreferrer' }

@@ -53,6 +53,8 @@ export interface RelayMetrics {
   /** A successful answer was billed: its tokens, quota and time to first token. */
   billed(facts: { model: string; group: string; firstTokenMs: number | undefined; usage: Usage; quota: number }): void;
   upstreamError(channel: ChannelSnapshot, code: string): void;
+  /** A stream was cut off because its holder's quota could not cover more of it (relay/overrun). */
+  streamCut(facts: { model: string; group: string }): void;
   /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
   autoDisabled(channel: ChannelSnapshot, scope: 'channel' | 'key'): void;
   /** A channel test ran (manual, test-all, periodic or recovery). */
@@ -100,6 +102,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     labelNames: ['channel', 'code'] as const,
     registers,
   });
+  const streamCuts = new Counter({
+    name: 'tollgate_relay_stream_cuts_total',
+    help: 'Streams cut off because the quota could not cover more of them, by model and group.',
+    labelNames: ['model', 'group'] as const,
+    registers,
+  });
   const autoDisables = new Counter({
     name: 'tollgate_channel_auto_disabled_total',
     help: 'Channels (or keys of multi-key channels) the gateway disabled after upstream failures.',
@@ -144,6 +152,9 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });
+    },
+    streamCut(f) {
+      streamCuts.inc({ model: f.model, group: f.group });
     },
     autoDisabled(channel, scope) {
       autoDisables.inc({ channel: String(channel.id), scope });

@@ -27,6 +27,14 @@ import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
+import {
+  type CompletionBudget,
+  completionBudget,
+  completionQuota,
+  deliveredUsage,
+  type StreamBudget,
+  streamGuardFor,
+} from './overrun/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
 import { routeGroups } from './routing/auto-group.ts';
 import { RelayRuleError } from './routing/errors.ts';
@@ -34,6 +42,7 @@ import type { RoutingIndex } from './routing/index-cache.ts';
 import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import { RoutePlan } from './routing/route-plan.ts';
+import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -49,6 +58,7 @@ export interface PipelineDeps {
   alerts: QuotaAlerts;
   health: ChannelHealth;
   affinity: ChannelAffinity;
+  sensitive: SensitiveWords;
 }
 
 /** A parsed client request, ready to route. */
@@ -81,6 +91,8 @@ interface RelayRun {
   ctx: RelayContext;
   charge: RequestCharge;
   startedMs: number;
+  /** Meters the stream against the quota held (relay/overrun). */
+  guard: StreamBudget | undefined;
 }
 
 const now = () => Date.now();
@@ -108,6 +120,8 @@ export async function relay(
   ctx.notes.note({ format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
+  // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
+  deps.sensitive.screen(input.format, input.body);
 
   const maps = deps.pricing.maps();
   const priceIn = (group: string) =>
@@ -121,14 +135,27 @@ export async function relay(
     });
   const reservedPrice = priceIn(caller.group);
   const charge = await requestCharge(input.format, input.model, input.body);
-  const reservation = await reserve(deps, caller, reservedPrice, charge);
+  const budget = completionBudget(input.format, input.model, reservedPrice, charge, options);
+  const reservation = await reserve(deps, caller, reservedPrice, charge, budget);
+  const guard = streamGuardFor(deps, {
+    stream: input.stream,
+    model: input.model,
+    group: caller.group,
+    notes: ctx.notes,
+    reservation,
+    budget,
+    price: reservedPrice,
+    charge,
+  });
 
   let settled = false;
   try {
-    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started }, groups);
+    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started, guard }, groups);
     // The group that served is the one billed: the ledger settles the difference with the reservation.
     const price = outcome.group === caller.group ? reservedPrice : priceIn(outcome.group);
-    const usage = billedUsage(outcome, input.model, charge);
+    const usage = outcome.cut
+      ? deliveredUsage(outcome, input.model, charge.promptEstimate)
+      : billedUsage(outcome, input.model, charge);
     const { quota, surcharges } = settleQuota({
       price,
       usage,
@@ -172,7 +199,7 @@ export async function relay(
         upstreamFormat: outcome.upstreamFormat,
         claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
         ...(input.stream
-          ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
+          ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.cut } }
           : {}),
         ...(outcome.affinity ? { channelAffinity: outcome.affinity.logInfo(outcome.channel.id, outcome.group) } : {}),
         ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
@@ -193,6 +220,10 @@ export async function relay(
   }
 }
 
+/** Why a stream ended, for the consume log: `quota_exhausted` when the quota could not cover more of it. */
+const streamEnd = (outcome: ExchangeOutcome) =>
+  outcome.cut ? 'quota_exhausted' : outcome.clientGone ? 'client_gone' : 'done';
+
 /** Trust quota (reference §5.3): $10 of quota on both the wallet and the token skips the reservation. */
 const TRUST_QUOTA_USD = 10;
 
@@ -200,13 +231,14 @@ const TRUST_QUOTA_USD = 10;
  * Holds the request's estimated cost on the wallet and token (reference §5.3). A free model holds
  * nothing when `quota_setting.enable_free_model_pre_consume` is off (then even an empty wallet may
  * use it); a caller with more than the trust quota on both wallet and token reserves 0, which still
- * requires a positive balance.
+ * requires a positive balance. A request without max_tokens also holds its completion budget (relay/overrun).
  */
 async function reserve(
   deps: PipelineDeps,
   caller: RelayCaller,
   price: ModelPrice,
   charge: RequestCharge,
+  budget: CompletionBudget | undefined,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
@@ -229,14 +261,15 @@ async function reserve(
       amount,
     });
   if (trusted()) return hold(0);
-  const amount = preConsumeQuota({
-    price,
-    promptTokens: charge.promptEstimate,
-    maxTokens: charge.maxTokens,
-    options,
-    n: charge.n,
-    priceMultiplier: charge.priceMultiplier,
-  });
+  const amount =
+    preConsumeQuota({
+      price,
+      promptTokens: charge.promptEstimate,
+      maxTokens: charge.maxTokens,
+      options,
+      n: charge.n,
+      priceMultiplier: charge.priceMultiplier,
+    }) + (budget ? completionQuota(budget) : 0);
   try {
     return await hold(amount);
   } catch (error) {
@@ -437,6 +470,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       pingIntervalMs: pingInterval(deps.options, input.format),
       promptEstimate: () => charge.promptEstimate,
     },
+    budget: run.guard,
   });
   return exchange.run(ctx.sink);
 }

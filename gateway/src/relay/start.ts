@@ -20,6 +20,7 @@ import { createRelayMetrics, registerStateGauges } from './metrics.ts';
 import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
 import { videoPlatform } from './tasks/video/platform.ts';
@@ -128,6 +129,8 @@ export async function startRelay(
     ],
   });
   opened.push({ name: 'task polling', run: () => tasks.stop() });
+  const sensitive = new SensitiveWords(options);
+  opened.push({ name: 'sensitive words', run: async () => sensitive.close() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,
@@ -144,6 +147,7 @@ export async function startRelay(
     alerts,
     health,
     affinity,
+    sensitive,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };

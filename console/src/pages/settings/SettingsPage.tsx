@@ -7,6 +7,7 @@ import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { PAGE_SX, useConfirm } from '../../resources/admin-shared.tsx';
 import { AffinityCache } from './AffinityCache.tsx';
+import { ConsoleTab } from './ConsoleTab.tsx';
 import { OptionSection } from './OptionSection.tsx';
 import { OptionsProvider, useOptions } from './OptionsContext.tsx';
 import type { OptionSectionDef } from './options.ts';
@@ -29,6 +30,7 @@ const TABS = [
   { id: 'models', label: 'settings.tabs.models' },
   { id: 'system', label: 'settings.tabs.system' },
   { id: 'other', label: 'settings.tabs.other' },
+  { id: 'console', label: 'settings.tabs.console' },
 ] as const;
 type TabId = (typeof TABS)[number]['id'];
 
@@ -83,6 +85,8 @@ function TabBody({ tab }: { tab: TabId }) {
       return <Sections sections={SYSTEM_SECTIONS} />;
     case 'other':
       return <Sections sections={OTHER_SECTIONS} />;
+    case 'console':
+      return <ConsoleTab />;
     default:
       return (
         <>

@@ -86,10 +86,12 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     id: 'sensitive',
     title: 'settings.sections.sensitive',
     fields: [
-      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive'),
-      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt'),
-      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive'),
-      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.one_per_line' }),
+      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive', { help: 'settings.help.sensitive_check' }),
+      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt', {
+        help: 'settings.help.sensitive_prompt',
+      }),
+      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive', { help: 'settings.help.sensitive_stop' }),
+      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.sensitive_words' }),
     ],
   },
   {
@@ -139,6 +141,9 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     fields: [
       int('QuotaForNewUser', 'settings.fields.quota_for_new_user', { min: 0 }),
       int('PreConsumedQuota', 'settings.fields.pre_consumed_quota', { min: 0 }),
+      json('quota_setting.default_completion_tokens', 'settings.fields.default_completion_tokens', {
+        help: 'settings.help.default_completion_tokens',
+      }),
       int('QuotaForInviter', 'settings.fields.quota_for_inviter', { min: 0 }),
       int('QuotaForInvitee', 'settings.fields.quota_for_invitee', { min: 0 }),
     ],

@@ -23,6 +23,7 @@ import { formatDateTime, fromLocalInput, toLocalInput } from '../../format/time.
 import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
+import { ConsolePanels } from './ConsolePanels.tsx';
 
 /** One hour bucket of GET /api/data (one user's, or everyone's summed per model). */
 interface QuotaBucket {
@@ -65,8 +66,8 @@ export function periods(
 }
 
 /**
- * The dashboard (/detail, shown when data export is on): totals and two small charts, quota and requests
- * per period, from the hourly usage data; a table per model.
+ * The dashboard (/detail, shown when data export is on): the administrator's panels (ConsolePanels), totals and
+ * two small charts, quota and requests per period, from the hourly usage data; a table per model.
  */
 export function DashboardPage() {
   const translate = useTranslate();
@@ -137,6 +138,7 @@ export function DashboardPage() {
           {translate('dashboard.disabled')}
         </Alert>
       )}
+      <ConsolePanels />
       <Box component="form" onSubmit={submit} sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, mb: 2 }}>
         <TextField
           size="small"

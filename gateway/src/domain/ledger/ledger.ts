@@ -71,6 +71,8 @@ interface Hold {
 }
 
 interface ReservationState {
+  /** The accounts the reservation holds quota of: the wallet, and a limited token. */
+  refs: AccountRef[];
   holds: Hold[];
   done: boolean;
 }
@@ -193,22 +195,44 @@ export class QuotaLedger {
     if (!this.#accepting) throw new AppError(LEDGER_ERRORS.quota_ledger_closed);
     this.#open++;
     try {
-      const holds = [await this.#hold({ kind: 'user', id: userId }, amount)];
-      if (tokenId !== undefined && !request.tokenUnlimited) {
-        try {
-          holds.push(await this.#hold({ kind: 'token', id: tokenId }, amount));
-        } catch (error) {
-          this.#release(holds[0]!);
-          throw error;
-        }
-      }
+      const refs: AccountRef[] = [{ kind: 'user', id: userId }];
+      if (tokenId !== undefined && !request.tokenUnlimited) refs.push({ kind: 'token', id: tokenId });
+      const holds = await this.#holdAll(refs, amount);
       const reservation: Reservation = Object.freeze({ userId, tokenId, amount });
-      this.#reservations.set(reservation, { holds, done: false });
+      this.#reservations.set(reservation, { refs, holds, done: false });
       return reservation;
     } catch (error) {
       this.#finished();
       throw error;
     }
+  }
+
+  /**
+   * Holds `amount` more for an open reservation (a stream whose output outgrew it), on the same
+   * accounts and exactly as `reserve` holds: out of the lease, which only ever holds quota a
+   * conditional UPDATE took, so an extension is never promised beyond the balance on any pod.
+   * Answers false, holding nothing, when the wallet or the token cannot cover it (or the reservation
+   * ended meanwhile); `settle` and `refund` release the extensions with the rest.
+   */
+  async extend(reservation: Reservation, amount: number): Promise<boolean> {
+    checkQuota(amount, 'amount');
+    const state = this.#reservations.get(reservation);
+    if (!state) throw new Error('not a reservation of this ledger');
+    if (state.done) return false;
+    let holds: Hold[];
+    try {
+      holds = await this.#holdAll(state.refs, amount);
+    } catch (error) {
+      if (error instanceof AppError) return false;
+      throw error;
+    }
+    if (state.done) {
+      // Settled or refunded while the extension waited for a take: nothing may hold it any more.
+      for (const hold of holds) this.#release(hold);
+      return false;
+    }
+    state.holds.push(...holds);
+    return true;
   }
 
   /**
@@ -222,7 +246,7 @@ export class QuotaLedger {
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
       for (const hold of state.holds) this.#release(hold);
-      await Promise.all(state.holds.map((hold) => this.#spend(hold.ref, actualQuota)));
+      await Promise.all(state.refs.map((ref) => this.#spend(ref, actualQuota)));
       return actualQuota;
     } finally {
       this.#finished();
@@ -246,7 +270,7 @@ export class QuotaLedger {
     const state = this.#claim(reservation);
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
-      const accounts = state.holds.map((hold) => this.#account(hold.ref));
+      const accounts = state.refs.map((ref) => this.#account(ref));
       return await lockedInOrder(accounts, () =>
         this.#leases.chargeWithin(
           accounts.map((account) => ({ account, amount: actualQuota })),
@@ -439,6 +463,18 @@ export class QuotaLedger {
         if (result.status === 'refused' || attempt >= 5) throw this.#refusal(account, amount);
       }
     });
+  }
+
+  /** Holds `amount` on every account in order (the wallet first), or on none: a refusal releases what it held. */
+  async #holdAll(refs: AccountRef[], amount: number): Promise<Hold[]> {
+    const holds: Hold[] = [];
+    try {
+      for (const ref of refs) holds.push(await this.#hold(ref, amount));
+      return holds;
+    } catch (error) {
+      for (const hold of holds) this.#release(hold);
+      throw error;
+    }
   }
 
   #refusal(account: AccountLease, amount: number): AppError {

@@ -110,6 +110,26 @@ const entries = <K extends string>(
 const ratioMap = shape.record(shape.number(0));
 const stringList = shape.array(shape.string());
 const objectList = shape.array(shape.object());
+/** The colours an API address may be tagged with (new-api's palette names). */
+export const API_INFO_COLORS = [
+  'blue',
+  'green',
+  'cyan',
+  'purple',
+  'pink',
+  'red',
+  'orange',
+  'amber',
+  'yellow',
+  'lime',
+  'light-green',
+  'teal',
+  'light-blue',
+  'indigo',
+  'violet',
+  'grey',
+  'slate',
+] as const;
 
 const GEMINI_SAFETY_THRESHOLDS = [
   'OFF',
@@ -208,14 +228,32 @@ export const OPTION_DEFINITIONS = [
   /** Chat clients: a list of {name: link template} maps. */
   json('Chats', [], shape.array(shape.record(shape.string()))),
   bool('DefaultCollapseSidebar', false),
+  /** Top-bar entries: {home, console, pricing, docs, about}, each a boolean; pricing may be {enabled, requireAuth}. */
   json('HeaderNavModules', {}, shape.record()),
-  json('SidebarModulesAdmin', {}, shape.record()),
+  /** Side-menu sections (chat, console, personal, admin), each {enabled, <entry>: boolean}. */
+  json('SidebarModulesAdmin', {}, shape.record(shape.record(shape.boolean()))),
   text('legal.user_agreement'),
   text('legal.privacy_policy'),
-  json('console_setting.api_info', [], objectList),
+  // Dashboard panels; the console checks lengths, URLs and dates entry by entry (console/src/status/console-content.ts).
+  json(
+    'console_setting.api_info',
+    [],
+    shape.array(
+      shape.object({
+        url: shape.string(),
+        route: shape.string(),
+        description: shape.string(),
+        color: shape.string(API_INFO_COLORS),
+      }),
+    ),
+  ),
   json('console_setting.uptime_kuma_groups', [], objectList),
-  json('console_setting.announcements', [], objectList),
-  json('console_setting.faq', [], objectList),
+  json(
+    'console_setting.announcements',
+    [],
+    shape.array(shape.object({ content: shape.string(), publishDate: shape.string() })),
+  ),
+  json('console_setting.faq', [], shape.array(shape.object({ question: shape.string(), answer: shape.string() }))),
   bool('console_setting.api_info_enabled', true),
   bool('console_setting.uptime_kuma_enabled', true),
   bool('console_setting.announcements_enabled', true),
@@ -242,6 +280,11 @@ export const OPTION_DEFINITIONS = [
   int('QuotaRemindThreshold', 1000, nonNegative),
   int('PreConsumedQuota', 500, nonNegative),
   bool('quota_setting.enable_free_model_pre_consume', true),
+  /**
+   * Tollgate: completion tokens a request without max_tokens reserves, by model ("default" for the
+   * others; 0: none), and what each top-up of its stream adds (relay/overrun).
+   */
+  json('quota_setting.default_completion_tokens', { default: 2048 }, shape.record(shape.integer(0))),
   int('token_setting.max_user_tokens', 1000, { min: 1 }),
 
   // Pricing

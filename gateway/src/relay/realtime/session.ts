@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { settleQuota } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
-import type { AppError } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
@@ -107,7 +107,12 @@ export class RealtimeSession {
       return;
     }
     this.#upstream = upstream;
-    relayFrames(client, upstream, (data, isBinary) => this.#inspectClient(data, isBinary));
+    relayFrames(
+      client,
+      upstream,
+      (data, isBinary) => this.#inspectClient(data, isBinary),
+      (data, isBinary) => this.#screenClient(data, isBinary),
+    );
     relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
     upstream.on('error', (error) => {
       this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
@@ -256,7 +261,20 @@ export class RealtimeSession {
     }
   }
 
-  /** Client events pass through untouched; a `response.create` is counted as in flight. */
+  /**
+   * The sensitive-word check of a client event: one with a listed word is answered with an `error`
+   * event and not passed on (the session goes on), or passed on with the words starred.
+   */
+  #screenClient(data: Buffer, isBinary: boolean): Buffer | undefined {
+    if (isBinary) return data;
+    const screened = this.#deps.sensitive.screenFrame(data);
+    if (!(screened instanceof AppError)) return screened;
+    const message = this.#withRequestId(screened.localized(requestLanguage(this.#request)));
+    this.#send(errorEvent('invalid_request_error', screened.code, message));
+    return undefined;
+  }
+
+  /** Client events pass through as screened; a `response.create` is counted as in flight. */
   #inspectClient(data: Buffer, isBinary: boolean): void {
     if (isBinary || !data.includes(RESPONSE_CREATE)) return;
     if (parseEvent(data)?.type === 'response.create') this.#asked += 1;

@@ -199,6 +199,7 @@ async function submit(
   const body = request.body;
   const submission = describeSubmission(path, body);
   assertModelAllowed(who, submission.model);
+  deps.sensitive.screen('midjourney', body);
   const { channel, key } = await targetFor(deps, who, submission);
 
   const price = resolvePrice({

@@ -126,6 +126,7 @@ async function submit(
   const body = request.body;
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
   assertModelAllowed(who, model);
+  deps.sensitive.screen('suno', body);
   const channel = channelFor(deps, who, model);
   const chosen = pickTaskKey(channel, deps.routing);
   if (!chosen) throw new SunoFailure('channel_has_no_key', 'the channel has no enabled key', 503);
