@@ -620,7 +620,7 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     const saved = await rules.inputValue();
     await rules.fill('[{"name": "x", "model_pattern": "*", "key_source": "cookie:session"}]');
     await affinity.locator('[data-testid="save-channel_affinity"]').click();
-    await see(page, /key source "cookie:session" must be body:<path>, header:<name> or claude:cache_prefix/);
+    await see(page, /键来源「cookie:session」必须是 body:<路径>、header:<名称> 或 claude:cache_prefix/);
     expect(
       (await rootApi.get('/api/option/')).body.data.find(
         (o: { key: string }) => o.key === 'channel_affinity_setting.rules',

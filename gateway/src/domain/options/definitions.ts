@@ -39,8 +39,8 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   readonly shape?: Shape;
   /** Never returned by GET /api/option/ (credentials). */
   readonly secret?: boolean;
-  /** A check beyond the shape (a JSON value already parsed): the problem, or undefined when fine. */
-  readonly check?: (value: unknown) => string | undefined;
+  /** A check beyond the shape (a JSON value already parsed): the problem in en and zh, or undefined when fine. */
+  readonly check?: (value: unknown) => { en: string; zh: string } | undefined;
 }
 
 interface Bounds {
@@ -91,7 +91,7 @@ const json = <K extends string>(
   key: K,
   value: unknown,
   expected: Shape,
-  check?: (value: unknown) => string | undefined,
+  check?: (value: unknown) => { en: string; zh: string } | undefined,
 ): OptionDefinition<K, 'json'> => ({
   key,
   type: 'json',

@@ -63,8 +63,8 @@ export const optionErrors = defineErrors({
   OPTION_INVALID_RULES: {
     status: 400,
     message: {
-      zh: '{key} 无效：{detail}',
-      en: '{key} is invalid: {detail}',
+      zh: '{key} 无效：{detailZh}',
+      en: '{key} is invalid: {detailEn}',
     },
   },
   OPTION_INVALID_ENTRY: {

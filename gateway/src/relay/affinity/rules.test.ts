@@ -7,11 +7,11 @@ import { parseAffinityRules } from './rules.ts';
 
 const RULES = 'channel_affinity_setting.rules';
 
-function refusal(value: unknown): string {
+function refusal(value: unknown, language: 'en' | 'zh' = 'en'): string {
   try {
     validateOption(RULES, JSON.stringify(value));
   } catch (error) {
-    if (error instanceof AppError) return error.localized('en');
+    if (error instanceof AppError) return error.localized(language);
     throw error;
   }
   throw new Error('accepted');
@@ -63,6 +63,9 @@ describe('channel affinity rules', () => {
     );
     expect(refusal([{ name: 'a', model_pattern: '*', key_source: 'body:x', sticky: true }])).toContain(
       'rule 1: unknown field "sticky"',
+    );
+    expect(refusal([{ name: 'a', model_pattern: '*', key_source: 'body:x', sticky: true }], 'zh')).toBe(
+      'channel_affinity_setting.rules 无效：第 1 条规则：未知字段「sticky」',
     );
     expect(refusal([{ name: 'a', model_regex: ['(['], key_source: 'body:x' }])).toContain(
       'rule "a": model_regex: invalid regular expression',
