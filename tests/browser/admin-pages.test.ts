@@ -182,12 +182,18 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await form.locator('[data-testid="channel-add-custom"]').click();
     await form.locator('[data-testid="channel-model_mapping"]').fill('{"gpt-4": "gpt-4o"}');
     await form.locator('[data-testid="channel-priority"]').fill('5');
+    // The pass-through switch writes the channel setting's pass_through_body_enabled.
+    await form.locator('[data-testid="channel-pass-through"]').check();
+    expect(await form.locator('[data-testid="channel-setting"]').inputValue()).toContain(
+      '"pass_through_body_enabled": true',
+    );
     await form.locator('[data-testid="channel-submit"]').click();
     await see(page, '渠道更新成功');
     await channelRow(page, 'mock-edited').waitFor();
     const edited = (await rootApi.get('/api/channel/?p=1&page_size=10')).body.data.items[0];
     expect(edited).toMatchObject({ name: 'mock-edited', models: 'gpt-4o-mini,gpt-4o', priority: 5 });
     expect(JSON.parse(edited.model_mapping)).toEqual({ 'gpt-4': 'gpt-4o' });
+    expect(JSON.parse(edited.setting)).toMatchObject({ pass_through_body_enabled: true });
 
     // Table weight: a non-negative integer, checked on blur (Escape first dismisses the last message).
     await page.keyboard.press('Escape');
@@ -650,6 +656,66 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       });
     } finally {
       await rootApi.put('/api/option/', { key: 'DefaultUseAutoGroup', value: 'false' });
+    }
+  });
+
+  it('prices a model by a tiered expression, pointing at the position of a mistake as it is typed', async () => {
+    const puts: Array<{ key: string; value: string }> = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === 'PUT' && new URL(request.url()).pathname === '/api/option/') {
+        puts.push(request.postDataJSON() as { key: string; value: string });
+      }
+    };
+    page.on('request', onRequest);
+    const expression = 'len <= 200000 ? tier("standard", p * 2.5 + c * 10) : tier("long", p * 5 + c * 15)';
+    try {
+      await page.goto('/setting');
+      await page.locator('[data-testid="ratio-tab-tiered"]').click();
+      const editor = page.locator('[data-testid="tiered-editor"]');
+      await editor.locator('[data-testid="tiered-add"]').click();
+      const row = editor.locator('[data-testid="tiered-row"]').last();
+      const text = row.locator('textarea[data-testid="tiered-expression"]').first();
+      await row.locator('[data-testid="tiered-model"]').fill('gpt-4o');
+      await text.fill('p * 2 + q');
+      await see(page, '第 9 个字符：未知的名称 "q"');
+      expect(await editor.locator('[data-testid="tiered-save"]').isDisabled()).toBe(true);
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Mars/Base');
+      await see(page, '不是有效时区，请使用 IANA 时区名，例如 UTC 或 Asia/Shanghai');
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Asia/Shanghai');
+      await text.fill(expression);
+      await screenshot(page, 'admin-13-tiered-pricing');
+      await editor.locator('[data-testid="tiered-save"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts.map((put) => put.key)).toEqual([
+        'billing_setting.billing_expr',
+        'billing_setting.billing_mode',
+        'billing_setting.timezone',
+      ]);
+      const options = (await rootApi.get('/api/option/')).body.data as Array<{ key: string; value: string }>;
+      const read = (key: string) => options.find((o) => o.key === key)?.value ?? '';
+      expect(JSON.parse(read('billing_setting.billing_mode'))).toEqual({ 'gpt-4o': 'tiered_expr' });
+      expect(JSON.parse(read('billing_setting.billing_expr'))).toEqual({ 'gpt-4o': expression });
+      expect(read('billing_setting.timezone')).toBe('Asia/Shanghai');
+
+      // The pricing page shows the model by its tiers and expression, not by a ratio.
+      const listed = (await rootApi.get('/api/pricing')).body.data as Array<Record<string, unknown>>;
+      expect(listed.find((item) => item.model_name === 'gpt-4o')).toMatchObject({ billing_mode: 'tiered_expr' });
+      await page.goto('/pricing');
+      const priced = page.locator('[data-testid="pricing-row"][data-model="gpt-4o"]');
+      await priced.getByText('阶梯计费（表达式）').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText('档位：standard, long').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText(expression).waitFor();
+      await screenshot(page, 'admin-14-pricing-tiered');
+    } finally {
+      page.off('request', onRequest);
+      for (const [key, value] of [
+        ['billing_setting.billing_mode', '{}'],
+        ['billing_setting.billing_expr', '{}'],
+        ['billing_setting.timezone', 'UTC'],
+      ]) {
+        expect((await rootApi.put('/api/option/', { key, value })).body.success).toBe(true);
+      }
     }
   });
 

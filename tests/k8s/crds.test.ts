@@ -312,14 +312,15 @@ describe('CEL rules', () => {
   const errorsOf = (kind: string, specValue: unknown, name?: string) =>
     validateCustomResource(resource(kind, specValue, name));
 
-  it('ModelPrice: exactly one of perToken and perCall', () => {
+  it('ModelPrice: exactly one of perToken, perCall and tiered', () => {
+    const rule = 'spec: Invalid value: exactly one of perToken, perCall and tiered must be set';
     const both = errorsOf('ModelPrice', { model: 'm', perToken: { input: 1 }, perCall: { price: 1 } });
-    expect(both).toEqual(['spec: Invalid value: exactly one of perToken and perCall must be set']);
-    expect(errorsOf('ModelPrice', { model: 'm' })).toEqual([
-      'spec: Invalid value: exactly one of perToken and perCall must be set',
-    ]);
+    expect(both).toEqual([rule]);
+    expect(errorsOf('ModelPrice', { model: 'm' })).toEqual([rule]);
+    expect(errorsOf('ModelPrice', { model: 'm', perCall: { price: 1 }, tiered: { expression: 'p' } })).toEqual([rule]);
     expect(errorsOf('ModelPrice', { model: 'm', perToken: { input: 1, output: 4 } })).toEqual([]);
     expect(errorsOf('ModelPrice', { model: 'm', perCall: { price: 0 } })).toEqual([]);
+    expect(errorsOf('ModelPrice', { model: 'm', tiered: { expression: 'tier("base", p * 2 + c * 8)' } })).toEqual([]);
   });
 
   it('ModelPrice: output and cache prices need a non-zero input price', () => {

@@ -524,6 +524,51 @@ describe.runIf(hasPostgres())('operator', () => {
       await gone('ModelPrice', 'gpt-4o');
       expect(await price('gpt-4o')).toBeUndefined();
     });
+
+    it('sets a tiered expression for its model in billing_setting, owns it there, and refuses one that does not compile', async () => {
+      const expression = 'len <= 200000 ? tier("standard", p * 3 + c * 15) : tier("long", p * 6 + c * 22.5)';
+      const effective = async (key: string) => {
+        const listed = (await root.get('/api/option/')).body.data as Array<{ key: string; value: string }>;
+        return JSON.parse(listed.find((option) => option.key === key)?.value ?? '{}') as Record<string, string>;
+      };
+      resource('ModelPrice', 'claude-long', { model: 'claude-long', tiered: { expression } });
+      await until('ModelPrice', 'claude-long', 'Ready', 'True');
+      expect(get('ModelPrice', 'claude-long').status.mode).toBe('tiered');
+      expect(await price('claude-long')).toMatchObject({
+        billing_expr: expression,
+        model_ratio: null,
+        model_price: null,
+        managed_name: 'claude-long',
+      });
+      // Every pod lays it over the two options; administrators cannot change it there.
+      expect(
+        await eventually(
+          () => effective('billing_setting.billing_expr'),
+          (map) => map['claude-long'] === expression,
+          10_000,
+        ),
+      ).toMatchObject({ 'claude-long': expression });
+      expect(await effective('billing_setting.billing_mode')).toMatchObject({ 'claude-long': 'tiered_expr' });
+      const edit = await root.put('/api/option/', {
+        key: 'billing_setting.billing_expr',
+        value: JSON.stringify({ 'claude-long': 'p * 1' }),
+      });
+      expect(edit.body).toMatchObject({ success: false, code: 'MANAGED_BY_RESOURCE' });
+
+      editSpec('ModelPrice', 'claude-long', { tiered: { expression: 'p * 3 + q' } });
+      const refused = await until('ModelPrice', 'claude-long', 'Ready', 'False', 'InvalidSpec');
+      expect(refused.status.conditions[0].message).toContain('position 9');
+      expect((await price('claude-long'))?.billing_expr).toBe(expression);
+
+      fake.delete('ModelPrice', NS, 'claude-long');
+      await gone('ModelPrice', 'claude-long');
+      expect(await price('claude-long')).toBeUndefined();
+      await eventually(
+        () => effective('billing_setting.billing_expr'),
+        (map) => !('claude-long' in map),
+        10_000,
+      );
+    });
   });
 
   describe('Group', () => {

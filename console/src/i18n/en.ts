@@ -507,6 +507,15 @@ export const en = {
       per_call: 'Per call: {{price}} × group ratio {{group}}',
       per_token:
         'Input {{prompt}} tokens × {{input_price}} / 1M + output {{completion}} tokens × {{output_price}} / 1M, × group ratio {{group}}',
+      billing_mode: 'Billing mode',
+      tiered_mode: 'Tiered expression',
+      matched_tier: 'Tier applied',
+      expression: 'Billing expression',
+      per_expression: 'Expression cost {{cost}} × group ratio {{group}}',
+      estimate_billed: 'Usage could not be priced: the reservation estimate was billed',
+      request_rule: 'Request multiplier',
+      rule_matched: '{{cond}}: × {{multiplier}} (applied)',
+      rule_unmatched: '{{cond}}: × {{multiplier}} (not applied)',
     },
   },
 
@@ -631,6 +640,9 @@ export const en = {
     group_switched: 'Now viewing the group {{group}}, ratio {{ratio}}',
     per_call: 'Per call',
     per_usage: 'Per usage',
+    tiered: 'Tiered (expression)',
+    tiers: 'Tiers: {{tiers}}',
+    expression_note: 'USD per 1M tokens, × group ratio {{ratio}}',
     ratio_na: 'Model ratio: none',
     model_ratio: 'Model ratio: {{value}}',
     completion_ratio: 'Completion ratio: {{value}}',
@@ -802,6 +814,9 @@ export const en = {
       multi_polling: 'Polling',
       multi_random: 'Random',
       param_override: 'Parameter override',
+      pass_through: 'Pass the request body through',
+      pass_through_help:
+        "Requests already in this channel's format go upstream byte for byte: no model mapping, parameter override or field filtering (header override still applies); requests that need conversion are converted as usual. On for every channel when the global pass-through switch is on.",
       partner_hint: 'This type gives keys after signing up through a partner invite.',
       type_unsupported:
         'Tollgate does not support {{name}} channels yet: {{reason}}. This channel is left out of routing; disable or delete it.',
@@ -1116,6 +1131,27 @@ export const en = {
       model_ratio: 'Model ratios',
       visual: 'Visual pricing editor',
       unset: 'Models without a price',
+      tiered: 'Tiered pricing (expressions)',
+    },
+    tiered: {
+      help: 'A model in tiered mode is billed by its expression alone: coefficients are USD per 1M tokens, × QuotaPerUnit × group ratio.\nVariables: p (prompt), c (completion), len (whole prompt, for tiers), cr (cache read), cc / cc1h (cache write 5 min / 1 h), img, ai (image, audio in), img_o, ao (image, audio out).\nFunctions: tier("name", cost), fixed(usd per request), param("body.path"), header("name"), hour(), minute(), weekday() (0 = Sunday), month(), day() in the time zone below or in the zone given, max, min, abs, ceil, floor, has(text, part).',
+      timezone: 'Time zone of the clock functions',
+      timezone_help: 'An IANA name such as UTC or Asia/Shanghai',
+      add: 'Add a model',
+      delete: 'Remove',
+      model: 'Model',
+      mode: 'Billing mode',
+      mode_tiered: 'Tiered expression',
+      mode_off: 'Off (ratios)',
+      expression: 'Expression',
+      empty: 'No model is priced by an expression',
+      problems: {
+        no_model: 'Name the model',
+        duplicate: 'This model is listed twice',
+        no_expression: 'A model in tiered mode needs an expression',
+        invalid: 'Position {{position}}: {{reason}}',
+        timezone: 'Not a time zone: use an IANA name such as UTC or Asia/Shanghai',
+      },
     },
     confirm: {
       password_login: 'With password sign-in off, users can only sign in with third-party accounts. Turn it off?',
@@ -1201,6 +1237,14 @@ export const en = {
       footer: 'Footer HTML; empty shows the default credit',
       gemini_budget: 'Share of max tokens used as thinking budget, 0.1 to 1; budgets above 24576 are ignored',
       log_retention: 'Consume logs older than this are deleted; 0 keeps them forever',
+      data_export:
+        'Keeps the usage dashboard (hourly buckets per user and model); off writes no dashboard data. Consume logs and quotas are not affected.',
+      data_export_interval:
+        'The dashboard buckets are added up in memory and written this often (and on shutdown); the dashboard lags by at most this long',
+      pass_through:
+        "Requests already in the channel's own format (OpenAI, Claude, Gemini channels) go upstream byte for byte: no model mapping, parameter override or field filtering; header override still applies. Requests that need conversion are converted as usual. Channels can also switch it on one by one.",
+      stream_cache_queue_length:
+        'Stream chunks that may wait for a slow client before the gateway stops reading the upstream; 0 stops as soon as the client falls behind',
       markdown: 'Markdown allowed',
       markdown_or_url: 'Markdown, HTML, or a link (shown in a frame)',
       model_price: 'Fixed price per call (USD), wins over ratios',
@@ -1295,6 +1339,7 @@ export const en = {
       data_export: 'Enable the dashboard',
       data_export_default_time: 'Default granularity',
       data_export_interval: 'Update interval (minutes)',
+      stream_cache_queue_length: 'Stream buffer for slow clients (chunks)',
       default_collapse_sidebar: 'Collapse the side menu by default',
       default_use_auto_group: 'New tokens use auto groups',
       demo_site: 'Demo site mode',

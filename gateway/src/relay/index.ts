@@ -12,6 +12,7 @@ import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { mayPassThrough } from './exchange/pass-through.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
@@ -85,6 +86,8 @@ const NOT_IMPLEMENTED: Array<[method: 'GET' | 'POST' | 'DELETE', path: string]> 
 declare module 'fastify' {
   interface FastifyRequest {
     relayCaller: RelayCaller | null;
+    /** The JSON body's bytes as they came (decoded), kept for pass-through mode. */
+    relayRawBody: Buffer | null;
   }
   interface FastifyContextConfig {
     /** Set on the routes that relay: their requests are counted in the relay metrics, whatever happens. */
@@ -95,6 +98,14 @@ declare module 'fastify' {
 /** The OpenAI-compatible relay (DESIGN.md §3): every route runs the same pipeline with its wire format. */
 export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   app.decorateRequest('relayCaller', null);
+  app.decorateRequest('relayRawBody', null);
+  // Fastify's own JSON parsing, with the bytes it parsed kept (a reference, not a copy) for pass-through.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    request.relayRawBody = bytes;
+    parseJson(request, bytes.toString('utf8'), done);
+  });
   app.addContentTypeParser(
     'multipart/form-data',
     { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
@@ -121,6 +132,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
       await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
@@ -147,7 +159,9 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
-      await relay(deps, caller(request), parseGeminiRequest(request), relayContext(request, reply));
+      const input = parseGeminiRequest(request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
+      await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
   }
@@ -231,6 +245,20 @@ async function billingUsedQuota(deps: RelayPluginDeps, who: RelayCaller): Promis
   }
   const row = await deps.db.selectFrom('users').select('used_quota').where('id', '=', user.id).executeTakeFirst();
   return row?.used_quota ?? 0;
+}
+
+/**
+ * The JSON body's bytes, when a channel the request may go to passes bodies through; otherwise
+ * dropped at once, so that a request holds only its parsed body while it runs.
+ */
+function rawBodyFor(deps: RelayPluginDeps, request: FastifyRequest, model: string): Uint8Array | undefined {
+  const raw = request.relayRawBody;
+  request.relayRawBody = null;
+  if (!raw) return undefined;
+  const who = caller(request);
+  const pinned = who.pinnedChannelId === undefined ? undefined : deps.routing.channel(who.pinnedChannelId);
+  const candidates = pinned ? [] : deps.routing.candidates(who.group, model);
+  return mayPassThrough(deps.options, candidates, pinned) ? raw : undefined;
 }
 
 function caller(request: FastifyRequest): RelayCaller {

@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
+  type ExprRequest,
   estimateCompletionTokens,
+  isFreePrice,
   preConsumeQuota,
   resolvePrice,
   settleQuota,
@@ -68,6 +70,8 @@ export interface RelayRequest {
   model: string;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded): what pass-through mode forwards. */
+  rawBody?: Uint8Array | undefined;
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
@@ -121,7 +125,8 @@ export async function relay(
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
   // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
-  deps.sensitive.screen(input.format, input.body);
+  // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
+  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const priceIn = (group: string) =>
@@ -135,8 +140,10 @@ export async function relay(
     });
   const reservedPrice = priceIn(caller.group);
   const charge = await requestCharge(input.format, input.model, input.body);
+  // What a billing expression may read: the same clock for the reservation and the settlement.
+  const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
   const budget = completionBudget(input.format, input.model, reservedPrice, charge, options);
-  const reservation = await reserve(deps, caller, reservedPrice, charge, budget);
+  const reservation = await reserve(deps, caller, reservedPrice, charge, budget, exprRequest);
   const guard = streamGuardFor(deps, {
     stream: input.stream,
     model: input.model,
@@ -156,7 +163,7 @@ export async function relay(
     const usage = outcome.cut
       ? deliveredUsage(outcome, input.model, charge.promptEstimate)
       : billedUsage(outcome, input.model, charge);
-    const { quota, surcharges } = settleQuota({
+    const { quota, surcharges, tiered } = settleQuota({
       price,
       usage,
       options,
@@ -164,6 +171,8 @@ export async function relay(
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request: exprRequest,
+      estimate: charge,
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
@@ -194,6 +203,7 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
+        tiered,
         requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
@@ -239,10 +249,11 @@ async function reserve(
   price: ModelPrice,
   charge: RequestCharge,
   budget: CompletionBudget | undefined,
+  request: ExprRequest,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
@@ -269,6 +280,7 @@ async function reserve(
       options,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request,
     }) + (budget ? completionQuota(budget) : 0);
   try {
     return await hold(amount);
@@ -447,6 +459,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     key,
     format: input.format,
     body: input.body,
+    rawBody: input.rawBody,
     model: input.model,
     stream: input.stream,
     options: deps.options,
@@ -468,6 +481,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       stream: input.stream,
       wantsStreamUsage: input.wantsStreamUsage,
       pingIntervalMs: pingInterval(deps.options, input.format),
+      streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
     },
     budget: run.guard,

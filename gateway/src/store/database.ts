@@ -175,6 +175,8 @@ export interface ModelPricesTable extends Managed {
   cache_creation_ratio: Defaulted<number | null>;
   /** USD per call. */
   model_price: Defaulted<number | null>;
+  /** A billing expression (`tiered_expr` mode) that prices the model instead of the ratios. */
+  billing_expr: Defaulted<string | null>;
   updated_at: number;
 }
 

@@ -9,7 +9,9 @@ describe('ModelPrice', () => {
   it('names the mode for the printer column', () => {
     expect(priceMode({ model: 'm', perToken: { input: 1 } })).toBe('perToken');
     expect(priceMode({ model: 'm', perCall: { price: 1 } })).toBe('perCall');
+    expect(priceMode({ model: 'm', tiered: { expression: 'p * 2' } })).toBe('tiered');
     expect(priceMode({ model: 'm' })).toBeUndefined();
+    expect(priceMode({ model: 'm', perCall: { price: 1 }, tiered: { expression: 'p' } })).toBeUndefined();
   });
 });
 

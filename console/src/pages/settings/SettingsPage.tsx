@@ -22,6 +22,7 @@ import {
   RATE_LIMIT_SECTIONS,
   SYSTEM_SECTIONS,
 } from './sections.ts';
+import { TieredEditor } from './TieredEditor.tsx';
 
 /** Tabs of the settings page, chosen by ?tab= (spec doc 2 §2); operation is the default. */
 const TABS = [
@@ -112,9 +113,10 @@ const RATIO_TABS = [
   { id: 'model_ratio', label: 'settings.ratio_tabs.model_ratio' },
   { id: 'visual', label: 'settings.ratio_tabs.visual' },
   { id: 'unset', label: 'settings.ratio_tabs.unset' },
+  { id: 'tiered', label: 'settings.ratio_tabs.tiered' },
 ] as const;
 
-/** The operation tab's ratio sub-tabs: model ratio JSON, the visual editor, unset-ratio models. */
+/** The operation tab's ratio sub-tabs: model ratio JSON, the visual editor, unset-ratio models, expressions. */
 function RatioTabs() {
   const translate = useTranslate();
   const [tab, setTab] = useState<(typeof RATIO_TABS)[number]['id']>('model_ratio');
@@ -128,6 +130,7 @@ function RatioTabs() {
       {tab === 'model_ratio' && <OptionSection section={MODEL_RATIO_SECTION} extra={<ResetRatios />} />}
       {tab === 'visual' && <PricingEditor />}
       {tab === 'unset' && <UnsetModels />}
+      {tab === 'tiered' && <TieredEditor />}
     </Paper>
   );
 }

@@ -106,8 +106,11 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     id: 'dashboard',
     title: 'settings.sections.dashboard',
     fields: [
-      sw('DataExportEnabled', 'settings.fields.data_export'),
-      int('DataExportInterval', 'settings.fields.data_export_interval', { min: 1 }),
+      sw('DataExportEnabled', 'settings.fields.data_export', { help: 'settings.help.data_export' }),
+      int('DataExportInterval', 'settings.fields.data_export_interval', {
+        min: 1,
+        help: 'settings.help.data_export_interval',
+      }),
       {
         key: 'DataExportDefaultTime',
         kind: 'select',
@@ -209,9 +212,13 @@ export const MODEL_SECTIONS: OptionSectionDef[] = [
     id: 'global',
     title: 'settings.sections.global',
     fields: [
-      sw('global.pass_through_request_enabled', 'settings.fields.pass_through'),
+      sw('global.pass_through_request_enabled', 'settings.fields.pass_through', { help: 'settings.help.pass_through' }),
       sw('general_setting.ping_interval_enabled', 'settings.fields.ping_interval_enabled'),
       int('general_setting.ping_interval_seconds', 'settings.fields.ping_interval_seconds', { min: 1 }),
+      int('StreamCacheQueueLength', 'settings.fields.stream_cache_queue_length', {
+        min: 0,
+        help: 'settings.help.stream_cache_queue_length',
+      }),
     ],
   },
   {

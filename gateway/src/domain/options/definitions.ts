@@ -30,9 +30,11 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
   readonly above?: number;
   /** Extra syntax for string options. */
-  readonly format?: 'url' | 'status-code-ranges';
+  readonly format?: 'url' | 'status-code-ranges' | 'time-zone';
   /** Extra syntax for each entry of a JSON string list. */
   readonly entries?: 'ip-ranges' | 'port-ranges';
+  /** Extra syntax for each value of a JSON record (Tollgate's: checked when saved). */
+  readonly values?: 'billing-expressions';
   /** The only values a string option may take. */
   readonly choices?: readonly string[];
   /** The structure a JSON option must have. */
@@ -268,7 +270,7 @@ export const OPTION_DEFINITIONS = [
   bool('DrawingEnabled', true),
   bool('TaskEnabled', true),
   bool('DataExportEnabled', true),
-  /** Minutes between usage-dashboard aggregations. */
+  /** Minutes the usage dashboard's buckets are added up in memory between writes (usage/held-buckets.ts). */
   int('DataExportInterval', 5, { min: 1 }),
   text('DataExportDefaultTime', 'hour', ['hour', 'day', 'week']),
 
@@ -298,7 +300,9 @@ export const OPTION_DEFINITIONS = [
   json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),
   bool('ExposeRatioEnabled', false),
   json('billing_setting.billing_mode', {}, shape.record(shape.string())),
-  json('billing_setting.billing_expr', {}, shape.record(shape.string())),
+  { ...json('billing_setting.billing_expr', {}, shape.record(shape.string())), values: 'billing-expressions' },
+  /** Tollgate's: the IANA time zone the clock functions of billing expressions (`hour()`, …) read. */
+  { ...text('billing_setting.timezone', 'UTC'), format: 'time-zone' },
   /** USD per 1,000 tool calls; `tool:model-prefix*` entries override the tool's price for those models. */
   json(
     'tool_price_setting.prices',
@@ -373,6 +377,7 @@ export const OPTION_DEFINITIONS = [
     shape.array(shape.object({ name: shape.string() })),
     affinityRulesProblem,
   ),
+  /** Every channel forwards the client's own bytes when no conversion is needed (relay/exchange/pass-through.ts). */
   bool('global.pass_through_request_enabled', false),
   json('global.thinking_model_blacklist', ['moonshotai/kimi-k2-thinking', 'kimi-k2-thinking'], stringList),
   json(
@@ -380,6 +385,7 @@ export const OPTION_DEFINITIONS = [
     { enabled: false, all_channels: true, channel_ids: [], channel_types: [], model_patterns: [] },
     shape.object({ enabled: shape.boolean(), all_channels: shape.boolean() }),
   ),
+  /** Stream chunks that may queue for a slow client before the upstream is no longer read (relay/exchange/forward.ts). */
   int('StreamCacheQueueLength', 0, nonNegative),
   bool('general_setting.ping_interval_enabled', false),
   int('general_setting.ping_interval_seconds', 60, { min: 1 }),

@@ -28,6 +28,8 @@ export interface ClientWishes {
   wantsStreamUsage: boolean;
   /** `: PING` lines while the upstream is silent this long; 0: none. */
   pingIntervalMs: number;
+  /** Upstream chunks that may wait for a slow client before the upstream is no longer read (forward.ts); absent: 0. */
+  streamQueueLength?: number;
   /**
    * Prompt tokens for the usage chunk an OpenAI chat stream gets when its upstream sent none; absent:
    * no such chunk (the channel tester reads usage, it does not need one made up).
@@ -216,6 +218,7 @@ export class Exchange {
     let firstTokenMs: number | undefined;
     const result = await forwardStream(response.body, decoder, sink, observer, () => abort.abort(), {
       pingIntervalMs: client.pingIntervalMs,
+      queueLength: client.streamQueueLength ?? 0,
       onFirstEvent: () => {
         firstTokenMs = Date.now() - startedMs;
       },

@@ -13,6 +13,12 @@ export interface ForwardOptions {
   finish?: () => SseEvent[];
   /** `: PING` comment lines while the upstream is silent this long; 0 turns pings off. */
   pingIntervalMs: number;
+  /**
+   * Option StreamCacheQueueLength: how many upstream chunks may be queued for a client that is not
+   * taking them (its socket reported backpressure) before the upstream is no longer read until the
+   * client drains; 0 (absent): stop reading at the first sign of backpressure.
+   */
+  queueLength?: number;
   /** Called with the time of the first event, for time-to-first-token. */
   onFirstEvent?: () => void;
   /**
@@ -35,8 +41,9 @@ export interface ForwardResult {
 /**
  * Forwards an upstream stream (SSE, or whatever framing the decoder reads) to the sink chunk by
  * chunk: the events an upstream chunk completes go out in one write (one write per event costs the
- * HTTP layer a chunk frame each), nothing is buffered beyond the event being parsed, the upstream is
- * read only as fast as the client takes the bytes (backpressure), and a client that disconnects
+ * HTTP layer a chunk frame each), nothing is buffered beyond the event being parsed and the queue
+ * the options allow, the upstream is read only as fast as the client takes the bytes (backpressure:
+ * at most `queueLength` chunks queued past the socket's own buffer), and a client that disconnects
  * aborts the upstream so billing stops at what was produced. Every upstream event is observed
  * (metering) before it is transformed.
  */
@@ -94,12 +101,22 @@ export async function forwardStream(
     }
     return true;
   };
+  const queueLength = options.queueLength ?? 0;
+  /** Writes made since the client's socket last reported backpressure: each is queued in memory. */
+  let queued = 0;
   const send = async (out: SseEvent[], bytes?: Uint8Array) => {
     if (clientGone || out.length === 0) return;
     if (events === 0) options.onFirstEvent?.();
     events += out.length;
     lastWrite = Date.now();
-    if (!sink.write(out, bytes)) await sink.drained();
+    if (sink.write(out, bytes)) {
+      queued = 0;
+    } else if (queued < queueLength) {
+      queued++;
+    } else {
+      await sink.drained();
+      queued = 0;
+    }
   };
 
   try {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { settleQuota } from '../../domain/billing/index.ts';
+import { settleQuota, type TieredTrace } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
@@ -68,6 +68,8 @@ export class RealtimeSession {
   #billing: Promise<void> = Promise.resolve();
   #total: Usage = { promptTokens: 0, completionTokens: 0 };
   #quota = 0;
+  /** Expression billing: the last response's tier, the session's summed cost. */
+  #tiered: TieredTrace | undefined;
   #responses = 0;
   #channel: ChannelSnapshot | undefined;
   #upstreamModel = '';
@@ -327,13 +329,15 @@ export class RealtimeSession {
     const deps = this.#deps;
     const plan = this.#plan;
     const { user, token } = plan.caller.identity;
-    const { quota } = settleQuota({
+    const { quota, tiered } = settleQuota({
       price: plan.price,
       usage,
       options: deps.options,
       semantics: 'openai',
       model: plan.model,
+      request: { headers: this.#request.headers },
     });
+    if (tiered) this.#tiered = { ...tiered, costUsd: tiered.costUsd + (this.#tiered?.costUsd ?? 0) };
     const held = this.#reservation;
     this.#reservation = undefined;
     // Nothing holds for a response that finished after the session was refused more, or after the
@@ -417,6 +421,7 @@ export class RealtimeSession {
         usedChannels: this.#tried,
         requestPath: '/v1/realtime',
         mode: 'realtime',
+        ...(this.#tiered ? { tiered: this.#tiered } : {}),
       }),
     });
   }

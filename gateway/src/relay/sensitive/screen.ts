@@ -45,10 +45,12 @@ export class SensitiveWords {
   /**
    * Checks the parsed body of a request before anything is reserved or sent: throws
    * `sensitive_words_detected` when the request must stop, else stars the words in the body in place.
+   * True when it starred any (the body is then no longer the client's bytes).
    */
-  screen(format: WireFormat, body: Record<string, unknown> | FormData): void {
+  screen(format: WireFormat, body: Record<string, unknown> | FormData): boolean {
     const outcome = this.#apply(format, body);
     if (outcome instanceof AppError) throw outcome;
+    return outcome === 'masked';
   }
 
   /**
