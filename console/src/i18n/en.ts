@@ -339,6 +339,26 @@ export const en = {
     pay: 'Pay',
   },
 
+  periods: {
+    title: 'Period quotas',
+    help: 'Daily, weekly (Monday to Sunday) and monthly limits, in calendar periods of the zone set in Settings; 0 means no limit. Over a limit, requests are refused (429) until the period ends.',
+    column: 'Period quotas',
+    invalid: 'Period limits must be whole numbers of at least 0',
+    requests_of: '{{used}} / {{limit}} requests',
+    resets: 'Period {{period}} · resets at {{time}}',
+    timezone: 'Time zone of period quotas',
+    timezone_help:
+      'IANA name such as UTC or Asia/Shanghai: daily, weekly (Monday) and monthly quotas start at its midnight.',
+    kinds: { daily: 'Today', weekly: 'This week', monthly: 'This month' },
+    fields: {
+      daily_quota_limit: 'Daily quota limit',
+      daily_request_limit: 'Daily request limit',
+      weekly_quota_limit: 'Weekly quota limit',
+      weekly_request_limit: 'Weekly request limit',
+      monthly_quota_limit: 'Monthly quota limit',
+      monthly_request_limit: 'Monthly request limit',
+    },
+  },
   token: {
     title: 'API tokens',
     warning:

@@ -541,6 +541,25 @@ export const zh = {
     pay: '去支付',
   },
 
+  periods: {
+    title: '周期额度',
+    help: '每日、每周（周一至周日）和每月的上限，按设置中时区的自然周期计算；0 表示不限。超出上限的请求将被拒绝（429），直到该周期结束。',
+    column: '周期额度',
+    invalid: '周期上限必须是不小于 0 的整数',
+    requests_of: '{{used}} / {{limit}} 次请求',
+    resets: '周期 {{period}} · 重置于 {{time}}',
+    timezone: '周期额度时区',
+    timezone_help: 'IANA 时区名称，例如 UTC 或 Asia/Shanghai：每日、每周（周一）和每月额度从该时区的零点开始。',
+    kinds: { daily: '今日', weekly: '本周', monthly: '本月' },
+    fields: {
+      daily_quota_limit: '每日额度上限',
+      daily_request_limit: '每日请求次数上限',
+      weekly_quota_limit: '每周额度上限',
+      weekly_request_limit: '每周请求次数上限',
+      monthly_quota_limit: '每月额度上限',
+      monthly_request_limit: '每月请求次数上限',
+    },
+  },
   token: {
     title: 'API 令牌',
     warning: '令牌无法精确控制使用额度，只允许自用，请勿直接将令牌分发给他人。',

@@ -77,6 +77,7 @@ export async function apiPlugin(
     self: services.self,
     options: services.options,
     keyring: services.keyring,
+    periods: services.periods,
   });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });

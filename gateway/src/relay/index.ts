@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { BILLING_OPENAI_CODES } from '../domain/billing/index.ts';
+import { setRetryAfter } from '../domain/ledger/periods/errors.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { requestLanguage, toAppError } from '../http/errors.ts';
@@ -351,5 +352,6 @@ async function renderError(error: unknown, request: FastifyRequest, reply: Fasti
     type: 'new_api_error',
     code,
   });
+  setRetryAfter(reply, error);
   return reply.code(appError.status).send(body);
 }

@@ -263,15 +263,6 @@ async function reserve(
   const trusted = () =>
     (!hasToken || token.unlimited || (ledger.tokenBalance(token.id) ?? 0) > trust) &&
     (ledger.balance(user.id) ?? 0) > trust;
-  const hold = (amount: number) =>
-    ledger.reserve({
-      userId: user.id,
-      // The playground has no token (id 0): only the wallet is reserved from.
-      tokenId: hasToken ? token.id : undefined,
-      tokenUnlimited: token.unlimited,
-      amount,
-    });
-  if (trusted()) return hold(0);
   const amount =
     preConsumeQuota({
       price,
@@ -282,6 +273,18 @@ async function reserve(
       priceMultiplier: charge.priceMultiplier,
       request,
     }) + (budget ? completionQuota(budget) : 0);
+  // Period budgets hold the estimate even when the wallet's trust skips it (periods/budget.ts).
+  const hold = (reserved: number) =>
+    ledger.reserve({
+      userId: user.id,
+      // The playground has no token (id 0): only the wallet is reserved from.
+      tokenId: hasToken ? token.id : undefined,
+      tokenUnlimited: token.unlimited,
+      amount: reserved,
+      periodLimits: { user: user.periodLimits, token: token.periodLimits },
+      periodAmount: amount,
+    });
+  if (trusted()) return hold(0);
   try {
     return await hold(amount);
   } catch (error) {

@@ -104,6 +104,7 @@ export async function startRelay(
     holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
     cluster,
     logger,
+    periods: services.periods,
   });
   // Closed before the recorder and the alerts: an answered request may still be settling (a charge
   // above its reservation waits for the database) after HTTP has drained, and records its usage and

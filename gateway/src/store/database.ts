@@ -24,6 +24,7 @@ export interface Database {
   quota_leases: QuotaLeasesTable;
   instance_secrets: InstanceSecretsTable;
   channel_observations: ChannelObservationsTable;
+  period_usage: PeriodUsageTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -75,6 +76,8 @@ export interface UsersTable {
   created_at: number;
   last_login_at: Defaulted<number>;
   deleted_at: Defaulted<number | null>;
+  /** Daily, weekly and monthly limits as JSON (domain/ledger/periods), '' for none. */
+  period_limits: Defaulted<string>;
 }
 
 export interface SessionsTable {
@@ -110,6 +113,8 @@ export interface TokensTable extends Managed {
   group: Defaulted<string>;
   cross_group_retry: Defaulted<boolean>;
   deleted_at: Defaulted<number | null>;
+  /** Daily, weekly and monthly limits as JSON (domain/ledger/periods), '' for none. */
+  period_limits: Defaulted<string>;
 }
 
 export interface ChannelsTable extends Managed {
@@ -353,3 +358,15 @@ export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type OptionRow = Selectable<OptionsTable>;
+
+/** What a token or user used in one calendar period (domain/ledger/periods): a new period is a new row. */
+export interface PeriodUsageTable {
+  holder_kind: 'user' | 'token';
+  holder_id: number;
+  /** The period's start in the configured zone: `d:2026-11-26`, `w:2026-W48`, `m:2026-11`. */
+  period: string;
+  /** Quota reserved by open requests plus quota charged by finished ones. */
+  quota: Defaulted<number>;
+  /** Requests admitted and not refunded. */
+  requests: Defaulted<number>;
+}

@@ -149,6 +149,7 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
       }),
       int('QuotaForInviter', 'settings.fields.quota_for_inviter', { min: 0 }),
       int('QuotaForInvitee', 'settings.fields.quota_for_invitee', { min: 0 }),
+      text('quota_setting.period_timezone', 'periods.timezone', { help: 'periods.timezone_help' }),
     ],
   },
   {

@@ -1,4 +1,5 @@
-import { compileExpression, ExprError, isTimeZone } from '../../../../gateway/src/domain/billing/expr/index.ts';
+import { compileExpression, ExprError } from '../../../../gateway/src/domain/billing/expr/index.ts';
+import { isTimeZone } from '../../../../gateway/src/domain/time-zones.ts';
 import type { OptionValues } from './options.ts';
 
 /**

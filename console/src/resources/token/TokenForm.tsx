@@ -19,6 +19,8 @@ import { formatQuota } from '../../format/quota.ts';
 import { formatDateTime, formatSeconds } from '../../format/time.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
+import { PeriodLimitInputs } from '../periods/PeriodLimits.tsx';
+import { invalidPeriodLimits, periodLimitBody } from '../periods/periods.ts';
 import {
   COUNT_PRESETS,
   EXPIRY_PRESETS,
@@ -36,7 +38,7 @@ export function TokenCreate() {
   const redirect = useRedirect();
   const [create] = useCreate();
   const save = async (values: TokenFormValues) => {
-    const body = tokenBody(values);
+    const body = { ...tokenBody(values), ...periodLimitBody(values as Record<string, unknown>) };
     const count = Number(values.count ?? 1) || 1;
     try {
       if (count > 1) {
@@ -55,7 +57,7 @@ export function TokenCreate() {
     <Create resource="token" title="token.create_title">
       <SimpleForm
         onSubmit={(values: object) => save(values as TokenFormValues)}
-        validate={(values) => validateToken(values as TokenFormValues, true)}
+        validate={(values) => validateTokenForm(values as TokenFormValues, true)}
         defaultValues={{
           name: '',
           remain_quota: NEW_TOKEN_QUOTA,
@@ -85,13 +87,23 @@ export function TokenEdit() {
       title="token.edit_title"
       mutationMode="pessimistic"
       redirect="list"
-      transform={(values: TokenFormValues) => tokenBody(values)}
+      transform={(values: TokenFormValues) => ({
+        ...tokenBody(values),
+        ...periodLimitBody(values as Record<string, unknown>),
+      })}
     >
-      <SimpleForm validate={(values) => validateToken(values as TokenFormValues, false)} data-testid="token-form">
+      <SimpleForm validate={(values) => validateTokenForm(values as TokenFormValues, false)} data-testid="token-form">
         <TokenFields creating={false} />
       </SimpleForm>
     </Edit>
   );
+}
+
+/** The token's own rules, and its period limits whole numbers of at least 0. */
+function validateTokenForm(values: TokenFormValues, creating: boolean): Record<string, string> {
+  const errors = validateToken(values, creating);
+  for (const field of invalidPeriodLimits(values as Record<string, unknown>)) errors[field] = 'periods.invalid';
+  return errors;
 }
 
 interface GroupInfo {
@@ -247,6 +259,8 @@ function TokenFields({ creating }: { creating: boolean }) {
         minRows={2}
         fullWidth
       />
+
+      <PeriodLimitInputs />
     </Box>
   );
 }

@@ -46,6 +46,8 @@ import {
   SearchFilter,
   useConfirm,
 } from '../admin-shared.tsx';
+import { PeriodLimitTextFields } from '../periods/PeriodLimits.tsx';
+import { invalidPeriodLimits, periodLimitBody, periodLimitValues, type WithPeriodLimits } from '../periods/periods.ts';
 import {
   addQuota,
   type ManageAction,
@@ -423,6 +425,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
     remark: '',
   });
   const [original, setOriginal] = useState('');
+  const [limits, setLimits] = useState(periodLimitValues({}));
   const [groups, setGroups] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -441,6 +444,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
           quota: String(loaded.quota ?? 0),
           remark: loaded.remark ?? '',
         });
+        setLimits(periodLimitValues(loaded as WithPeriodLimits));
       })
       .catch((error) => {
         notify(errorMessage(error), { type: 'error' });
@@ -457,7 +461,9 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   const set = (key: keyof UserFormValues, value: string) => setValues((current) => ({ ...current, [key]: value }));
 
   const submit = async () => {
-    const problem = validateEditUser(self ? { ...values, quota: '0' } : values);
+    const problem =
+      validateEditUser(self ? { ...values, quota: '0' } : values) ??
+      (!self && invalidPeriodLimits(limits).length > 0 ? 'periods.invalid' : undefined);
     if (problem) {
       notify(problem, { type: 'error' });
       return;
@@ -477,6 +483,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
             group: values.group,
             quota: Number(values.quota),
             remark: values.remark,
+            ...periodLimitBody(limits),
             ...(values.password ? { password: values.password } : {}),
           };
       const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
@@ -572,6 +579,10 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
                 value={values.remark}
                 onChange={(event) => set('remark', event.target.value)}
                 multiline
+              />
+              <PeriodLimitTextFields
+                values={limits}
+                onChange={(field, value) => setLimits((current) => ({ ...current, [field]: value }))}
               />
             </>
           )}

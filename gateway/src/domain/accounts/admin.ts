@@ -14,6 +14,12 @@ import {
   updateUser,
 } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
+import {
+  applyPeriodLimitFields,
+  type PeriodLimitFields,
+  parsePeriodLimits,
+  serializePeriodLimits,
+} from '../ledger/periods/limits.ts';
 import { ACCOUNT_ERRORS } from './errors.ts';
 import { hashPassword } from './password.ts';
 import { assertMayCreateRole, assertMayManage, assertOutranks, type ManageAction } from './permissions.ts';
@@ -21,7 +27,7 @@ import type { RegistrationService } from './registration.ts';
 import { checkDisplayName, checkPassword, checkUsername, ROLE, USER_STATUS } from './rules.ts';
 import type { SessionService } from './sessions.ts';
 
-export interface AdminUserUpdate {
+export interface AdminUserUpdate extends Partial<PeriodLimitFields> {
   id: number;
   username?: string | undefined;
   display_name?: string | undefined;
@@ -117,6 +123,10 @@ export class UserAdminService {
     if (input.display_name !== undefined) changes.display_name = checkDisplayName(input.display_name, user.username);
     if (input.group !== undefined && input.group.trim() !== '') changes.group = input.group.trim();
     if (input.remark !== undefined) changes.remark = input.remark;
+    const periodLimits = applyPeriodLimitFields(parsePeriodLimits(user.period_limits), input);
+    if (periodLimits && serializePeriodLimits(periodLimits) !== user.period_limits) {
+      changes.period_limits = serializePeriodLimits(periodLimits);
+    }
     if (input.quota !== undefined) {
       if (!Number.isSafeInteger(input.quota)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
       changes.quota = input.quota;

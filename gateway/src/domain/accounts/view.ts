@@ -1,5 +1,6 @@
 import type { UserRow } from '../../store/database.ts';
 import type { Keyring } from '../keyring.ts';
+import { parsePeriodLimits, periodLimitFields } from '../ledger/periods/limits.ts';
 import { ROLE } from './rules.ts';
 import { publicSetting, readSetting } from './settings.ts';
 
@@ -31,6 +32,7 @@ export function userView(user: UserRow, keyring: Keyring) {
     created_at: user.created_at,
     last_login_at: user.last_login_at,
     DeletedAt: user.deleted_at === null ? null : new Date(user.deleted_at * 1000).toISOString(),
+    ...periodLimitFields(parsePeriodLimits(user.period_limits)),
   };
 }
 

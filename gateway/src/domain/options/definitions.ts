@@ -77,6 +77,13 @@ const url = <K extends string>(key: K, value = ''): OptionDefinition<K, 'string'
   default: value,
   format: 'url',
 });
+/** An IANA time zone name (`UTC`, `Asia/Shanghai`). */
+const timeZone = <K extends string>(key: K, value: string): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: value,
+  format: 'time-zone',
+});
 const secret = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
   key,
   type: 'string',
@@ -287,6 +294,8 @@ export const OPTION_DEFINITIONS = [
    * others; 0: none), and what each top-up of its stream adds (relay/overrun).
    */
   json('quota_setting.default_completion_tokens', { default: 2048 }, shape.record(shape.integer(0))),
+  /** Tollgate's own: the IANA zone whose midnights start the daily, weekly (Monday) and monthly quotas. */
+  timeZone('quota_setting.period_timezone', 'UTC'),
   int('token_setting.max_user_tokens', 1000, { min: 1 }),
 
   // Pricing
@@ -302,7 +311,7 @@ export const OPTION_DEFINITIONS = [
   json('billing_setting.billing_mode', {}, shape.record(shape.string())),
   { ...json('billing_setting.billing_expr', {}, shape.record(shape.string())), values: 'billing-expressions' },
   /** Tollgate's: the IANA time zone the clock functions of billing expressions (`hour()`, …) read. */
-  { ...text('billing_setting.timezone', 'UTC'), format: 'time-zone' },
+  timeZone('billing_setting.timezone', 'UTC'),
   /** USD per 1,000 tool calls; `tool:model-prefix*` entries override the tool's price for those models. */
   json(
     'tool_price_setting.prices',

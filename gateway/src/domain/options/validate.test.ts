@@ -22,6 +22,15 @@ describe('validateOption', () => {
     expect(error.localized('zh')).toBe('未知的配置项：NoSuchOption');
   });
 
+  it('takes an IANA time zone for the period quotas, trimmed, and refuses any other name', () => {
+    expect(validateOption('quota_setting.period_timezone', ' Asia/Shanghai ')).toBe('Asia/Shanghai');
+    expect(validateOption('quota_setting.period_timezone', 'UTC')).toBe('UTC');
+    for (const bad of ['', 'Mars/Olympus_Mons', 'GMT+25']) {
+      const error = rejection('quota_setting.period_timezone', bad);
+      expect([error.code, error.status]).toEqual(['OPTION_INVALID_TIME_ZONE', 400]);
+    }
+  });
+
   it('takes booleans only as true and false', () => {
     expect(validateOption('RegisterEnabled', 'false')).toBe('false');
     expect(validateOption('RegisterEnabled', ' true ')).toBe('true');

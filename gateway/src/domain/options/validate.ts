@@ -1,7 +1,8 @@
 import { AppError } from '../../errors.ts';
 import { parseCidr } from '../../http/outbound/addresses.ts';
 import { parsePortRange } from '../../http/outbound/ports.ts';
-import { compileExpression, ExprError, isTimeZone } from '../billing/expr/index.ts';
+import { compileExpression, ExprError } from '../billing/expr/index.ts';
+import { isTimeZone } from '../time-zones.ts';
 import { findOptionDefinition, type OptionDefinition } from './definitions.ts';
 import { optionErrors as E } from './errors.ts';
 import { checkShape } from './shapes.ts';

@@ -19,6 +19,13 @@ import { announceAuthChange } from '../auth-changes.ts';
 import { assertFuture, parseExpiry } from '../expiry.ts';
 import { usableGroups } from '../groups.ts';
 import type { Keyring } from '../keyring.ts';
+import type { PeriodBudget, PeriodUsageViews } from '../ledger/periods/budget.ts';
+import {
+  applyPeriodLimitFields,
+  type PeriodLimitFields,
+  parsePeriodLimits,
+  serializePeriodLimits,
+} from '../ledger/periods/limits.ts';
 import { checkListQuery, type ListQuery, type ListResult } from '../list-query.ts';
 import { assertUnmanaged } from '../managed.ts';
 import type { OptionsService } from '../options/index.ts';
@@ -40,7 +47,7 @@ import {
 import { createdTokenView, revealKey, type TokenView, tokenView } from './view.ts';
 
 /** The fields a user sets on a token; absent fields keep their value (update) or default (create). */
-export interface TokenInput {
+export interface TokenInput extends Partial<PeriodLimitFields> {
   name?: string | undefined;
   remain_quota?: number | undefined;
   unlimited_quota?: boolean | undefined;
@@ -81,23 +88,34 @@ export type TokenActor = Pick<UserRow, 'id' | 'group'>;
 const MANAGED_KIND = 'AccessToken';
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** A token as `/api` shows it: with its current periods' use and what is left (only periods with a limit). */
+export type TokenWithUsage = TokenView & { period_usage: PeriodUsageViews };
+
 /** A user's API tokens (spec doc 2 §2-§5 "Tokens"): every rule lives here, the routes only shape. */
 export class TokenService {
   readonly #db: Kysely<Database>;
   readonly #options: OptionsService;
   readonly #keyring: Keyring;
   readonly #bus: Bus | undefined;
+  readonly #periods: PeriodBudget | undefined;
 
-  constructor(deps: { db: Kysely<Database>; options: OptionsService; keyring: Keyring; bus?: Bus | undefined }) {
+  constructor(deps: {
+    db: Kysely<Database>;
+    options: OptionsService;
+    keyring: Keyring;
+    bus?: Bus | undefined;
+    periods?: PeriodBudget | undefined;
+  }) {
     this.#db = deps.db;
     this.#options = deps.options;
     this.#keyring = deps.keyring;
     this.#bus = deps.bus;
+    this.#periods = deps.periods;
   }
 
   static readonly SORTABLE = TOKEN_SORT_FIELDS;
 
-  async list(query: ListQuery<TokenFilters>, actor: TokenActor): Promise<ListResult<TokenView>> {
+  async list(query: ListQuery<TokenFilters>, actor: TokenActor): Promise<ListResult<TokenWithUsage>> {
     const { field, order, offset, limit } = checkListQuery(query, TOKEN_SORT_FIELDS, 'id');
     const filters = query.filters ?? {};
     const now = nowSeconds();
@@ -115,11 +133,19 @@ export class TokenService {
       limit,
       now,
     });
-    return { items: items.map((row) => tokenView(row, this.#keyring, now)), total };
+    return { items: await this.#withUsage(items, now), total };
   }
 
-  async get(id: number, actor: TokenActor): Promise<TokenView> {
-    return tokenView(await this.#own(id, actor), this.#keyring, nowSeconds());
+  async get(id: number, actor: TokenActor): Promise<TokenWithUsage> {
+    const [view] = await this.#withUsage([await this.#own(id, actor)], nowSeconds());
+    return view!;
+  }
+
+  /** The views with their current periods' use and what is left (one query for the page). */
+  async #withUsage(rows: TokenRow[], now: number): Promise<TokenWithUsage[]> {
+    const holders = rows.map((row) => ({ id: row.id, limits: parsePeriodLimits(row.period_limits) }));
+    const usage = (await this.#periods?.current('token', holders)) ?? new Map<number, PeriodUsageViews>();
+    return rows.map((row) => ({ ...tokenView(row, this.#keyring, now), period_usage: usage.get(row.id) ?? {} }));
   }
 
   /** The owner's full key, without `sk-` (clients add it, as new-api's do). */
@@ -163,6 +189,7 @@ export class TokenService {
       allow_ips: normalizeAllowIps(input.allow_ips ?? ''),
       group,
       cross_group_retry: group === AUTO_GROUP && (input.cross_group_retry ?? false),
+      period_limits: serializePeriodLimits(applyPeriodLimitFields({}, input) ?? {}),
     };
     const rows = Array.from({ length: count }, () => {
       const key = generateKey();
@@ -224,6 +251,10 @@ export class TokenService {
     const group = changes.group ?? row.group;
     const crossGroupRetry = group === AUTO_GROUP && (input.cross_group_retry ?? row.cross_group_retry);
     if (crossGroupRetry !== row.cross_group_retry) changes.cross_group_retry = crossGroupRetry;
+    const periodLimits = applyPeriodLimitFields(parsePeriodLimits(row.period_limits), input);
+    if (periodLimits && serializePeriodLimits(periodLimits) !== row.period_limits) {
+      changes.period_limits = serializePeriodLimits(periodLimits);
+    }
 
     assertUnmanaged(row, MANAGED_KIND, Object.keys(changes));
     if (Object.keys(changes).length === 0) return tokenView(row, this.#keyring, now);

@@ -1,5 +1,6 @@
 import type { TokenRow } from '../../store/repositories/tokens.ts';
 import type { Keyring } from '../keyring.ts';
+import { parsePeriodLimits, periodLimitFields } from '../ledger/periods/limits.ts';
 import { effectiveTokenStatus } from './rules.ts';
 
 /**
@@ -37,6 +38,7 @@ function tokenViewWithKey(row: TokenRow, key: string, now: number) {
     managed_by: row.managed_by,
     managed_namespace: row.managed_namespace,
     managed_name: row.managed_name,
+    ...periodLimitFields(parsePeriodLimits(row.period_limits)),
   };
 }
 

@@ -344,7 +344,15 @@ export class RealtimeSession {
     // response before it while the client was gone: the upstream did the work, so it is owed.
     if (held) await deps.ledger.settle(held, quota);
     else if (quota > 0) {
-      await deps.ledger.chargeOwed({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited }, quota);
+      await deps.ledger.chargeOwed(
+        {
+          userId: user.id,
+          tokenId: token.id,
+          tokenUnlimited: token.unlimited,
+          periodLimits: { user: user.periodLimits, token: token.periodLimits },
+        },
+        quota,
+      );
     }
     this.#quota += quota;
     this.#total = addUsage(this.#total, usage);
@@ -455,5 +463,11 @@ const settingError = (error: AppError) => new DialError(error.status, error.code
 /** Holds for the next response: nothing is set aside, but the wallet and a limited token must still have quota. */
 export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {
   const { user, token } = caller.identity;
-  return deps.ledger.reserve({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited, amount: 0 });
+  return deps.ledger.reserve({
+    userId: user.id,
+    tokenId: token.id,
+    tokenUnlimited: token.unlimited,
+    amount: 0,
+    periodLimits: { user: user.periodLimits, token: token.periodLimits },
+  });
 }

@@ -10,5 +10,5 @@ export {
 } from './compile.ts';
 export { ExprError } from './error.ts';
 export type { ExprContext } from './evaluate.ts';
-export { isTimeZone, MAX_EXPRESSION_DEPTH, MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_NODES } from './parser.ts';
+export { MAX_EXPRESSION_DEPTH, MAX_EXPRESSION_LENGTH, MAX_EXPRESSION_NODES } from './parser.ts';
 export { printExpression } from './printer.ts';

@@ -1,3 +1,4 @@
+import { isTimeZone } from '../../time-zones.ts';
 import {
   type BinaryOp,
   CLOCK_FUNCTIONS,
@@ -241,17 +242,6 @@ function checkArguments(fn: FunctionName, args: ExprNode[], position: number): v
       `unknown time zone "${mustBeString.value}"`,
       `未知的时区 "${mustBeString.value}"`,
     );
-  }
-}
-
-/** True for an IANA time zone name the runtime knows ("UTC", "Asia/Shanghai"). */
-export function isTimeZone(zone: string): boolean {
-  if (zone.trim() === '') return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
   }
 }
 

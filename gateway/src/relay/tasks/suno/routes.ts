@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
@@ -45,6 +46,7 @@ const success = (data: unknown) => ({ code: 'success', message: '', data });
 export async function sunoPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   const { db, options } = deps;
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     if (error instanceof SunoFailure) {
       return reply.code(error.status).send({ code: error.code, message: error.message, data: null });
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../../api/auth.ts';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestCookie } from '../../../http/cookies.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
@@ -46,6 +47,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
     (_request, body, done) => done(null, body),
   );
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     if (error instanceof VideoFailure) {
       return reply.code(error.status).send(openAIError(error.message, 'invalid_request_error', error.code));
     }
