@@ -683,6 +683,51 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     }
   });
 
+  it('edits channel affinity (the gateway checks the rules), shows and clears its cache, and makes auto tokens', async () => {
+    await page.goto('/setting');
+    const affinity = page.locator('[data-section="channel_affinity"]');
+    await affinity.getByText('渠道亲和性', { exact: true }).waitFor();
+    await affinity.locator('[data-testid="affinity-total"]').waitFor();
+    await affinity.scrollIntoViewIfNeeded();
+    await screenshot(page, 'admin-13-settings-channel-affinity');
+    // A rule the gateway cannot honour is refused with its message; nothing is saved.
+    const rules = affinity.locator('[data-option="channel_affinity_setting.rules"]');
+    const saved = await rules.inputValue();
+    await rules.fill('[{"name": "x", "model_pattern": "*", "key_source": "cookie:session"}]');
+    await affinity.locator('[data-testid="save-channel_affinity"]').click();
+    await see(page, /键来源「cookie:session」必须是 body:<路径>、header:<名称> 或 claude:cache_prefix/);
+    expect(
+      (await rootApi.get('/api/option/')).body.data.find(
+        (o: { key: string }) => o.key === 'channel_affinity_setting.rules',
+      ).value,
+    ).toBe(saved);
+    await rules.fill(saved);
+    // Clearing asks first, then says how many keys were forgotten.
+    await affinity.locator('[data-testid="affinity-clear"]').click();
+    await see(page, '确定忘记所有已记住的键吗？之后的请求将重新分散到各渠道。');
+    await page.locator('[data-testid="confirm-ok"]').click();
+    await see(page, '已清除 0 个键');
+
+    // DefaultUseAutoGroup: the token form starts on auto and offers cross-group retry there.
+    expect((await rootApi.put('/api/option/', { key: 'DefaultUseAutoGroup', value: 'true' })).body.success).toBe(true);
+    try {
+      await page.goto('/token/create');
+      await page.reload();
+      const form = page.locator('form');
+      await form.locator('input[name="name"]').fill('auto-token');
+      await form.locator('input[name="cross_group_retry"]').check();
+      await form.locator('button[type="submit"]').click();
+      await page.waitForURL((url) => url.pathname === '/token');
+      const tokens = (await rootApi.get('/api/token/?p=1&size=100')).body.data.items as Array<Record<string, any>>;
+      expect(tokens.find((token) => token.name === 'auto-token')).toMatchObject({
+        group: 'auto',
+        cross_group_retry: true,
+      });
+    } finally {
+      await rootApi.put('/api/option/', { key: 'DefaultUseAutoGroup', value: 'false' });
+    }
+  });
+
   it('prices a model by a tiered expression, pointing at the position of a mistake as it is typed', async () => {
     const puts: Array<{ key: string; value: string }> = [];
     const onRequest = (request: Request) => {

@@ -374,6 +374,9 @@ export const en = {
     copied_count: '{{count}} tokens',
     copy_key: 'Copy the key',
     group_default: 'User group (default)',
+    group_auto: 'auto · the first auto group that serves the model',
+    cross_group_retry_help:
+      'When a channel of an auto group fails and the group has used its retries, try the next auto group',
     never_expires: 'Never expires',
     unlimited: 'Unlimited',
     actions: 'Actions',
@@ -393,6 +396,7 @@ export const en = {
     group_help: "The token is billed in this group; empty uses the user's group",
     allow_ips_help: 'One IP address or CIDR per line; empty allows any',
     fields: {
+      cross_group_retry: 'Retry in the next auto group',
       name: 'Name',
       status: 'Status',
       used_quota: 'Used quota',
@@ -1113,6 +1117,24 @@ export const en = {
     save_section: 'Save {{section}}',
     secret_placeholder: 'Secrets are never shown; empty keeps the stored value',
     reset_ratios: 'Reset model ratios',
+    affinity: {
+      section: 'Channel affinity',
+      enabled: 'Keep requests with the same key on one channel',
+      switch_on_success: 'Move a key to the channel that served after its own failed',
+      max_entries: 'Most keys remembered (0: 100,000)',
+      default_ttl_seconds: 'Seconds a key is remembered (rules without ttl_seconds)',
+      rules: 'Rules',
+      rules_help:
+        'JSON array. Each rule: name, path or path_regex, model_pattern or model_regex, key_source or key_sources (body:<path>, header:<name>, claude:cache_prefix), optional ttl_seconds, skip_retry_on_failure, user_agent_include, value_regex, include_rule_name, include_using_group, include_model_name',
+      cache_title: 'Remembered keys',
+      total: '{{total}} of at most {{capacity}}',
+      unknown: '{{count}} of no current rule',
+      refresh: 'Refresh',
+      clear: 'Forget every key',
+      clear_title: 'Clear the channel affinity cache',
+      clear_confirm: 'Forget every remembered key? The next requests are spread over the channels again.',
+      cleared: '{{count}} keys forgotten',
+    },
     shared: {
       copied: 'Copied to the clipboard',
       copy_failed: 'Cannot copy to the clipboard, please copy by hand',

@@ -12,6 +12,7 @@ export type {
   BudgetAdmission,
   BudgetCharge,
   Bus,
+  CappedMaps,
   ClusterState,
   KeyValueStore,
   Lease,

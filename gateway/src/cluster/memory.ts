@@ -1,6 +1,6 @@
 import { type Budget, memoryBudgets } from './memory-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
-import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 /**
  * In-process cluster state, for a single pod without Redis. Instances created with the same
@@ -43,6 +43,8 @@ interface World {
   budgets: Map<string, Budget>;
   leases: Map<string, Held>;
   values: Map<string, Stored>;
+  /** Capped maps by name; each Map's order is the order of writes, oldest first. */
+  capped: Map<string, Map<string, Stored>>;
   sweepIntervalMs: number;
   nextSweepAt: number;
   users: number;
@@ -68,6 +70,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
     budgets: memoryBudgets(world.budgets, now, ensureOpen, (at) => sweep(world, at)),
     locks: memoryLocks(world, ensureOpen),
     kv: memoryKeyValueStore(world, ensureOpen),
+    capped: memoryCappedMaps(world, ensureOpen),
     async ping() {
       ensureOpen();
     },
@@ -95,6 +98,7 @@ function newWorld(sweepIntervalMs: number): World {
     budgets: new Map(),
     leases: new Map(),
     values: new Map(),
+    capped: new Map(),
     sweepIntervalMs,
     nextSweepAt: 0,
     users: 0,
@@ -347,6 +351,67 @@ function memoryKeyValueStore(world: World, ensureOpen: () => void): KeyValueStor
       const stored = live(key, at);
       // Whole milliseconds, like Redis; rounded up so that a live key never reports 0.
       return stored && Math.ceil(stored.expiresAt - at);
+    },
+  };
+}
+
+function memoryCappedMaps(world: World, ensureOpen: () => void): CappedMaps {
+  const mapOf = (name: string): Map<string, Stored> => {
+    let map = world.capped.get(name);
+    if (!map) {
+      map = new Map();
+      world.capped.set(name, map);
+    }
+    return map;
+  };
+  const dropExpired = (map: Map<string, Stored>, at: number) => {
+    for (const [key, stored] of map) if (stored.expiresAt <= at) map.delete(key);
+  };
+  return {
+    async get(name, key) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      const stored = map?.get(key);
+      if (!stored) return undefined;
+      if (stored.expiresAt > now()) return stored.value;
+      map?.delete(key);
+      return undefined;
+    },
+    async set(name, key, value, ttlMs, maxEntries) {
+      ensureOpen();
+      checkDuration('ttlMs', ttlMs);
+      const map = mapOf(name);
+      const at = now();
+      // Deleted first so that the entry moves to the end of the write order.
+      map.delete(key);
+      map.set(key, { value, expiresAt: at + ttlMs });
+      if (map.size <= maxEntries) return;
+      dropExpired(map, at);
+      for (const oldest of map.keys()) {
+        if (map.size <= maxEntries) break;
+        map.delete(oldest);
+      }
+    },
+    async keys(name) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return [];
+      dropExpired(map, now());
+      return [...map.keys()];
+    },
+    async clear(name, prefix = '') {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return 0;
+      dropExpired(map, now());
+      let count = 0;
+      for (const key of map.keys()) {
+        if (!key.startsWith(prefix)) continue;
+        map.delete(key);
+        count++;
+      }
+      if (map.size === 0) world.capped.delete(name);
+      return count;
     },
   };
 }

@@ -9,6 +9,7 @@ export interface ClusterState {
   readonly budgets: WindowBudgets;
   readonly locks: Locks;
   readonly kv: KeyValueStore;
+  readonly capped: CappedMaps;
   /** Throws when the backing service does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -119,4 +120,20 @@ export interface KeyValueStore {
   delete(key: string): Promise<void>;
   /** Whole milliseconds left before the key expires, or undefined if absent. */
   ttl(key: string): Promise<number | undefined>;
+}
+
+/**
+ * Named maps of short-lived strings with a cap on their size (channel affinity: key -> channel). Every
+ * entry has its own time to live; once a write leaves a map with more than `maxEntries` live entries,
+ * the surplus goes: in Redis the entries that would expire soonest, in process the least recently
+ * written. Maps live apart from the key-value store, counters and locks.
+ */
+export interface CappedMaps {
+  get(map: string, key: string): Promise<string | undefined>;
+  /** Stores `value` under `key` for `ttlMs` (replacing it and its time to live), then trims the map. */
+  set(map: string, key: string, value: string, ttlMs: number, maxEntries: number): Promise<void>;
+  /** The live keys of the map (for statistics: it reads the whole index). */
+  keys(map: string): Promise<string[]>;
+  /** Removes every entry of the map (only keys starting with `prefix` when given); answers how many were live. */
+  clear(map: string, prefix?: string): Promise<number>;
 }

@@ -168,11 +168,14 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     });
   }
 
-  /** Models the key may use: its group's, narrowed by the token's model limits. */
+  /** Models the key may use: its group's (an auto token: those of all its auto groups), narrowed by its model limits. */
   const usableModels = (request: FastifyRequest) => {
-    const { identity, group } = caller(request);
+    const { identity, group, autoGroups } = caller(request);
     const limits = identity.token.modelLimits;
-    return deps.routing.models(group).filter((model) => !limits || limits.has(model));
+    const models = autoGroups
+      ? [...new Set(autoGroups.flatMap((g) => deps.routing.models(g)))].sort()
+      : deps.routing.models(group);
+    return models.filter((model) => !limits || limits.has(model));
   };
   app.get('/v1/models', async (request) => modelList(usableModels(request), listShapeOf(request)));
   app.get('/v1beta/models', async (request) => modelList(usableModels(request), 'gemini'));

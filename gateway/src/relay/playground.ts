@@ -62,6 +62,7 @@ export async function playgroundPlugin(
             modelLimits: null,
             allowIps: null,
             group,
+            crossGroupRetry: false,
             periodLimits: {},
             rateLimits: {},
           },

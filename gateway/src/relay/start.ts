@@ -8,6 +8,8 @@ import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usa
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';
 import { findUserById } from '../store/repositories/users.ts';
+import { ChannelAffinity } from './affinity/channel-affinity.ts';
+import { createAffinityMetrics } from './affinity/metrics.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { ChannelHealth } from './health/channel-health.ts';
 import { ChannelTester } from './health/channel-test.ts';
@@ -66,6 +68,14 @@ export async function startRelay(
   });
   opened.push({ name: 'usage logs', run: () => recorder.close() });
   const metrics = createRelayMetrics(registry);
+  const affinity = new ChannelAffinity({
+    maps: cluster.capped,
+    kv: cluster.kv,
+    options,
+    metrics: createAffinityMetrics(registry),
+    backend: cluster.kind,
+    logger,
+  });
   const health = new ChannelHealth({
     channels: services.channels,
     options,
@@ -141,6 +151,7 @@ export async function startRelay(
     metrics,
     alerts,
     health,
+    affinity,
     sensitive,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,

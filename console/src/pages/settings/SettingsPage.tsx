@@ -6,6 +6,7 @@ import { useSearchParams } from 'react-router';
 import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { PAGE_SX, useConfirm } from '../../resources/admin-shared.tsx';
+import { AffinityCache } from './AffinityCache.tsx';
 import { ConsoleTab } from './ConsoleTab.tsx';
 import { OptionSection } from './OptionSection.tsx';
 import { OptionsProvider, useOptions } from './OptionsContext.tsx';
@@ -13,6 +14,7 @@ import type { OptionSectionDef } from './options.ts';
 import { PricingEditor } from './PricingEditor.tsx';
 import { readPriceMaps, unsetModels } from './pricing.ts';
 import {
+  CHANNEL_AFFINITY_SECTION,
   MODEL_RATIO_SECTION,
   MODEL_SECTIONS,
   OPERATION_SECTIONS,
@@ -90,6 +92,7 @@ function TabBody({ tab }: { tab: TabId }) {
       return (
         <>
           <Sections sections={OPERATION_SECTIONS} />
+          <OptionSection section={CHANNEL_AFFINITY_SECTION} extra={<AffinityCache />} />
           <RatioTabs />
         </>
       );

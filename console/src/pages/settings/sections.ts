@@ -423,3 +423,16 @@ export const OTHER_SECTIONS: OptionSectionDef[] = [
     ],
   },
 ];
+
+/** Operation tab: channel affinity (the cache statistics and clear button render under it). */
+export const CHANNEL_AFFINITY_SECTION: OptionSectionDef = {
+  id: 'channel_affinity',
+  title: 'settings.affinity.section',
+  fields: [
+    sw('channel_affinity_setting.enabled', 'settings.affinity.enabled'),
+    sw('channel_affinity_setting.switch_on_success', 'settings.affinity.switch_on_success'),
+    int('channel_affinity_setting.max_entries', 'settings.affinity.max_entries', { min: 0 }),
+    int('channel_affinity_setting.default_ttl_seconds', 'settings.affinity.default_ttl_seconds', { min: 1 }),
+    json('channel_affinity_setting.rules', 'settings.affinity.rules', { help: 'settings.affinity.rules_help' }),
+  ],
+};

@@ -36,6 +36,7 @@ import {
 /** Creating tokens (one through /rest/token, several at once through POST /api/token/ with `count`). */
 export function TokenCreate() {
   const notify = useNotify();
+  const { status } = useStatus();
   const redirect = useRedirect();
   const [create] = useCreate();
   const save = async (values: TokenFormValues) => {
@@ -67,7 +68,9 @@ export function TokenCreate() {
           model_limits_enabled: false,
           model_limits: '',
           allow_ips: '',
-          group: '',
+          // DefaultUseAutoGroup: new tokens start in the auto group.
+          group: status.default_use_auto_group ? 'auto' : '',
+          cross_group_retry: false,
           rate_limits: {},
           count: 1,
         }}
@@ -141,11 +144,13 @@ function TokenFields({ creating }: { creating: boolean }) {
   const limited = useWatch({ name: 'model_limits_enabled' }) as boolean | undefined;
   const quota = useWatch({ name: 'remain_quota' }) as number | null | undefined;
   const selectedLimits = (useWatch({ name: 'model_limits' }) as string | undefined) ?? '';
+  const group = useWatch({ name: 'group' }) as string | undefined;
   const set = (name: string, value: unknown) =>
     setValue(name, value, { shouldDirty: true, shouldValidate: true, shouldTouch: true });
 
   const groupChoices = [
     { id: '', name: translate('token.group_default') },
+    { id: 'auto', name: translate('token.group_auto') },
     ...Object.entries(groups).map(([name, info]) => ({
       id: name,
       name: `${name} · ${info.desc} · ×${info.ratio}`,
@@ -229,6 +234,13 @@ function TokenFields({ creating }: { creating: boolean }) {
         helperText="token.group_help"
         fullWidth
       />
+      {group === 'auto' && (
+        <BooleanInput
+          source="cross_group_retry"
+          label="token.fields.cross_group_retry"
+          helperText="token.cross_group_retry_help"
+        />
+      )}
 
       <BooleanInput source="model_limits_enabled" label="token.fields.model_limits_enabled" />
       {limited && (

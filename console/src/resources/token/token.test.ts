@@ -45,8 +45,12 @@ describe('token form rules (spec doc 2 §5 "Token")', () => {
       model_limits: '',
       allow_ips: '',
       group: 'vip',
+      cross_group_retry: false,
       rate_limits: {},
     });
+    // Cross-group retry only means something for the auto group.
+    expect(tokenBody({ ...valid, group: 'vip', cross_group_retry: true }).cross_group_retry).toBe(false);
+    expect(tokenBody({ ...valid, group: 'auto', cross_group_retry: true }).cross_group_retry).toBe(true);
   });
 
   it('sends the rate limit rows as limits, and refuses rows that are not whole numbers', () => {

@@ -55,6 +55,8 @@ export interface TokenFormValues {
   /** As loaded; the editor's rows replace it once shown. */
   rate_limits?: RateLimits;
   rate_limit_rows?: RateLimitRow[];
+  /** Group `auto` only: a failing auto group hands the retry to the next one. */
+  cross_group_retry?: boolean;
   count?: number | string | null;
 }
 
@@ -101,5 +103,6 @@ export function tokenBody(values: TokenFormValues) {
     allow_ips: values.allow_ips ?? '',
     group: values.group ?? '',
     rate_limits: values.rate_limit_rows ? limitsOf(values.rate_limit_rows) : (values.rate_limits ?? {}),
+    cross_group_retry: values.group === 'auto' && Boolean(values.cross_group_retry),
   };
 }

@@ -1,3 +1,4 @@
+import { affinityRulesProblem } from '../../relay/affinity/rules.ts';
 import {
   DEFAULT_AUDIO_COMPLETION_RATIO,
   DEFAULT_AUDIO_RATIO,
@@ -40,6 +41,8 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   readonly shape?: Shape;
   /** Never returned by GET /api/option/ (credentials). */
   readonly secret?: boolean;
+  /** A check beyond the shape (a JSON value already parsed): the problem in en and zh, or undefined when fine. */
+  readonly check?: (value: unknown) => { en: string; zh: string } | undefined;
 }
 
 interface Bounds {
@@ -93,11 +96,17 @@ const codeRanges = <K extends string>(key: K, value: string): OptionDefinition<K
   default: value,
   format: 'status-code-ranges',
 });
-const json = <K extends string>(key: K, value: unknown, expected: Shape): OptionDefinition<K, 'json'> => ({
+const json = <K extends string>(
+  key: K,
+  value: unknown,
+  expected: Shape,
+  check?: (value: unknown) => { en: string; zh: string } | undefined,
+): OptionDefinition<K, 'json'> => ({
   key,
   type: 'json',
   default: JSON.stringify(value),
   shape: expected,
+  ...(check ? { check } : {}),
 });
 
 /** A JSON list of strings, each of them in the given syntax. */
@@ -360,8 +369,22 @@ export const OPTION_DEFINITIONS = [
         key_source: 'body:metadata.user_id',
         skip_retry_on_failure: true,
       },
+      // Tollgate: the client's prompt_cache_key on chat completions, and Claude's cache breakpoints.
+      {
+        name: 'chat prompt cache key',
+        path: '/v1/chat/completions',
+        model_pattern: '*',
+        key_source: 'body:prompt_cache_key',
+      },
+      {
+        name: 'claude cache breakpoints',
+        path: '/v1/messages',
+        model_pattern: 'claude-*',
+        key_source: 'claude:cache_prefix',
+      },
     ],
     shape.array(shape.object({ name: shape.string() })),
+    affinityRulesProblem,
   ),
   /** Every channel forwards the client's own bytes when no conversion is needed (relay/exchange/pass-through.ts). */
   bool('global.pass_through_request_enabled', false),

@@ -60,6 +60,13 @@ export const optionErrors = defineErrors({
       en: '{key} has the wrong shape: {path} must be {expectedEn}',
     },
   },
+  OPTION_INVALID_RULES: {
+    status: 400,
+    message: {
+      zh: '{key} 无效：{detailZh}',
+      en: '{key} is invalid: {detailEn}',
+    },
+  },
   OPTION_INVALID_ENTRY: {
     status: 400,
     message: {

@@ -114,6 +114,10 @@ function validateJson(definition: OptionDefinition, value: string): string {
   }
   if (definition.entries) checkEntries(key, parsed as string[], definition.entries);
   if (definition.values === 'billing-expressions') checkExpressions(key, parsed as Record<string, string>);
+  const problem = definition.check?.(parsed);
+  if (problem !== undefined) {
+    throw new AppError(E.OPTION_INVALID_RULES, { key, detailEn: problem.en, detailZh: problem.zh });
+  }
   // Kept as written: admins edit these in a text area and expect their layout back.
   return value.trim();
 }

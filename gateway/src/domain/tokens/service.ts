@@ -178,7 +178,8 @@ export class TokenService {
     const remainQuota = checkRemainQuota(input.remain_quota ?? DEFAULT_REMAIN_QUOTA, unlimited, this.#quotaPerUnit());
     const expiredTime = input.expired_time === undefined ? -1 : parseExpiry(input.expired_time, -1);
     assertFuture(expiredTime, -1, now);
-    const group = this.#checkGroup(input.group ?? '', actor);
+    // A client that names no group gets the auto group when DefaultUseAutoGroup is on (reference §3.2).
+    const group = this.#checkGroup(input.group ?? this.#defaultGroup(), actor);
     const fields = {
       user_id: actor.id,
       status: TOKEN_STATUS.enabled,
@@ -320,6 +321,10 @@ export class TokenService {
       throw new AppError(TOKEN_ERRORS.TOKEN_GROUP_UNUSABLE, { group: name });
     }
     return name;
+  }
+
+  #defaultGroup(): string {
+    return this.#options.getBoolean('DefaultUseAutoGroup') ? AUTO_GROUP : '';
   }
 
   #quotaPerUnit(): number {

@@ -64,6 +64,8 @@ export interface ConsumeOtherInput {
   rejectReason?: string;
   /** The group the request was routed in, when it differs from the token's (auto group). */
   group?: string;
+  /** Which channel affinity rule and key steered the request (admin_info.channel_affinity). */
+  channelAffinity?: Readonly<Record<string, unknown>>;
   /** Expression (`tiered_expr`) billing: the expression, its tier and cost. */
   tiered?: TieredTrace;
   /** Further keys, written last. */
@@ -91,6 +93,7 @@ export interface ConsumeOther {
     is_multi_key?: true;
     multi_key_index?: number;
     local_count_tokens?: true;
+    channel_affinity?: Readonly<Record<string, unknown>>;
   };
   request_path?: string;
   request_conversion?: string[];
@@ -187,6 +190,7 @@ export function buildConsumeOther(input: ConsumeOtherInput): ConsumeOther {
     other.admin_info.multi_key_index = input.multiKeyIndex;
   }
   if (usage.estimated) other.admin_info.local_count_tokens = true;
+  if (input.channelAffinity) other.admin_info.channel_affinity = input.channelAffinity;
   if (input.requestPath) other.request_path = input.requestPath;
   if (input.formatChain && input.formatChain.length > 0) other.request_conversion = input.formatChain.map(formatName);
   if (input.upstreamFormat === 'claude-messages') other.claude = true;

@@ -22,6 +22,8 @@ export interface KeyIdentity {
     /** null: any client address. */
     allowIps: BlockList | null;
     group: string;
+    /** Group `auto` only: a failing auto group hands the retry to the next one. */
+    crossGroupRetry: boolean;
     /** Daily, weekly and monthly limits ({} for none). */
     periodLimits: PeriodLimits;
     rateLimits: RateLimits;
@@ -142,6 +144,7 @@ export class KeyCache {
         'tokens.model_limits',
         'tokens.allow_ips',
         'tokens.group as token_group',
+        'tokens.cross_group_retry',
         'tokens.period_limits as token_period_limits',
         'tokens.rate_limits as token_rate_limits',
         'users.id as user_id',
@@ -169,6 +172,7 @@ export class KeyCache {
         modelLimits: row.model_limits_enabled ? new Set(splitList(row.model_limits, ',')) : null,
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
+        crossGroupRetry: row.cross_group_retry,
         periodLimits: parsePeriodLimits(row.token_period_limits),
         rateLimits: readRateLimits(row.token_rate_limits),
       },
