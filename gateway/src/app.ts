@@ -130,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services: deps.services,
     rateLimits: deps.config.rateLimits,
     channelTester: deps.relay.tester,
+    affinity: deps.relay.affinity,
   });
   await app.register(relayPlugin, deps.relay);
   const guards = authGuards({

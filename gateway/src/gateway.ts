@@ -5,6 +5,7 @@ import { type ClusterState, createClusterState, runOnOnePod } from './cluster/in
 import type { Config } from './config.ts';
 import { GroupsOverlay } from './domain/groups/overlay.ts';
 import { Keyring } from './domain/keyring.ts';
+import { PeriodBudget } from './domain/ledger/periods/budget.ts';
 import { OptionsService } from './domain/options/index.ts';
 import { PricingService } from './domain/pricing/service.ts';
 import { PodHealth } from './health.ts';
@@ -34,6 +35,10 @@ export interface Gateway {
 export interface StartOptions {
   /** How often a gateway waiting for the migration job looks at the schema again (default 5 s). */
   schemaRecheckMs?: number;
+  /** Unix ms for period quotas (default Date.now): tests move it across a midnight. */
+  clock?: () => number;
+  /** The clock of the relay's rate limits, in milliseconds (tests move it); unset: the cluster's. */
+  rateLimitClock?: () => number;
 }
 
 /** Opens every dependency, builds the app and starts listening. Used by main.ts and by tests. */
@@ -113,7 +118,13 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
     opened.push({ name: 'pricing', run: () => pricing.close() });
     const groups = await GroupsOverlay.start({ db: store.db, options, bus: cluster.bus });
     opened.push({ name: 'groups', run: () => groups.close() });
-    const services = createServices(config, { store, cluster, options, keyring, pricing });
+    const periods = new PeriodBudget({
+      db: store.db,
+      zone: () => options.get('quota_setting.period_timezone'),
+      clock: start.clock,
+      logger,
+    });
+    const services = createServices(config, { store, cluster, options, keyring, pricing, periods });
     await services.setup.adoptExistingRoot();
     const purge = runOnOnePod(
       cluster,
@@ -134,6 +145,16 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
       },
     );
     opened.push({ name: 'log maintenance', run: () => logJob.stop() });
+    // Rows of periods long over (periodic quotas), deleted by one pod.
+    const periodJob = runOnOnePod(
+      cluster,
+      { name: 'period-usage-prune', intervalMs: 3_600_000, ttlMs: 7_200_000 },
+      async () => {
+        const deleted = await periods.prune();
+        if (deleted > 0) logger.info({ deleted }, 'usage rows of past quota periods deleted');
+      },
+    );
+    opened.push({ name: 'period usage pruning', run: () => periodJob.stop() });
     // CHANNEL_UPDATE_FREQUENCY: every enabled channel's upstream balance, refreshed by one pod. The
     // first turn is skipped, so restarts and rollouts do not ask every upstream at once.
     const balanceIntervalMs = config.channelBalanceIntervalMs;
@@ -157,7 +178,7 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
       opened.push({ name: 'channel balance refresh', run: () => balanceJob.stop() });
     }
 
-    const relay = await startRelay(config, logger, services, metrics.registry, opened);
+    const relay = await startRelay(config, logger, services, metrics.registry, opened, start.rateLimitClock);
 
     const app = await buildApp({ config, logger, metrics, relay, health, services });
     // The stand-in hands the port over: probes may miss for the few milliseconds in between.

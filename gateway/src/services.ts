@@ -12,6 +12,7 @@ import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import { ChannelService } from './domain/channels/index.ts';
 import type { Keyring } from './domain/keyring.ts';
+import type { PeriodBudget } from './domain/ledger/periods/budget.ts';
 import { LogMaintenance, LogService } from './domain/logs/index.ts';
 import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
@@ -54,6 +55,8 @@ export interface Services {
   logs: LogService;
   logMaintenance: LogMaintenance;
   tasks: TaskService;
+  /** Daily, weekly and monthly quotas of tokens and users (domain/ledger/periods). */
+  periods: PeriodBudget;
 }
 
 type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl' | 'oauth' | 'notifyLimit'>;
@@ -61,9 +64,16 @@ type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyU
 /** The composition root of the domain: every service, wired to its dependencies once. */
 export function createServices(
   config: ServiceConfig,
-  deps: { store: Store; cluster: ClusterState; options: OptionsService; keyring: Keyring; pricing: PricingService },
+  deps: {
+    store: Store;
+    cluster: ClusterState;
+    options: OptionsService;
+    keyring: Keyring;
+    pricing: PricingService;
+    periods: PeriodBudget;
+  },
 ): Services {
-  const { store, cluster, options, keyring } = deps;
+  const { store, cluster, options, keyring, periods } = deps;
   const db = store.db;
   const setup = new SetupService({
     db,
@@ -104,7 +114,7 @@ export function createServices(
       bus: cluster.bus,
       usdExchangeRate: () => options.getNumber('USDExchangeRate'),
     }),
-    tokens: new TokenService({ db, options, keyring, bus: cluster.bus }),
+    tokens: new TokenService({ db, options, keyring, bus: cluster.bus, periods }),
     redemptions: new RedemptionService({ db, options }),
     topUps: new TopUpService({ db, options }),
     logs,

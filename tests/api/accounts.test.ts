@@ -347,6 +347,20 @@ describe('roles and permissions', () => {
     expect(logs.map((l) => l.type)).toContain(3);
   });
 
+  it("lets administrators set a user's rate limits, which the user sees and cannot change", async () => {
+    const created = await root.post('/api/user/', { username: 'limited', password: 'password-1' });
+    const id = created.body.data.id;
+    expect(created.body.data.rate_limits).toEqual({});
+    const edited = await root.put('/api/user/', { id, rate_limits: { '*': { rpm: 30, tpm: 20000 } } });
+    expect(edited.body.data.rate_limits).toEqual({ '*': { rpm: 30, tpm: 20000 } });
+    const refused = await root.put('/api/user/', { id, rate_limits: { '*': { tpm: -5 } } });
+    expect(refusalOf(refused)).toMatchObject({ status: 200, success: false });
+    const limited = client();
+    await limited.login('limited', 'password-1');
+    await limited.put('/api/user/self', { rate_limits: {} });
+    expect((await limited.get('/api/user/self')).body.data.rate_limits).toEqual({ '*': { rpm: 30, tpm: 20000 } });
+  });
+
   it('sets quota net of what pods hold in leases, so returned leases are not counted twice', async () => {
     const created = await root.post('/api/user/', { username: 'leased', password: 'password-1' });
     const id = created.body.data.id;

@@ -190,6 +190,31 @@ describe('creating tokens', () => {
     });
   });
 
+  it('takes rate limits per model, normalised; refuses bad ones with RATE_LIMITS_INVALID, HTTP 200', async () => {
+    const alice = await user();
+    const token = await createToken(alice, { rate_limits: { '*': { rpm: 60, tpm: 0 }, 'gpt-4o': { tpm: 5000 } } });
+    expect(token.rate_limits).toEqual({ '*': { rpm: 60 }, 'gpt-4o': { tpm: 5000 } });
+    expect((await tokenRow(token.id)).rate_limits).toBe('{"*":{"rpm":60},"gpt-4o":{"tpm":5000}}');
+    // Absent: no limit.
+    expect((await createToken(alice)).rate_limits).toEqual({});
+    const updated = await alice.put('/api/token/', { id: token.id, rate_limits: { 'gpt-4o': { rpm: 2 } } });
+    expect(updated.body.data.rate_limits).toEqual({ 'gpt-4o': { rpm: 2 } });
+    expect((await alice.get(`/api/token/${token.id}`)).body.data.rate_limits).toEqual({ 'gpt-4o': { rpm: 2 } });
+    for (const bad of [
+      { '*': { rpm: -1 } },
+      { '*': { rpm: 1.5 } },
+      { '*': { rpn: 1 } },
+      { '*': 5 },
+      { ' ': { rpm: 1 } },
+    ]) {
+      const refused = await alice.post('/api/token/', { name: 'bad', rate_limits: bad });
+      expect(refusalOf(refused), JSON.stringify(bad)).toMatchObject({ status: 200, success: false });
+    }
+    const blank = await alice.post('/api/token/', { name: 'bad', rate_limits: { ' ': { rpm: 1 } } });
+    expect(blank.body).toMatchObject({ code: 'RATE_LIMITS_INVALID' });
+    expect((await tokenRow(token.id)).rate_limits).toBe('{"gpt-4o":{"rpm":2}}');
+  });
+
   it('accepts the user group, a usable group and auto (with cross-group retry only for auto)', async () => {
     const alice = await user();
     expect((await createToken(alice, { group: 'default' })).group).toBe('default');

@@ -182,12 +182,18 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await form.locator('[data-testid="channel-add-custom"]').click();
     await form.locator('[data-testid="channel-model_mapping"]').fill('{"gpt-4": "gpt-4o"}');
     await form.locator('[data-testid="channel-priority"]').fill('5');
+    // The pass-through switch writes the channel setting's pass_through_body_enabled.
+    await form.locator('[data-testid="channel-pass-through"]').check();
+    expect(await form.locator('[data-testid="channel-setting"]').inputValue()).toContain(
+      '"pass_through_body_enabled": true',
+    );
     await form.locator('[data-testid="channel-submit"]').click();
     await see(page, '渠道更新成功');
     await channelRow(page, 'mock-edited').waitFor();
     const edited = (await rootApi.get('/api/channel/?p=1&page_size=10')).body.data.items[0];
     expect(edited).toMatchObject({ name: 'mock-edited', models: 'gpt-4o-mini,gpt-4o', priority: 5 });
     expect(JSON.parse(edited.model_mapping)).toEqual({ 'gpt-4': 'gpt-4o' });
+    expect(JSON.parse(edited.setting)).toMatchObject({ pass_through_body_enabled: true });
 
     // Table weight: a non-negative integer, checked on blur (Escape first dismisses the last message).
     await page.keyboard.press('Escape');
@@ -464,12 +470,59 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
     await page.locator('[data-testid="user-add-quota-ok"]').click();
     expect(await edit.locator('[data-testid="user-quota"]').inputValue()).toBe('700');
     await edit.locator('[data-testid="user-display_name"]').fill('Carol C');
+    // Rate limits: one rule per model ("*" first), whole numbers only.
+    await edit.locator('[data-testid="rate-limit-add"]').click();
+    expect(await edit.locator('[data-testid="rate-limit-model-0"]').inputValue()).toBe('*');
+    await edit.locator('[data-testid="rate-limit-rpm-0"]').fill('30');
+    await edit.locator('[data-testid="rate-limit-tpm-0"]').fill('1.5');
+    await edit.locator('[data-testid="rate-limits-error"]').getByText('限制必须是不小于 0 的整数').waitFor();
+    await edit.locator('[data-testid="user-submit"]').click();
+    await see(page, '限制必须是不小于 0 的整数');
+    await edit.locator('[data-testid="rate-limit-tpm-0"]').fill('20000');
+    await edit.locator('[data-testid="rate-limit-add"]').click();
+    await edit.locator('[data-testid="rate-limit-model-1"]').fill('gpt-4o');
+    await edit.locator('[data-testid="rate-limit-rpm-1"]').fill('5');
     await screenshot(page, 'admin-08-user-edit');
     await edit.locator('[data-testid="user-submit"]').click();
     await see(page, '用户信息更新成功');
     await page.waitForURL((url) => url.pathname === '/user');
     const updated = await rootApi.get(`/api/user/${carol.id}`);
-    expect(updated.body.data).toMatchObject({ quota: 700, display_name: 'Carol C' });
+    expect(updated.body.data).toMatchObject({
+      quota: 700,
+      display_name: 'Carol C',
+      rate_limits: { '*': { rpm: 30, tpm: 20000 }, 'gpt-4o': { rpm: 5 } },
+    });
+    // Shown again as rows when the drawer opens.
+    await page.goto(`/user/edit/${carol.id}`);
+    expect(await edit.locator('[data-testid="rate-limit-tpm-0"]').inputValue()).toBe('20000');
+    expect(await edit.locator('[data-testid="rate-limit-model-1"]').inputValue()).toBe('gpt-4o');
+
+    // A token's own rate limits, on the token form: refused until whole, then saved and shown again.
+    await page.goto('/token/create');
+    const form = page.locator('form');
+    await form.locator('input[name="name"]').fill('limited-token');
+    await form.locator('[data-testid="rate-limit-add"]').click();
+    await form.locator('[data-testid="rate-limit-rpm-0"]').fill('x');
+    await form.locator('button[type="submit"]').click();
+    await see(page, '限制必须是不小于 0 的整数');
+    await form.locator('[data-testid="rate-limit-rpm-0"]').fill('12');
+    await form.locator('[data-testid="rate-limit-add"]').click();
+    await form.locator('[data-testid="rate-limit-model-1"]').fill('gpt-4o-mini');
+    await form.locator('[data-testid="rate-limit-tpm-1"]').fill('3000');
+    await screenshot(page, 'admin-08-token-rate-limits');
+    await form.locator('button[type="submit"]').click();
+    await page.waitForURL((url) => url.pathname === '/token');
+    const tokens = (await rootApi.get('/api/token/?p=1&size=100')).body.data.items as Array<Record<string, any>>;
+    const limited = tokens.find((token) => token.name === 'limited-token')!;
+    expect(limited.rate_limits).toEqual({ '*': { rpm: 12 }, 'gpt-4o-mini': { tpm: 3000 } });
+    await page.goto(`/token/${limited.id}`);
+    await expect.poll(() => page.locator('[data-testid="rate-limit-tpm-1"]').inputValue()).toBe('3000');
+    await page.locator('[data-testid="rate-limit-rpm-0"]').fill('');
+    await page.locator('form button[type="submit"]').click();
+    await page.waitForURL((url) => url.pathname === '/token');
+    await expect
+      .poll(async () => (await rootApi.get(`/api/token/${limited.id}`)).body.data.rate_limits)
+      .toEqual({ 'gpt-4o-mini': { tpm: 3000 } });
   });
 
   it('saves settings with one PUT per changed key and the spec’s messages', async () => {
@@ -484,6 +537,12 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await page.goto('/setting');
       const general = page.locator('[data-section="general"]');
       await general.waitFor();
+      // The sensitive-word switches say what they do; off stops nothing but masks.
+      const sensitive = page.locator('[data-section="sensitive"]');
+      await sensitive.getByText('关闭：每个屏蔽词按字数替换为 * 后继续请求', { exact: false }).waitFor();
+      await sensitive.getByText('不检查模型的输出', { exact: false }).waitFor();
+      await sensitive.scrollIntoViewIfNeeded();
+      await screenshot(page, 'admin-08b-settings-sensitive');
       await general.locator('[data-testid="save-general"]').click();
       await see(page, '你似乎并没有修改什么');
       expect(puts).toEqual([]);
@@ -541,6 +600,16 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       expect(read('ModelRatio')['my-model']).toBe(1);
       expect(read('CompletionRatio')['my-model']).toBe(4);
 
+      // The completion a request without max_tokens reserves (issue 17): a JSON map, saved as it is.
+      puts.length = 0;
+      const quota = page.locator('[data-section="quota"]');
+      await quota.getByText('未设 max_tokens 时预扣的补全 Token').first().waitFor();
+      await quota.locator('[data-option="quota_setting.default_completion_tokens"]').fill('{"default": 1024}');
+      await quota.locator('[data-testid="save-quota"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts).toEqual([{ key: 'quota_setting.default_completion_tokens', value: '{"default": 1024}' }]);
+
       // Models tab: the thinking budget share stays within 0.1-1.
       puts.length = 0;
       await page.locator('[data-testid="tab-models"]').click();
@@ -557,6 +626,28 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       await limit.locator('[data-option="ModelRequestRateLimitSuccessCount"]').fill('0');
       await limit.locator('[data-testid="save-rate_limit"]').click();
       await see(page, '不能小于 1');
+      // Rate limit: requests and tokens per minute per group, checked by the gateway's option table.
+      const groupLimits = page.locator('[data-section="rate_limit_groups"]');
+      await groupLimits.getByText('分组速率限制（RPM/TPM）', { exact: true }).waitFor();
+      await groupLimits.locator('[data-option="rate_limit_setting.groups"]').fill('{"vip": {"*": {"rpn": 60}}}');
+      await groupLimits.locator('[data-testid="save-rate_limit_groups"]').click();
+      await see(page, /只含 rpm, tpm 的对象/);
+      const groups = '{"vip": {"*": {"rpm": 60, "tpm": 100000}}}';
+      await groupLimits.locator('[data-option="rate_limit_setting.groups"]').fill(groups);
+      await groupLimits.locator('[data-testid="save-rate_limit_groups"]').click();
+      await see(page, '保存成功');
+      await screenshot(page, 'admin-10-settings-rate-limits');
+      await expect
+        .poll(
+          async () =>
+            (await rootApi.get('/api/option/')).body.data.find((o: any) => o.key === 'rate_limit_setting.groups')
+              ?.value,
+        )
+        .toBe(groups);
+      expect((await rootApi.put('/api/option/', { key: 'rate_limit_setting.groups', value: '{}' })).body.success).toBe(
+        true,
+      );
+      puts.length = 0;
       // System: turning password sign-in off asks first; cancelling keeps it on.
       await page.locator('[data-testid="tab-system"]').click();
       const login = page.locator('[data-section="login"]');
@@ -589,6 +680,111 @@ describe('administrators’ pages', { timeout: 60_000 }, () => {
       }
     } finally {
       page.off('request', onRequest);
+    }
+  });
+
+  it('edits channel affinity (the gateway checks the rules), shows and clears its cache, and makes auto tokens', async () => {
+    await page.goto('/setting');
+    const affinity = page.locator('[data-section="channel_affinity"]');
+    await affinity.getByText('渠道亲和性', { exact: true }).waitFor();
+    await affinity.locator('[data-testid="affinity-total"]').waitFor();
+    await affinity.scrollIntoViewIfNeeded();
+    await screenshot(page, 'admin-13-settings-channel-affinity');
+    // A rule the gateway cannot honour is refused with its message; nothing is saved.
+    const rules = affinity.locator('[data-option="channel_affinity_setting.rules"]');
+    const saved = await rules.inputValue();
+    await rules.fill('[{"name": "x", "model_pattern": "*", "key_source": "cookie:session"}]');
+    await affinity.locator('[data-testid="save-channel_affinity"]').click();
+    await see(page, /键来源「cookie:session」必须是 body:<路径>、header:<名称> 或 claude:cache_prefix/);
+    expect(
+      (await rootApi.get('/api/option/')).body.data.find(
+        (o: { key: string }) => o.key === 'channel_affinity_setting.rules',
+      ).value,
+    ).toBe(saved);
+    await rules.fill(saved);
+    // Clearing asks first, then says how many keys were forgotten.
+    await affinity.locator('[data-testid="affinity-clear"]').click();
+    await see(page, '确定忘记所有已记住的键吗？之后的请求将重新分散到各渠道。');
+    await page.locator('[data-testid="confirm-ok"]').click();
+    await see(page, '已清除 0 个键');
+
+    // DefaultUseAutoGroup: the token form starts on auto and offers cross-group retry there.
+    expect((await rootApi.put('/api/option/', { key: 'DefaultUseAutoGroup', value: 'true' })).body.success).toBe(true);
+    try {
+      await page.goto('/token/create');
+      await page.reload();
+      const form = page.locator('form');
+      await form.locator('input[name="name"]').fill('auto-token');
+      await form.locator('input[name="cross_group_retry"]').check();
+      await form.locator('button[type="submit"]').click();
+      await page.waitForURL((url) => url.pathname === '/token');
+      const tokens = (await rootApi.get('/api/token/?p=1&size=100')).body.data.items as Array<Record<string, any>>;
+      expect(tokens.find((token) => token.name === 'auto-token')).toMatchObject({
+        group: 'auto',
+        cross_group_retry: true,
+      });
+    } finally {
+      await rootApi.put('/api/option/', { key: 'DefaultUseAutoGroup', value: 'false' });
+    }
+  });
+
+  it('prices a model by a tiered expression, pointing at the position of a mistake as it is typed', async () => {
+    const puts: Array<{ key: string; value: string }> = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === 'PUT' && new URL(request.url()).pathname === '/api/option/') {
+        puts.push(request.postDataJSON() as { key: string; value: string });
+      }
+    };
+    page.on('request', onRequest);
+    const expression = 'len <= 200000 ? tier("standard", p * 2.5 + c * 10) : tier("long", p * 5 + c * 15)';
+    try {
+      await page.goto('/setting');
+      await page.locator('[data-testid="ratio-tab-tiered"]').click();
+      const editor = page.locator('[data-testid="tiered-editor"]');
+      await editor.locator('[data-testid="tiered-add"]').click();
+      const row = editor.locator('[data-testid="tiered-row"]').last();
+      const text = row.locator('textarea[data-testid="tiered-expression"]').first();
+      await row.locator('[data-testid="tiered-model"]').fill('gpt-4o');
+      await text.fill('p * 2 + q');
+      await see(page, '第 9 个字符：未知的名称 "q"');
+      expect(await editor.locator('[data-testid="tiered-save"]').isDisabled()).toBe(true);
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Mars/Base');
+      await see(page, '不是有效时区，请使用 IANA 时区名，例如 UTC 或 Asia/Shanghai');
+      await editor.locator('[data-testid="tiered-timezone"]').fill('Asia/Shanghai');
+      await text.fill(expression);
+      await screenshot(page, 'admin-13-tiered-pricing');
+      await editor.locator('[data-testid="tiered-save"]').click();
+      await see(page, '保存成功');
+      await page.waitForTimeout(200);
+      expect(puts.map((put) => put.key)).toEqual([
+        'billing_setting.billing_expr',
+        'billing_setting.billing_mode',
+        'billing_setting.timezone',
+      ]);
+      const options = (await rootApi.get('/api/option/')).body.data as Array<{ key: string; value: string }>;
+      const read = (key: string) => options.find((o) => o.key === key)?.value ?? '';
+      expect(JSON.parse(read('billing_setting.billing_mode'))).toEqual({ 'gpt-4o': 'tiered_expr' });
+      expect(JSON.parse(read('billing_setting.billing_expr'))).toEqual({ 'gpt-4o': expression });
+      expect(read('billing_setting.timezone')).toBe('Asia/Shanghai');
+
+      // The pricing page shows the model by its tiers and expression, not by a ratio.
+      const listed = (await rootApi.get('/api/pricing')).body.data as Array<Record<string, unknown>>;
+      expect(listed.find((item) => item.model_name === 'gpt-4o')).toMatchObject({ billing_mode: 'tiered_expr' });
+      await page.goto('/pricing');
+      const priced = page.locator('[data-testid="pricing-row"][data-model="gpt-4o"]');
+      await priced.getByText('阶梯计费（表达式）').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText('档位：standard, long').waitFor();
+      await priced.locator('[data-testid="pricing-tiered"]').getByText(expression).waitFor();
+      await screenshot(page, 'admin-14-pricing-tiered');
+    } finally {
+      page.off('request', onRequest);
+      for (const [key, value] of [
+        ['billing_setting.billing_mode', '{}'],
+        ['billing_setting.billing_expr', '{}'],
+        ['billing_setting.timezone', 'UTC'],
+      ]) {
+        expect((await rootApi.put('/api/option/', { key, value })).body.success).toBe(true);
+      }
     }
   });
 

@@ -27,8 +27,9 @@ const PER_CALL = 1_000;
 const RATIO = { model: 2.5, completion: 2, usage: { prompt_tokens: 100, completion_tokens: 150 }, maxTokens: 200 };
 const RATIO_RESERVE = 1_750;
 /**
- * Ratio pricing that reserves less than it charges: no max_tokens, so a request reserves the
- * PreConsumedQuota floor (500 tokens × ratio 1 = 500) and is charged (1,000 + 1,000) × 1 = 2,000.
+ * Ratio pricing that reserves less than it charges: no max_tokens and no completion budget
+ * (quota_setting.default_completion_tokens 0), so a request reserves the PreConsumedQuota floor
+ * (500 tokens × ratio 1 = 500) and is charged (1,000 + 1,000) × 1 = 2,000.
  */
 const UNDER = { usage: { prompt_tokens: 1000, completion_tokens: 1000 }, settle: 2_000 };
 /** Enough for 100 requests out of the 500 sent. */
@@ -95,7 +96,12 @@ async function startCluster(binding: Binding, pricing: Pricing = 'per-call', quo
   const prices =
     pricing === 'per-call'
       ? { ModelPrice: { [MODEL]: PRICE_USD } }
-      : { ModelPrice: {}, ModelRatio: { [MODEL]: ratio.model }, CompletionRatio: { [MODEL]: ratio.completion } };
+      : {
+          ModelPrice: {},
+          ModelRatio: { [MODEL]: ratio.model },
+          CompletionRatio: { [MODEL]: ratio.completion },
+          ...(pricing === 'under' ? { 'quota_setting.default_completion_tokens': { default: 0 } } : {}),
+        };
   for (const [key, value] of Object.entries(prices)) {
     expect((await root.put('/api/option/', { key, value: JSON.stringify(value) })).body.success).toBe(true);
   }

@@ -244,6 +244,7 @@ describe('CRD files', () => {
         'Channel spec.baseURL',
         'Channel spec.statusCodeMapping',
         'GatewaySettings spec.settings',
+        'Group spec.rateLimits',
         'Group spec.userGroupRatios',
         'ModelPrice spec',
         'ModelPrice spec.perToken',
@@ -312,14 +313,15 @@ describe('CEL rules', () => {
   const errorsOf = (kind: string, specValue: unknown, name?: string) =>
     validateCustomResource(resource(kind, specValue, name));
 
-  it('ModelPrice: exactly one of perToken and perCall', () => {
+  it('ModelPrice: exactly one of perToken, perCall and tiered', () => {
+    const rule = 'spec: Invalid value: exactly one of perToken, perCall and tiered must be set';
     const both = errorsOf('ModelPrice', { model: 'm', perToken: { input: 1 }, perCall: { price: 1 } });
-    expect(both).toEqual(['spec: Invalid value: exactly one of perToken and perCall must be set']);
-    expect(errorsOf('ModelPrice', { model: 'm' })).toEqual([
-      'spec: Invalid value: exactly one of perToken and perCall must be set',
-    ]);
+    expect(both).toEqual([rule]);
+    expect(errorsOf('ModelPrice', { model: 'm' })).toEqual([rule]);
+    expect(errorsOf('ModelPrice', { model: 'm', perCall: { price: 1 }, tiered: { expression: 'p' } })).toEqual([rule]);
     expect(errorsOf('ModelPrice', { model: 'm', perToken: { input: 1, output: 4 } })).toEqual([]);
     expect(errorsOf('ModelPrice', { model: 'm', perCall: { price: 0 } })).toEqual([]);
+    expect(errorsOf('ModelPrice', { model: 'm', tiered: { expression: 'tier("base", p * 2 + c * 8)' } })).toEqual([]);
   });
 
   it('ModelPrice: output and cache prices need a non-zero input price', () => {
@@ -392,6 +394,16 @@ describe('CEL rules', () => {
     ]);
     expect(errorsOf('Group', group)).toContain('spec.userGroupRatios.vip: must be >= 0');
     expect(errorsOf('Group', { ratio: 1, userGroupRatios: { vip: 0.9, default: 0 } })).toEqual([]);
+  });
+
+  it('Group: rateLimits are whole numbers ≥ 0 of rpm and tpm per model', () => {
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { rpm: 10, tpm: 5000 }, 'gpt-4o': { tpm: 0 } } })).toEqual(
+      [],
+    );
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { rpm: -1 } } })).toContain(
+      'spec.rateLimits.*.rpm: must be >= 0',
+    );
+    expect(errorsOf('Group', { ratio: 1, rateLimits: { '*': { tpm: 1.5 } } }).length).toBeGreaterThan(0);
   });
 
   it('GatewaySettings: option keys are 1-128 characters', () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createMetrics } from '../../gateway/src/metrics.ts';
+import { createAffinityMetrics } from '../../gateway/src/relay/affinity/metrics.ts';
 import { createRelayMetrics, registerStateGauges } from '../../gateway/src/relay/metrics.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -541,6 +542,7 @@ beforeAll(async () => {
   // same metrics here (the exposition only shows labels of samples, and most families have none yet).
   const declared = createMetrics({ version: 'test', node: 'test' });
   createRelayMetrics(declared.registry);
+  createAffinityMetrics(declared.registry);
   const unread = () => {
     throw new Error('not read: only the declarations are inspected');
   };

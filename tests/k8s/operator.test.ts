@@ -524,21 +524,81 @@ describe.runIf(hasPostgres())('operator', () => {
       await gone('ModelPrice', 'gpt-4o');
       expect(await price('gpt-4o')).toBeUndefined();
     });
+
+    it('sets a tiered expression for its model in billing_setting, owns it there, and refuses one that does not compile', async () => {
+      const expression = 'len <= 200000 ? tier("standard", p * 3 + c * 15) : tier("long", p * 6 + c * 22.5)';
+      const effective = async (key: string) => {
+        const listed = (await root.get('/api/option/')).body.data as Array<{ key: string; value: string }>;
+        return JSON.parse(listed.find((option) => option.key === key)?.value ?? '{}') as Record<string, string>;
+      };
+      resource('ModelPrice', 'claude-long', { model: 'claude-long', tiered: { expression } });
+      await until('ModelPrice', 'claude-long', 'Ready', 'True');
+      expect(get('ModelPrice', 'claude-long').status.mode).toBe('tiered');
+      expect(await price('claude-long')).toMatchObject({
+        billing_expr: expression,
+        model_ratio: null,
+        model_price: null,
+        managed_name: 'claude-long',
+      });
+      // Every pod lays it over the two options; administrators cannot change it there.
+      expect(
+        await eventually(
+          () => effective('billing_setting.billing_expr'),
+          (map) => map['claude-long'] === expression,
+          10_000,
+        ),
+      ).toMatchObject({ 'claude-long': expression });
+      expect(await effective('billing_setting.billing_mode')).toMatchObject({ 'claude-long': 'tiered_expr' });
+      const edit = await root.put('/api/option/', {
+        key: 'billing_setting.billing_expr',
+        value: JSON.stringify({ 'claude-long': 'p * 1' }),
+      });
+      expect(edit.body).toMatchObject({ success: false, code: 'MANAGED_BY_RESOURCE' });
+
+      editSpec('ModelPrice', 'claude-long', { tiered: { expression: 'p * 3 + q' } });
+      const refused = await until('ModelPrice', 'claude-long', 'Ready', 'False', 'InvalidSpec');
+      expect(refused.status.conditions[0].message).toContain('position 9');
+      expect((await price('claude-long'))?.billing_expr).toBe(expression);
+
+      fake.delete('ModelPrice', NS, 'claude-long');
+      await gone('ModelPrice', 'claude-long');
+      expect(await price('claude-long')).toBeUndefined();
+      await eventually(
+        () => effective('billing_setting.billing_expr'),
+        (map) => !('claude-long' in map),
+        10_000,
+      );
+    });
   });
 
   describe('Group', () => {
     const group = (name: string) => db().selectFrom('groups').selectAll().where('name', '=', name).executeTakeFirst();
 
     it('writes, renames and deletes the groups row', async () => {
-      resource('Group', 'vip', { ratio: 0.8, description: 'VIP', selectable: true, userGroupRatios: { svip: 0.5 } });
+      resource('Group', 'vip', {
+        ratio: 0.8,
+        description: 'VIP',
+        selectable: true,
+        userGroupRatios: { svip: 0.5 },
+        rateLimits: { '*': { rpm: 600 }, 'gpt-4o': { tpm: 50000 } },
+      });
       await until('Group', 'vip', 'Ready', 'True');
       expect(await group('vip')).toMatchObject({
         ratio: 0.8,
         description: 'VIP',
         selectable: true,
         user_group_ratios: '{"svip":0.5}',
+        rate_limits: '{"*":{"rpm":600},"gpt-4o":{"tpm":50000}}',
         managed_by: 'tollgate-operator',
       });
+      // The gateway hears of it on the bus: the group's limits apply as if set in rate_limit_setting.groups.
+      expect(
+        await eventually(
+          async () => gateway.options.getJson<Record<string, unknown>>('rate_limit_setting.groups').vip,
+          Boolean,
+          5_000,
+        ),
+      ).toEqual({ '*': { rpm: 600 }, 'gpt-4o': { tpm: 50000 } });
       editSpec('Group', 'vip', { name: 'premium' });
       await eventually(() => group('premium'), Boolean, 10_000);
       expect(await group('vip')).toBeUndefined();

@@ -304,6 +304,46 @@ describe('the Realtime relay', () => {
     expect(samples.find((s) => s.labels.error_type === 'none')?.value).toBeGreaterThanOrEqual(1);
   });
 
+  it('bills each response of a model priced by an expression, and logs the tier and the summed cost', async () => {
+    const expression = 'ai > 0 ? tier("voice", p * 4 + ai * 32 + c * 16 + ao * 64) : tier("text", p * 4 + c * 16)';
+    await gateway.options.setMany({
+      'billing_setting.billing_mode': JSON.stringify({ 'gpt-realtime': 'tiered_expr' }),
+      'billing_setting.billing_expr': JSON.stringify({ 'gpt-realtime': expression }),
+    });
+    try {
+      upstream.usages.push(
+        realtimeUsage({ textIn: 120, audioIn: 300, textOut: 30, audioOut: 200 }),
+        realtimeUsage({ textIn: 80, audioIn: 0, textOut: 25, audioOut: 0 }),
+      );
+      const logsBefore = (await consumeLogs('root')).length;
+      const rt = officialClient(rootKey, 'gpt-realtime');
+      const seen = recorder(rt);
+      await seen.next('session.created');
+      rt.send({ type: 'response.create' });
+      await seen.next('response.done');
+      rt.send({ type: 'response.create' });
+      await seen.next('response.done', 1);
+      rt.close();
+      await seen.closed;
+      // USD per 1M tokens: audio in and out named, so p and c are the text parts.
+      const voice = 120 * 4 + 300 * 32 + 30 * 16 + 200 * 64;
+      const text = 80 * 4 + 25 * 16;
+      const quota = (cost: number) => Math.round((cost / 1e6) * 500_000 * GROUP);
+      const logs = await eventually(
+        () => consumeLogs('root'),
+        (rows) => rows.length > logsBefore,
+        5000,
+      );
+      const log = logs.at(-1)!;
+      expect(log.quota).toBe(quota(voice) + quota(text));
+      const other = JSON.parse(log.other);
+      expect(other).toMatchObject({ billing_mode: 'tiered_expr', matched_tier: 'text', ws: true });
+      expect(other.expr_cost_usd).toBeCloseTo((voice + text) / 1e6, 12);
+    } finally {
+      await gateway.options.setMany({ 'billing_setting.billing_mode': '{}', 'billing_setting.billing_expr': '{}' });
+    }
+  });
+
   it('closes a session whose quota runs out with an error event, and bills what was used', async () => {
     const first = realtimeUsage({ textIn: 100, audioIn: 50, textOut: 20, audioOut: 100 });
     const second = realtimeUsage({ textIn: 150, audioIn: 0, textOut: 40, audioOut: 100 });

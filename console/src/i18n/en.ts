@@ -339,6 +339,26 @@ export const en = {
     pay: 'Pay',
   },
 
+  periods: {
+    title: 'Period quotas',
+    help: 'Daily, weekly (Monday to Sunday) and monthly limits, in calendar periods of the zone set in Settings; 0 means no limit. Over a limit, requests are refused (429) until the period ends.',
+    column: 'Period quotas',
+    invalid: 'Period limits must be whole numbers of at least 0',
+    requests_of: '{{used}} / {{limit}} requests',
+    resets: 'Period {{period}} · resets at {{time}}',
+    timezone: 'Time zone of period quotas',
+    timezone_help:
+      'IANA name such as UTC or Asia/Shanghai: daily, weekly (Monday) and monthly quotas start at its midnight.',
+    kinds: { daily: 'Today', weekly: 'This week', monthly: 'This month' },
+    fields: {
+      daily_quota_limit: 'Daily quota limit',
+      daily_request_limit: 'Daily request limit',
+      weekly_quota_limit: 'Weekly quota limit',
+      weekly_request_limit: 'Weekly request limit',
+      monthly_quota_limit: 'Monthly quota limit',
+      monthly_request_limit: 'Monthly request limit',
+    },
+  },
   token: {
     title: 'API tokens',
     warning:
@@ -354,6 +374,9 @@ export const en = {
     copied_count: '{{count}} tokens',
     copy_key: 'Copy the key',
     group_default: 'User group (default)',
+    group_auto: 'auto · the first auto group that serves the model',
+    cross_group_retry_help:
+      'When a channel of an auto group fails and the group has used its retries, try the next auto group',
     never_expires: 'Never expires',
     unlimited: 'Unlimited',
     actions: 'Actions',
@@ -373,6 +396,7 @@ export const en = {
     group_help: "The token is billed in this group; empty uses the user's group",
     allow_ips_help: 'One IP address or CIDR per line; empty allows any',
     fields: {
+      cross_group_retry: 'Retry in the next auto group',
       name: 'Name',
       status: 'Status',
       used_quota: 'Used quota',
@@ -503,6 +527,15 @@ export const en = {
       per_call: 'Per call: {{price}} × group ratio {{group}}',
       per_token:
         'Input {{prompt}} tokens × {{input_price}} / 1M + output {{completion}} tokens × {{output_price}} / 1M, × group ratio {{group}}',
+      billing_mode: 'Billing mode',
+      tiered_mode: 'Tiered expression',
+      matched_tier: 'Tier applied',
+      expression: 'Billing expression',
+      per_expression: 'Expression cost {{cost}} × group ratio {{group}}',
+      estimate_billed: 'Usage could not be priced: the reservation estimate was billed',
+      request_rule: 'Request multiplier',
+      rule_matched: '{{cond}}: × {{multiplier}} (applied)',
+      rule_unmatched: '{{cond}}: × {{multiplier}} (not applied)',
     },
   },
 
@@ -627,6 +660,9 @@ export const en = {
     group_switched: 'Now viewing the group {{group}}, ratio {{ratio}}',
     per_call: 'Per call',
     per_usage: 'Per usage',
+    tiered: 'Tiered (expression)',
+    tiers: 'Tiers: {{tiers}}',
+    expression_note: 'USD per 1M tokens, × group ratio {{ratio}}',
     ratio_na: 'Model ratio: none',
     model_ratio: 'Model ratio: {{value}}',
     completion_ratio: 'Completion ratio: {{value}}',
@@ -798,6 +834,9 @@ export const en = {
       multi_polling: 'Polling',
       multi_random: 'Random',
       param_override: 'Parameter override',
+      pass_through: 'Pass the request body through',
+      pass_through_help:
+        "Requests already in this channel's format go upstream byte for byte: no model mapping, parameter override or field filtering (header override still applies); requests that need conversion are converted as usual. On for every channel when the global pass-through switch is on.",
       partner_hint: 'This type gives keys after signing up through a partner invite.',
       type_unsupported:
         'Tollgate does not support {{name}} channels yet: {{reason}}. This channel is left out of routing; disable or delete it.',
@@ -1078,6 +1117,24 @@ export const en = {
     save_section: 'Save {{section}}',
     secret_placeholder: 'Secrets are never shown; empty keeps the stored value',
     reset_ratios: 'Reset model ratios',
+    affinity: {
+      section: 'Channel affinity',
+      enabled: 'Keep requests with the same key on one channel',
+      switch_on_success: 'Move a key to the channel that served after its own failed',
+      max_entries: 'Most keys remembered (0: 100,000)',
+      default_ttl_seconds: 'Seconds a key is remembered (rules without ttl_seconds)',
+      rules: 'Rules',
+      rules_help:
+        'JSON array. Each rule: name, path or path_regex, model_pattern or model_regex, key_source or key_sources (body:<path>, header:<name>, claude:cache_prefix), optional ttl_seconds, skip_retry_on_failure, user_agent_include, value_regex, include_rule_name, include_using_group, include_model_name',
+      cache_title: 'Remembered keys',
+      total: '{{total}} of at most {{capacity}}',
+      unknown: '{{count}} of no current rule',
+      refresh: 'Refresh',
+      clear: 'Forget every key',
+      clear_title: 'Clear the channel affinity cache',
+      clear_confirm: 'Forget every remembered key? The next requests are spread over the channels again.',
+      cleared: '{{count}} keys forgotten',
+    },
     shared: {
       copied: 'Copied to the clipboard',
       copy_failed: 'Cannot copy to the clipboard, please copy by hand',
@@ -1094,6 +1151,27 @@ export const en = {
       model_ratio: 'Model ratios',
       visual: 'Visual pricing editor',
       unset: 'Models without a price',
+      tiered: 'Tiered pricing (expressions)',
+    },
+    tiered: {
+      help: 'A model in tiered mode is billed by its expression alone: coefficients are USD per 1M tokens, × QuotaPerUnit × group ratio.\nVariables: p (prompt), c (completion), len (whole prompt, for tiers), cr (cache read), cc / cc1h (cache write 5 min / 1 h), img, ai (image, audio in), img_o, ao (image, audio out).\nFunctions: tier("name", cost), fixed(usd per request), param("body.path"), header("name"), hour(), minute(), weekday() (0 = Sunday), month(), day() in the time zone below or in the zone given, max, min, abs, ceil, floor, has(text, part).',
+      timezone: 'Time zone of the clock functions',
+      timezone_help: 'An IANA name such as UTC or Asia/Shanghai',
+      add: 'Add a model',
+      delete: 'Remove',
+      model: 'Model',
+      mode: 'Billing mode',
+      mode_tiered: 'Tiered expression',
+      mode_off: 'Off (ratios)',
+      expression: 'Expression',
+      empty: 'No model is priced by an expression',
+      problems: {
+        no_model: 'Name the model',
+        duplicate: 'This model is listed twice',
+        no_expression: 'A model in tiered mode needs an expression',
+        invalid: 'Position {{position}}: {{reason}}',
+        timezone: 'Not a time zone: use an IANA name such as UTC or Asia/Shanghai',
+      },
     },
     confirm: {
       password_login: 'With password sign-in off, users can only sign in with third-party accounts. Turn it off?',
@@ -1139,6 +1217,7 @@ export const en = {
       groups: 'Group ratios',
       model_ratio: 'Model ratios',
       rate_limit: 'Model request rate limit',
+      rate_limit_groups: 'Rate limits per group',
       global: 'Global',
       gemini: 'Gemini',
       claude: 'Claude',
@@ -1172,11 +1251,21 @@ export const en = {
         'Checks every URL the gateway fetches for users (webhooks, Midjourney notifyHook, forwarded images and videos) against the rules below; off fetches any http(s) URL',
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
+      default_completion_tokens:
+        'Completion tokens a request without max_tokens reserves, by model, e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',
       gemini_budget: 'Share of max tokens used as thinking budget, 0.1 to 1; budgets above 24576 are ignored',
       log_retention: 'Consume logs older than this are deleted; 0 keeps them forever',
+      data_export:
+        'Keeps the usage dashboard (hourly buckets per user and model); off writes no dashboard data. Consume logs and quotas are not affected.',
+      data_export_interval:
+        'The dashboard buckets are added up in memory and written this often (and on shutdown); the dashboard lags by at most this long',
+      pass_through:
+        "Requests already in the channel's own format (OpenAI, Claude, Gemini channels) go upstream byte for byte: no model mapping, parameter override or field filtering; header override still applies. Requests that need conversion are converted as usual. Channels can also switch it on one by one.",
+      stream_cache_queue_length:
+        'Stream chunks that may wait for a slow client before the gateway stops reading the upstream; 0 stops as soon as the client falls behind',
       markdown: 'Markdown allowed',
       markdown_or_url: 'Markdown, HTML, or a link (shown in a frame)',
       model_price: 'Fixed price per call (USD), wins over ratios',
@@ -1185,6 +1274,15 @@ export const en = {
       quota_per_unit: 'Quota per US dollar; do not change it lightly',
       rate_limit_count: 'Requests including failures; 0 means unlimited',
       rate_limit_group: 'Group to [total, successful], overriding the values above',
+      rate_limit_groups:
+        'Requests and tokens per minute of all users of a group together, e.g. {"vip": {"*": {"rpm": 600, "tpm": 200000}, "gpt-4o": {"tpm": 50000}}}; Group resources add theirs',
+      sensitive_check: 'Master switch of the sensitive-word check; off, nothing is checked',
+      sensitive_prompt:
+        "Checks every text a client sends for the model (messages, system prompts, instructions, embedding, rerank, image, speech, music and video inputs, Realtime events) in every API format; the model's answer is not checked",
+      sensitive_stop:
+        'On: a request containing a listed word is refused (HTTP 400, sensitive_words_detected, naming the words) before it is billed or sent; off: each word is replaced by * (one per character) and the request goes on',
+      sensitive_words:
+        'One word or phrase per line, found anywhere in the text, ignoring case; empty lines are ignored',
     },
     pricing: {
       actions: 'Actions',
@@ -1254,6 +1352,7 @@ export const en = {
       check_sensitive_prompt: 'Check prompts',
       claude_headers: 'Headers per model',
       claude_max_tokens: 'Default max tokens',
+      default_completion_tokens: 'Completion reserved without max_tokens',
       client_id: 'Client ID',
       client_secret: 'Client secret',
       completion_ratio: 'Completion ratio',
@@ -1263,6 +1362,7 @@ export const en = {
       data_export: 'Enable the dashboard',
       data_export_default_time: 'Default granularity',
       data_export_interval: 'Update interval (minutes)',
+      stream_cache_queue_length: 'Stream buffer for slow clients (chunks)',
       default_collapse_sidebar: 'Collapse the side menu by default',
       default_use_auto_group: 'New tokens use auto groups',
       demo_site: 'Demo site mode',
@@ -1323,6 +1423,7 @@ export const en = {
       rate_limit_duration: 'Window (minutes)',
       rate_limit_enabled: 'Limit model requests per user',
       rate_limit_group: 'Per-group limits',
+      rate_limit_groups: 'Group → model or * → { rpm, tpm }',
       rate_limit_success_count: 'Successful requests per window',
       register: 'Registration',
       retry_times: 'Retries on failure',
@@ -1354,6 +1455,24 @@ export const en = {
       wechat_qrcode: 'Official account QR code URL',
       wechat_server_address: 'WeChat server address',
       wechat_server_token: 'WeChat server token',
+    },
+  },
+
+  rate_limits: {
+    title: 'Rate limits',
+    token_help:
+      'Requests and tokens (prompt + completion) per minute for this token, across every gateway pod. Model "*" covers every model without a rule of its own; a model\'s rule overrides "*" limit by limit. Empty or 0: no limit.',
+    user_help:
+      'Requests and tokens (prompt + completion) per minute for all of this user\'s tokens together. Model "*" covers every model without a rule of its own; a model\'s rule overrides "*" limit by limit. Empty or 0: no limit.',
+    model: 'Model',
+    rpm: 'Requests / min',
+    tpm: 'Tokens / min',
+    add: 'Add rule',
+    remove: 'Remove rule',
+    validation: {
+      model_required: 'A rule needs a model name, or * for every model',
+      whole_number: 'Limits are whole numbers ≥ 0',
+      duplicate: 'A model has more than one rule',
     },
   },
 

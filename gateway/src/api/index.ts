@@ -1,10 +1,12 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import type { ChannelAffinity } from '../relay/affinity/channel-affinity.ts';
 import type { ChannelTester } from '../relay/health/channel-test.ts';
 import type { Services } from '../services.ts';
 import { authGuards } from './auth.ts';
 import { channelRoutes } from './channel.ts';
+import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
 import { emailRoutes } from './email.ts';
@@ -27,10 +29,15 @@ export interface ApiDeps {
   rateLimits: Config['rateLimits'];
   /** Channel tests need the relay's upstream connections and routing index. */
   channelTester: ChannelTester;
+  /** The relay's channel affinity map, for its statistics and clearing. */
+  affinity: ChannelAffinity;
 }
 
 /** The /api/* routes in new-api's shapes; registered under the /api prefix. */
-export async function apiPlugin(app: FastifyInstance, { services, rateLimits, channelTester }: ApiDeps): Promise<void> {
+export async function apiPlugin(
+  app: FastifyInstance,
+  { services, rateLimits, channelTester, affinity }: ApiDeps,
+): Promise<void> {
   const counters = services.cluster.counters;
   // Only these routes set cookies (sign-in, sign-out, OAuth state); cookies are read on demand (http/cookies.ts).
   await app.register(cookie, { hook: false });
@@ -70,6 +77,7 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
     self: services.self,
     options: services.options,
     keyring: services.keyring,
+    periods: services.periods,
   });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
@@ -78,5 +86,6 @@ export async function apiPlugin(app: FastifyInstance, { services, rateLimits, ch
   ollamaRoutes(app, { guards, channels: services.channels });
   channelTestRoutes(app, { guards, tester: channelTester });
   logRoutes(app, { guards, logs: services.logs });
+  channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
 }

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { findOptionDefinition, type OptionsService } from '../domain/options/index.ts';
-import { PRICE_OPTIONS, type PriceOption, type PricingService } from '../domain/pricing/service.ts';
+import {
+  BILLING_EXPR_OPTION,
+  BILLING_MODE_OPTION,
+  PRICE_OPTIONS,
+  type PriceOption,
+  type PricingService,
+} from '../domain/pricing/service.ts';
 import type { authGuards } from './auth.ts';
 import { ok, say } from './envelope.ts';
 
@@ -18,11 +24,13 @@ export function optionRoutes(app: FastifyInstance, { guards, options, pricing }:
     // Price maps show what billing uses: the options with any custom-resource-owned models laid over.
     const effective = pricing.maps();
     return ok(
-      options
-        .publicList()
-        .map(({ key, value }) =>
-          key in PRICE_OPTIONS ? { key, value: JSON.stringify(effective[key as PriceOption]) } : { key, value },
-        ),
+      options.publicList().map(({ key, value }) => {
+        if (key in PRICE_OPTIONS) return { key, value: JSON.stringify(effective[key as PriceOption]) };
+        if (key === BILLING_MODE_OPTION || key === BILLING_EXPR_OPTION) {
+          return { key, value: JSON.stringify(options.getJson(key)) };
+        }
+        return { key, value };
+      }),
     );
   });
 

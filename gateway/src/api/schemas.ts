@@ -2,6 +2,19 @@
 
 export const text = (description: string, maxLength = 4096) => ({ type: 'string', maxLength, description }) as const;
 
+/** Requests and tokens per minute of a token or user (domain/rate-limits.ts). */
+export const rateLimitsSchema = {
+  type: 'object',
+  maxProperties: 256,
+  description:
+    'Requests and tokens per minute: model name or "*" (every other model) -> { rpm, tpm }, whole numbers, 0 or absent for no limit; {} for none',
+  additionalProperties: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { rpm: { type: 'integer', minimum: 0 }, tpm: { type: 'integer', minimum: 0 } },
+  },
+} as const;
+
 /** Path parameters of one record, e.g. `/token/:id`. */
 export const idParams = (description: string) =>
   ({

@@ -4,7 +4,8 @@ import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
-import { idParams, isStatusOnly, statusOnlyQuery, text } from './schemas.ts';
+import { periodLimitSchema } from './period-limits.ts';
+import { idParams, isStatusOnly, rateLimitsSchema, statusOnlyQuery, text } from './schemas.ts';
 
 export interface TokenRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -34,6 +35,8 @@ export const tokenFields = {
   allow_ips: text('IP addresses or CIDRs allowed to use the token, one per line; empty allows any', 65_536),
   group: text('Group the token bills in: empty for the owner group, auto, or one of the owner usable groups', 256),
   cross_group_retry: { type: 'boolean', description: 'With group auto: retry in the next auto group on failure' },
+  ...periodLimitSchema,
+  rate_limits: rateLimitsSchema,
 } as const;
 
 /** /api/token/*: a user's own API keys (spec doc 2 §7 "Tokens", reference §2.5). */

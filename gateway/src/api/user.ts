@@ -11,6 +11,9 @@ import type { Turnstile } from '../domain/accounts/turnstile.ts';
 import { selfView, sessionUserView, userView } from '../domain/accounts/view.ts';
 import { groupNames, usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
+import type { PeriodBudget } from '../domain/ledger/periods/budget.ts';
+import type { PeriodLimitFields } from '../domain/ledger/periods/limits.ts';
+import { parsePeriodLimits } from '../domain/ledger/periods/limits.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { requestCookie } from '../http/cookies.ts';
@@ -18,7 +21,8 @@ import type { authGuards } from './auth.ts';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
-import { idParams } from './schemas.ts';
+import { periodLimitSchema } from './period-limits.ts';
+import { idParams, rateLimitsSchema } from './schemas.ts';
 
 export interface UserRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -31,6 +35,7 @@ export interface UserRouteDeps {
   self: SelfService;
   options: OptionsService;
   keyring: Keyring;
+  periods: PeriodBudget;
 }
 
 const str = { type: 'string', maxLength: 4096 } as const;
@@ -101,7 +106,12 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
   app.get('/user/groups', async () => ok(usableGroups(deps.options, 'default')));
 
   // --- self-service ---
-  app.get('/user/self', { preHandler: guards.user }, async (request) => ok(selfView(signedIn(request).user, keyring)));
+  app.get('/user/self', { preHandler: guards.user }, async (request) => {
+    const user = signedIn(request).user;
+    // The current daily, weekly and monthly periods with a limit: use and what is left.
+    const usage = await deps.periods.current('user', [{ id: user.id, limits: parsePeriodLimits(user.period_limits) }]);
+    return ok({ ...selfView(user, keyring), period_usage: usage.get(user.id) ?? {} });
+  });
 
   app.put<{ Body: SelfUpdate }>(
     '/user/self',
@@ -243,7 +253,8 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       group?: string;
       quota?: number;
       remark?: string;
-    };
+      rate_limits?: Record<string, { rpm?: number; tpm?: number }>;
+    } & Partial<PeriodLimitFields>;
   }>(
     '/user/',
     {
@@ -260,6 +271,8 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
             group: str,
             quota: { type: 'number' },
             remark: str,
+            ...periodLimitSchema,
+            rate_limits: rateLimitsSchema,
           },
         },
       },

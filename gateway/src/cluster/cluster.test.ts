@@ -407,6 +407,44 @@ function behavesAsClusterState(url: string | undefined) {
     });
   });
 
+  describe('capped maps', () => {
+    it('shares entries between pods, each map apart, and expires them on time', async () => {
+      const [a, b] = await pods();
+      await a!.capped.set('affinity', 'k1', '7', 10_000, 100);
+      await a!.capped.set('affinity', 'short', '8', 50, 100);
+      await a!.capped.set('other', 'k1', 'x', 10_000, 100);
+      expect(await b!.capped.get('affinity', 'k1')).toBe('7');
+      expect(await b!.capped.get('other', 'k1')).toBe('x');
+      await sleep(120);
+      expect(await b!.capped.get('affinity', 'short')).toBeUndefined();
+      expect(await b!.capped.keys('affinity')).toEqual(['k1']);
+    });
+
+    it('keeps at most maxEntries entries, dropping the surplus', async () => {
+      const [a, b] = await pods();
+      for (let i = 0; i < 5; i++) await a!.capped.set('m', `k${i}`, String(i), 10_000 + i * 1000, 3);
+      const keys = (await b!.capped.keys('m')).sort();
+      expect(keys).toEqual(['k2', 'k3', 'k4']);
+      expect(await b!.capped.get('m', 'k0')).toBeUndefined();
+      expect(await b!.capped.get('m', 'k4')).toBe('4');
+    });
+
+    it('clears a map on every pod and says how many entries it held', async () => {
+      const [a, b] = await pods();
+      await a!.capped.set('m', 'k1', '1', 10_000, 10);
+      await a!.capped.set('m', 'k2', '2', 10_000, 10);
+      await a!.capped.set('n', 'k1', '1', 10_000, 10);
+      expect(await b!.capped.clear('m')).toBe(2);
+      expect(await a!.capped.get('m', 'k1')).toBeUndefined();
+      expect(await a!.capped.keys('m')).toEqual([]);
+      expect(await a!.capped.get('n', 'k1')).toBe('1');
+      await a!.capped.set('n', 'rule-a:x', '1', 10_000, 10);
+      await a!.capped.set('n', 'rule-b:x', '2', 10_000, 10);
+      expect(await b!.capped.clear('n', 'rule-a:')).toBe(1);
+      expect((await a!.capped.keys('n')).sort()).toEqual(['k1', 'rule-b:x']);
+    });
+  });
+
   describe('runOnOnePod', () => {
     it('runs the job on one pod at a time and fails over when the holder stops', async () => {
       const [a, b] = await pods();

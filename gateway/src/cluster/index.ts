@@ -8,7 +8,18 @@ export type { RedisClusterStateOptions } from './redis.ts';
 export { createRedisClusterState } from './redis.ts';
 export type { OnePodJob, RunOnOnePodOptions } from './run-on-one-pod.ts';
 export { runOnOnePod } from './run-on-one-pod.ts';
-export type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+export type {
+  BudgetAdmission,
+  BudgetCharge,
+  Bus,
+  CappedMaps,
+  ClusterState,
+  KeyValueStore,
+  Lease,
+  Locks,
+  SlidingWindowCounters,
+  WindowBudgets,
+} from './types.ts';
 
 export interface ClusterStateOptions {
   /** Unset means in-process state: correct for one pod only. */

@@ -1,5 +1,6 @@
+import { type Budget, memoryBudgets } from './memory-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
-import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 /**
  * In-process cluster state, for a single pod without Redis. Instances created with the same
@@ -15,7 +16,7 @@ export interface MemoryClusterStateOptions {
 export interface MemoryClusterState extends ClusterState {
   readonly kind: 'memory';
   /** Sizes of the shared state, so tests can check that nothing grows without bound. */
-  stats(): { channels: number; counterKeys: number; hits: number; locks: number; kvKeys: number };
+  stats(): { channels: number; counterKeys: number; hits: number; locks: number; kvKeys: number; budgetKeys: number };
 }
 
 const SWEEP_INTERVAL_MS = 1000;
@@ -39,8 +40,11 @@ interface Stored {
 interface World {
   channels: Map<string, Set<Subscription>>;
   logs: Map<string, HitLog>;
+  budgets: Map<string, Budget>;
   leases: Map<string, Held>;
   values: Map<string, Stored>;
+  /** Capped maps by name; each Map's order is the order of writes, oldest first. */
+  capped: Map<string, Map<string, Stored>>;
   sweepIntervalMs: number;
   nextSweepAt: number;
   users: number;
@@ -63,8 +67,10 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
     kind: 'memory',
     bus: memoryBus(world, mine, ensureOpen),
     counters: memoryCounters(world, ensureOpen),
+    budgets: memoryBudgets(world.budgets, now, ensureOpen, (at) => sweep(world, at)),
     locks: memoryLocks(world, ensureOpen),
     kv: memoryKeyValueStore(world, ensureOpen),
+    capped: memoryCappedMaps(world, ensureOpen),
     async ping() {
       ensureOpen();
     },
@@ -80,6 +86,7 @@ export function createMemoryClusterState(options: MemoryClusterStateOptions = {}
       hits: [...world.logs.values()].reduce((sum, log) => sum + log.size, 0),
       locks: world.leases.size,
       kvKeys: world.values.size,
+      budgetKeys: world.budgets.size,
     }),
   };
 }
@@ -88,8 +95,10 @@ function newWorld(sweepIntervalMs: number): World {
   return {
     channels: new Map(),
     logs: new Map(),
+    budgets: new Map(),
     leases: new Map(),
     values: new Map(),
+    capped: new Map(),
     sweepIntervalMs,
     nextSweepAt: 0,
     users: 0,
@@ -195,6 +204,10 @@ function sweep(world: World, at: number): void {
   for (const [key, log] of world.logs) {
     log.prune(at - log.windowMs);
     if (log.size === 0) world.logs.delete(key);
+  }
+  for (const [key, budget] of world.budgets) {
+    budget.prune(at - budget.windowMs);
+    if (budget.charges.size === 0) world.budgets.delete(key);
   }
   for (const [name, held] of world.leases) if (held.expiresAt <= at) world.leases.delete(name);
   for (const [key, stored] of world.values) if (stored.expiresAt <= at) world.values.delete(key);
@@ -338,6 +351,67 @@ function memoryKeyValueStore(world: World, ensureOpen: () => void): KeyValueStor
       const stored = live(key, at);
       // Whole milliseconds, like Redis; rounded up so that a live key never reports 0.
       return stored && Math.ceil(stored.expiresAt - at);
+    },
+  };
+}
+
+function memoryCappedMaps(world: World, ensureOpen: () => void): CappedMaps {
+  const mapOf = (name: string): Map<string, Stored> => {
+    let map = world.capped.get(name);
+    if (!map) {
+      map = new Map();
+      world.capped.set(name, map);
+    }
+    return map;
+  };
+  const dropExpired = (map: Map<string, Stored>, at: number) => {
+    for (const [key, stored] of map) if (stored.expiresAt <= at) map.delete(key);
+  };
+  return {
+    async get(name, key) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      const stored = map?.get(key);
+      if (!stored) return undefined;
+      if (stored.expiresAt > now()) return stored.value;
+      map?.delete(key);
+      return undefined;
+    },
+    async set(name, key, value, ttlMs, maxEntries) {
+      ensureOpen();
+      checkDuration('ttlMs', ttlMs);
+      const map = mapOf(name);
+      const at = now();
+      // Deleted first so that the entry moves to the end of the write order.
+      map.delete(key);
+      map.set(key, { value, expiresAt: at + ttlMs });
+      if (map.size <= maxEntries) return;
+      dropExpired(map, at);
+      for (const oldest of map.keys()) {
+        if (map.size <= maxEntries) break;
+        map.delete(oldest);
+      }
+    },
+    async keys(name) {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return [];
+      dropExpired(map, now());
+      return [...map.keys()];
+    },
+    async clear(name, prefix = '') {
+      ensureOpen();
+      const map = world.capped.get(name);
+      if (!map) return 0;
+      dropExpired(map, now());
+      let count = 0;
+      for (const key of map.keys()) {
+        if (!key.startsWith(prefix)) continue;
+        map.delete(key);
+        count++;
+      }
+      if (map.size === 0) world.capped.delete(name);
+      return count;
     },
   };
 }

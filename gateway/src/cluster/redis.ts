@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { BUDGET_SCRIPTS, type BudgetCommands, redisBudgets } from './redis-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
 import { TurnBatcher } from './turn-batch.ts';
-import type { Bus, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
 
 export interface RedisClusterStateOptions {
   /** `redis://` or `rediss://` connection string. */
@@ -91,6 +92,34 @@ return redis.call('ZCOUNT', KEYS[1], now - window + 1, '+inf')`,
     lua: `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`,
   },
+  /**
+   * KEYS: index (member key, score = expiry in ms), value. ARGV: value, ttlMs, max entries, member, value
+   * key prefix. Stores, drops expired members, then the ones expiring soonest while the map is over its cap.
+   */
+  tollgateCappedSet: {
+    numberOfKeys: 2,
+    lua: `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if over > 0 then
+  local gone = redis.call('ZPOPMIN', KEYS[1], over)
+  for i = 1, #gone, 2 do redis.call('DEL', ARGV[5] .. gone[i]) end
+end
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1`,
+  },
+  /** KEYS: index. Drops expired members and answers the live ones. */
+  tollgateCappedKeys: {
+    numberOfKeys: 1,
+    lua: `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)`,
+  },
   /** KEYS: lease. ARGV: token. Deletes the lease only for its holder. */
   tollgateRelease: {
     numberOfKeys: 1,
@@ -114,9 +143,19 @@ interface ScriptCommands {
   tollgateCount(key: string, windowMs: number): Promise<number>;
   tollgateRenew(key: string, token: string, ttlMs: number): Promise<number>;
   tollgateRelease(key: string, token: string): Promise<number>;
+  tollgateCappedSet(
+    index: string,
+    key: string,
+    value: string,
+    ttlMs: number,
+    maxEntries: number,
+    member: string,
+    valuePrefix: string,
+  ): Promise<number>;
+  tollgateCappedKeys(index: string): Promise<string[]>;
 }
 
-type Commands = Redis & ScriptCommands;
+type Commands = Redis & ScriptCommands & BudgetCommands;
 
 /** Connects both connections (commands, and the bus subscriber); rejects if Redis does not answer. */
 export async function createRedisClusterState(options: RedisClusterStateOptions): Promise<ClusterState> {
@@ -136,8 +175,10 @@ export async function createRedisClusterState(options: RedisClusterStateOptions)
     kind: 'redis',
     bus,
     counters: redisCounters(client, `${prefix}counter:`),
+    budgets: redisBudgets(client, `${prefix}budget:`),
     locks: redisLocks(client, `${prefix}lock:`),
     kv: redisKeyValueStore(client, `${prefix}kv:`),
+    capped: redisCappedMaps(client, `${prefix}capped:`),
     async ping() {
       await Promise.all([client.ping(), subscriber.ping()]);
     },
@@ -158,7 +199,7 @@ function connection(options: RedisClusterStateOptions, name: string, withScripts
     connectTimeout: CONNECT_TIMEOUT_MS,
     // A command fails after a few reconnect attempts instead of waiting forever for Redis.
     maxRetriesPerRequest: 2,
-    ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: SCRIPTS } : {}),
+    ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: { ...SCRIPTS, ...BUDGET_SCRIPTS } } : {}),
     // The first connect fails at once (the gateway then refuses to start); later drops reconnect with backoff.
     retryStrategy: (times) => (connected ? Math.min(50 * 2 ** times, 2000) : null),
   });
@@ -371,6 +412,45 @@ function redisKeyValueStore(client: Redis, prefix: string): KeyValueStore {
       const left = await client.pttl(prefix + key);
       if (left === -2) return undefined;
       return left === -1 ? Number.POSITIVE_INFINITY : left;
+    },
+  };
+}
+
+/**
+ * A capped map is a sorted set of its keys scored by expiry (the index) and one string key per entry
+ * with PX expiry, so that an entry vanishes on time even if the index is never trimmed again.
+ */
+function redisCappedMaps(client: Commands, prefix: string): CappedMaps {
+  const index = (map: string) => `${prefix}${map}:index`;
+  const values = (map: string) => `${prefix}${map}:v:`;
+  const CLEAR_BATCH = 500;
+  return {
+    async get(map, key) {
+      return (await client.get(values(map) + key)) ?? undefined;
+    },
+    async set(map, key, value, ttlMs, maxEntries) {
+      checkDuration('ttlMs', ttlMs);
+      await client.tollgateCappedSet(
+        index(map),
+        values(map) + key,
+        value,
+        Math.ceil(ttlMs),
+        Math.max(0, Math.floor(maxEntries)),
+        key,
+        values(map),
+      );
+    },
+    async keys(map) {
+      return client.tollgateCappedKeys(index(map));
+    },
+    async clear(map, prefix = '') {
+      const keys = (await client.tollgateCappedKeys(index(map))).filter((key) => key.startsWith(prefix));
+      for (let i = 0; i < keys.length; i += CLEAR_BATCH) {
+        const batch = keys.slice(i, i + CLEAR_BATCH);
+        await client.del(...batch.map((key) => values(map) + key));
+        await client.zrem(index(map), ...batch);
+      }
+      return keys.length;
     },
   };
 }

@@ -25,3 +25,11 @@ export function checkDuration(what: string, ms: number): void {
 export function checkLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
 }
+
+/** Budget limits and costs are whole non-negative numbers: Redis adds them with HINCRBY. */
+export function checkBudgetCharges(charges: readonly { limit: number; cost: number }[]): void {
+  for (const { limit, cost } of charges) {
+    checkLimit(limit);
+    if (!Number.isInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+  }
+}

@@ -6,8 +6,10 @@ export interface ClusterState {
   readonly kind: 'redis' | 'memory';
   readonly bus: Bus;
   readonly counters: SlidingWindowCounters;
+  readonly budgets: WindowBudgets;
   readonly locks: Locks;
   readonly kv: KeyValueStore;
+  readonly capped: CappedMaps;
   /** Throws when the backing service does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -51,6 +53,38 @@ export interface SlidingWindowCounters {
   ): Promise<{ allowed: boolean; refusedBy?: 'gate' | 'limit' }>;
 }
 
+/** One charge of an admission: `cost` units against `key`, whose window may hold at most `limit`. */
+export interface BudgetCharge {
+  key: string;
+  limit: number;
+  cost: number;
+}
+
+export type BudgetAdmission =
+  | { admitted: true; ticket: string }
+  /** `refused` indexes the first charge that did not fit; `retryAfterMs` is when enough of its window frees. */
+  | { admitted: false; refused: number; retryAfterMs: number };
+
+/**
+ * Weighted sliding windows, atomic across pods: each key holds charges (a cost at a time) and a
+ * charge counts while it is younger than `windowMs`. Rate limits in requests (cost 1) and in tokens
+ * (cost = an estimate, corrected later) per minute. Use one window per key. `at` (milliseconds) is
+ * an injected clock for tests; without it the backing service's clock is used (Redis's for every pod).
+ */
+export interface WindowBudgets {
+  /**
+   * Records every charge under one ticket, or none: all-or-nothing, so that a request refused by
+   * one limit takes nothing from the others. A charge fits when its key's window sum plus its cost
+   * stays within its limit; a cost above the limit never fits (`retryAfterMs` is then the window).
+   */
+  admit(charges: readonly BudgetCharge[], windowMs: number, at?: number): Promise<BudgetAdmission>;
+  /**
+   * Adds `delta` (negative to give back) to the ticket's cost under each key, never below 0, while the
+   * charge is still in its window; a charge that has left its window is not changed.
+   */
+  correct(ticket: string, corrections: readonly { key: string; delta: number }[], at?: number): Promise<void>;
+}
+
 /** Named leases with a time to live: at most one holder per name at a time, across pods. */
 export interface Locks {
   /** Takes the lease if nobody holds it; null if somebody does. */
@@ -86,4 +120,20 @@ export interface KeyValueStore {
   delete(key: string): Promise<void>;
   /** Whole milliseconds left before the key expires, or undefined if absent. */
   ttl(key: string): Promise<number | undefined>;
+}
+
+/**
+ * Named maps of short-lived strings with a cap on their size (channel affinity: key -> channel). Every
+ * entry has its own time to live; once a write leaves a map with more than `maxEntries` live entries,
+ * the surplus goes: in Redis the entries that would expire soonest, in process the least recently
+ * written. Maps live apart from the key-value store, counters and locks.
+ */
+export interface CappedMaps {
+  get(map: string, key: string): Promise<string | undefined>;
+  /** Stores `value` under `key` for `ttlMs` (replacing it and its time to live), then trims the map. */
+  set(map: string, key: string, value: string, ttlMs: number, maxEntries: number): Promise<void>;
+  /** The live keys of the map (for statistics: it reads the whole index). */
+  keys(map: string): Promise<string[]>;
+  /** Removes every entry of the map (only keys starting with `prefix` when given); answers how many were live. */
+  clear(map: string, prefix?: string): Promise<number>;
 }

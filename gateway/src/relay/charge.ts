@@ -12,7 +12,7 @@ export interface RequestCharge {
   /**
    * Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none.
    * Counted on first read: a caller who reserves nothing, answered with the upstream's usage, never pays
-   * for the tokenizer. The body must not change until then (the relay never changes the client's body).
+   * for the tokenizer. The body must not change after this charge is made (the relay's only edit, masking sensitive words, comes before).
    */
   readonly promptEstimate: number;
   /** The completion budget the request sets (0 when none). */

@@ -40,6 +40,20 @@ export const RELAY_ERRORS = defineErrors({
       en: 'Request limit reached: at most {count} requests in {minutes} minutes',
     },
   },
+  rate_limit_exceeded: {
+    status: 429,
+    message: {
+      zh: '已达到每分钟请求数限制：{scopeZh}对 {modelZh} 每分钟最多 {limit} 次请求',
+      en: 'Rate limit reached: the {scope} allows at most {limit} requests per minute for {model}',
+    },
+  },
+  tpm_limit_exceeded: {
+    status: 429,
+    message: {
+      zh: '已达到每分钟 token 数限制：{scopeZh}对 {modelZh} 每分钟最多 {limit} 个 token',
+      en: 'Token rate limit reached: the {scope} allows at most {limit} tokens per minute for {model}',
+    },
+  },
   format_unsupported: {
     status: 400,
     message: {

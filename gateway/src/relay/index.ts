@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { BILLING_OPENAI_CODES } from '../domain/billing/index.ts';
+import { setRetryAfter } from '../domain/ledger/periods/errors.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { requestLanguage, toAppError } from '../http/errors.ts';
@@ -12,10 +13,12 @@ import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { mayPassThrough } from './exchange/pass-through.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
+import { RateLimitError } from './rate-limits.ts';
 import { realtimeRoute, routeUpgrades } from './realtime/index.ts';
 import type { WireFormat } from './types.ts';
 
@@ -85,6 +88,8 @@ const NOT_IMPLEMENTED: Array<[method: 'GET' | 'POST' | 'DELETE', path: string]> 
 declare module 'fastify' {
   interface FastifyRequest {
     relayCaller: RelayCaller | null;
+    /** The JSON body's bytes as they came (decoded), kept for pass-through mode. */
+    relayRawBody: Buffer | null;
   }
   interface FastifyContextConfig {
     /** Set on the routes that relay: their requests are counted in the relay metrics, whatever happens. */
@@ -95,6 +100,14 @@ declare module 'fastify' {
 /** The OpenAI-compatible relay (DESIGN.md §3): every route runs the same pipeline with its wire format. */
 export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   app.decorateRequest('relayCaller', null);
+  app.decorateRequest('relayRawBody', null);
+  // Fastify's own JSON parsing, with the bytes it parsed kept (a reference, not a copy) for pass-through.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    request.relayRawBody = bytes;
+    parseJson(request, bytes.toString('utf8'), done);
+  });
   app.addContentTypeParser(
     'multipart/form-data',
     { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
@@ -121,6 +134,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
       await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
@@ -147,16 +161,21 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     // The action in the path decides the format; until it is parsed, the request counts as a generation.
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
-      await relay(deps, caller(request), parseGeminiRequest(request), relayContext(request, reply));
+      const input = parseGeminiRequest(request);
+      input.rawBody = rawBodyFor(deps, request, input.model);
+      await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
     });
   }
 
-  /** Models the key may use: its group's, narrowed by the token's model limits. */
+  /** Models the key may use: its group's (an auto token: those of all its auto groups), narrowed by its model limits. */
   const usableModels = (request: FastifyRequest) => {
-    const { identity, group } = caller(request);
+    const { identity, group, autoGroups } = caller(request);
     const limits = identity.token.modelLimits;
-    return deps.routing.models(group).filter((model) => !limits || limits.has(model));
+    const models = autoGroups
+      ? [...new Set(autoGroups.flatMap((g) => deps.routing.models(g)))].sort()
+      : deps.routing.models(group);
+    return models.filter((model) => !limits || limits.has(model));
   };
   app.get('/v1/models', async (request) => modelList(usableModels(request), listShapeOf(request)));
   app.get('/v1beta/models', async (request) => modelList(usableModels(request), 'gemini'));
@@ -228,6 +247,20 @@ async function billingUsedQuota(deps: RelayPluginDeps, who: RelayCaller): Promis
   }
   const row = await deps.db.selectFrom('users').select('used_quota').where('id', '=', user.id).executeTakeFirst();
   return row?.used_quota ?? 0;
+}
+
+/**
+ * The JSON body's bytes, when a channel the request may go to passes bodies through; otherwise
+ * dropped at once, so that a request holds only its parsed body while it runs.
+ */
+function rawBodyFor(deps: RelayPluginDeps, request: FastifyRequest, model: string): Uint8Array | undefined {
+  const raw = request.relayRawBody;
+  request.relayRawBody = null;
+  if (!raw) return undefined;
+  const who = caller(request);
+  const pinned = who.pinnedChannelId === undefined ? undefined : deps.routing.channel(who.pinnedChannelId);
+  const candidates = pinned ? [] : deps.routing.candidates(who.group, model);
+  return mayPassThrough(deps.options, candidates, pinned) ? raw : undefined;
 }
 
 function caller(request: FastifyRequest): RelayCaller {
@@ -320,5 +353,7 @@ async function renderError(error: unknown, request: FastifyRequest, reply: Fasti
     type: 'new_api_error',
     code,
   });
+  setRetryAfter(reply, error);
+  if (error instanceof RateLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply.code(appError.status).send(body);
 }

@@ -53,6 +53,10 @@ export interface RelayMetrics {
   /** A successful answer was billed: its tokens, quota and time to first token. */
   billed(facts: { model: string; group: string; firstTokenMs: number | undefined; usage: Usage; quota: number }): void;
   upstreamError(channel: ChannelSnapshot, code: string): void;
+  /** A request refused by a token, user or group rate limit (rate-limits.ts), before any reservation. */
+  rateLimited(scope: 'token' | 'user' | 'group', kind: 'rpm' | 'tpm'): void;
+  /** A stream was cut off because its holder's quota could not cover more of it (relay/overrun). */
+  streamCut(facts: { model: string; group: string }): void;
   /** The gateway disabled a channel (or one of its keys) after an upstream failure. */
   autoDisabled(channel: ChannelSnapshot, scope: 'channel' | 'key'): void;
   /** A channel test ran (manual, test-all, periodic or recovery). */
@@ -100,6 +104,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     labelNames: ['channel', 'code'] as const,
     registers,
   });
+  const streamCuts = new Counter({
+    name: 'tollgate_relay_stream_cuts_total',
+    help: 'Streams cut off because the quota could not cover more of them, by model and group.',
+    labelNames: ['model', 'group'] as const,
+    registers,
+  });
   const autoDisables = new Counter({
     name: 'tollgate_channel_auto_disabled_total',
     help: 'Channels (or keys of multi-key channels) the gateway disabled after upstream failures.',
@@ -110,6 +120,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     name: 'tollgate_channel_tests_total',
     help: 'Channel tests by channel and result.',
     labelNames: ['channel', 'result'] as const,
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: 'tollgate_relay_rate_limited_total',
+    help: 'Relay requests refused by a rate limit, by scope (token, user, group) and kind (rpm, tpm).',
+    labelNames: ['scope', 'kind'] as const,
     registers,
   });
   const inFlight = new Gauge({
@@ -144,6 +160,12 @@ export function createRelayMetrics(registry: Registry): RelayMetrics {
     },
     upstreamError(channel, code) {
       upstreamErrors.inc({ channel: String(channel.id), code });
+    },
+    rateLimited(scope, kind) {
+      rateLimited.inc({ scope, kind });
+    },
+    streamCut(f) {
+      streamCuts.inc({ model: f.model, group: f.group });
     },
     autoDisabled(channel, scope) {
       autoDisables.inc({ channel: String(channel.id), scope });

@@ -156,7 +156,7 @@ const AUTH_CODES = new Set([
   'channel_pin_forbidden',
   'model_not_allowed',
 ]);
-const QUOTA_CODES = new Set(['insufficient_user_quota', 'pre_consume_token_quota_failed']);
+const QUOTA_CODES = new Set(['insufficient_user_quota', 'pre_consume_token_quota_failed', 'period_quota_exceeded']);
 const NO_CHANNEL_CODES = new Set(['model_not_found', 'channel_pin_disabled', 'format_unsupported']);
 const UNAVAILABLE_CODES = new Set(['quota_ledger_closed', 'SERVER_DRAINING', 'SHUTTING_DOWN']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);

@@ -1,7 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   compactionPriceModel,
+  type ExprRequest,
   estimateCompletionTokens,
+  isFreePrice,
   preConsumeQuota,
   resolvePrice,
   settleQuota,
@@ -11,10 +13,12 @@ import type { OptionsService } from '../domain/options/index.ts';
 import type { PricingService } from '../domain/pricing/service.ts';
 import { buildConsumeOther, type UsageRecorder } from '../domain/usage/index.ts';
 import { AppError } from '../errors.ts';
+import type { ChannelAffinity } from './affinity/channel-affinity.ts';
+import { RequestAffinity } from './affinity/request-affinity.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
 import { type RequestCharge, requestCharge } from './charge.ts';
 import { clientType } from './client-type.ts';
-import { canConvert, conversionChain } from './convert/index.ts';
+import { conversionChain } from './convert/index.ts';
 import { recordRelayFailure } from './error-log.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { Exchange, type ExchangeOutcome } from './exchange/exchange.ts';
@@ -25,13 +29,23 @@ import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
-import { providerFor } from './protocols/index.ts';
+import {
+  type CompletionBudget,
+  completionBudget,
+  completionQuota,
+  deliveredUsage,
+  type StreamBudget,
+  streamGuardFor,
+} from './overrun/index.ts';
 import type { QuotaAlerts } from './quota-alerts.ts';
+import type { RateLimiter } from './rate-limits.ts';
+import { routeGroups } from './routing/auto-group.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
-import { resolveModelMapping } from './routing/model-mapping.ts';
-import { pickChannel, pickKey, type Tier } from './routing/picker.ts';
+import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
+import { RoutePlan } from './routing/route-plan.ts';
+import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
 
@@ -42,10 +56,13 @@ export interface PipelineDeps {
   ledger: QuotaLedger;
   recorder: UsageRecorder;
   limits: ModelRequestLimit;
+  rateLimits: RateLimiter;
   transport: Transport;
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
   health: ChannelHealth;
+  affinity: ChannelAffinity;
+  sensitive: SensitiveWords;
 }
 
 /** A parsed client request, ready to route. */
@@ -55,6 +72,8 @@ export interface RelayRequest {
   model: string;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded): what pass-through mode forwards. */
+  rawBody?: Uint8Array | undefined;
   stream: boolean;
   /** The client asked for the usage chunk (or did not say): false only when it explicitly said no. */
   wantsStreamUsage: boolean;
@@ -78,6 +97,8 @@ interface RelayRun {
   ctx: RelayContext;
   charge: RequestCharge;
   startedMs: number;
+  /** Meters the stream against the quota held (relay/overrun). */
+  guard: StreamBudget | undefined;
 }
 
 const now = () => Date.now();
@@ -90,35 +111,68 @@ const now = () => Date.now();
  */
 export async function relay(
   deps: PipelineDeps,
-  caller: RelayCaller,
+  authenticated: RelayCaller,
   input: RelayRequest,
   ctx: RelayContext,
 ): Promise<void> {
   const started = now();
   const { options } = deps;
-  const { user, token } = caller.identity;
+  const { user, token } = authenticated.identity;
+  const groups = routeGroups(deps.routing, authenticated, input.model);
+  // An auto token is priced, limited and reserved in the first auto group that serves the model.
+  const first = groups[0] ?? authenticated.group;
+  const caller = first === authenticated.group ? authenticated : { ...authenticated, group: first };
   const served = caller.pinnedChannelId !== undefined || deps.routing.candidates(caller.group, input.model).length > 0;
   ctx.notes.note({ format: input.format, group: caller.group, model: served ? input.model : 'unknown' });
   assertModelAllowed(caller, input.model);
   await deps.limits.admit(user.id, caller.group);
+  // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
+  // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
+  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
-  const price = resolvePrice({
-    model: input.format === 'openai-responses-compact' ? compactionPriceModel(input.model, maps) : input.model,
-    usingGroup: caller.group,
-    userGroup: user.group,
-    maps,
-    options,
-    acceptUnset: user.acceptUnsetModels,
-  });
+  const priceIn = (group: string) =>
+    resolvePrice({
+      model: input.format === 'openai-responses-compact' ? compactionPriceModel(input.model, maps) : input.model,
+      usingGroup: group,
+      userGroup: user.group,
+      maps,
+      options,
+      acceptUnset: user.acceptUnsetModels,
+    });
+  const reservedPrice = priceIn(caller.group);
   const charge = await requestCharge(input.format, input.model, input.body);
-  const reservation = await reserve(deps, caller, price, charge);
+  // What a billing expression may read: the same clock for the reservation and the settlement.
+  const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
+  const budget = completionBudget(input.format, input.model, reservedPrice, charge, options);
+  const rated = await deps.rateLimits.admit(caller, input.model, charge);
+  // A refused reservation gives the rate limits back what the request was counted for.
+  const reservation = await reserve(deps, caller, reservedPrice, charge, budget, exprRequest).catch(
+    async (error: unknown) => {
+      await deps.rateLimits.settle(rated, 0);
+      throw error;
+    },
+  );
+  const guard = streamGuardFor(deps, {
+    stream: input.stream,
+    model: input.model,
+    group: caller.group,
+    notes: ctx.notes,
+    reservation,
+    budget,
+    price: reservedPrice,
+    charge,
+  });
 
   let settled = false;
   try {
-    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started });
-    const usage = billedUsage(outcome, input.model, charge);
-    const { quota, surcharges } = settleQuota({
+    const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started, guard }, groups);
+    // The group that served is the one billed: the ledger settles the difference with the reservation.
+    const price = outcome.group === caller.group ? reservedPrice : priceIn(outcome.group);
+    const usage = outcome.cut
+      ? deliveredUsage(outcome, input.model, charge.promptEstimate)
+      : billedUsage(outcome, input.model, charge);
+    const { quota, surcharges, tiered } = settleQuota({
       price,
       usage,
       options,
@@ -126,9 +180,12 @@ export async function relay(
       model: input.model,
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
+      request: exprRequest,
+      estimate: charge,
     });
     if (reservation) await deps.ledger.settle(reservation, quota);
     settled = true;
+    await deps.rateLimits.settle(rated, usage.promptTokens + usage.completionTokens);
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
     deps.recorder.recordConsume({
       userId: user.id,
@@ -138,7 +195,7 @@ export async function relay(
       channelId: outcome.channel.id,
       channelName: outcome.channel.name,
       modelName: input.model,
-      group: caller.group,
+      group: outcome.group,
       useTimeSeconds: Math.round((now() - started) / 1000),
       isStream: input.stream,
       ip: '',
@@ -156,28 +213,39 @@ export async function relay(
         upstreamModel: outcome.upstreamModel,
         usedChannels: outcome.tried,
         surcharges,
+        tiered,
         requestPath: ctx.path,
         formatChain: conversionChain(input.format, outcome.upstreamFormat),
         upstreamFormat: outcome.upstreamFormat,
         claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
         ...(input.stream
-          ? { stream: { endReason: outcome.clientGone ? 'client_gone' : 'done', normal: !outcome.clientGone } }
+          ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.cut } }
           : {}),
+        ...(outcome.affinity ? { channelAffinity: outcome.affinity.logInfo(outcome.channel.id, outcome.group) } : {}),
+        ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
       }),
     });
+    if (outcome.affinity) await outcome.affinity.succeeded(outcome.channel.id, usage, input.format);
     await deps.limits.succeeded(user.id, caller.group);
     deps.metrics.billed({
       model: input.model,
-      group: caller.group,
+      group: outcome.group,
       firstTokenMs: outcome.firstTokenMs,
       usage,
       quota,
     });
   } catch (error) {
-    if (!settled && reservation) await deps.ledger.refund(reservation);
+    if (!settled) {
+      if (reservation) await deps.ledger.refund(reservation);
+      await deps.rateLimits.settle(rated, 0);
+    }
     throw error;
   }
 }
+
+/** Why a stream ended, for the consume log: `quota_exhausted` when the quota could not cover more of it. */
+const streamEnd = (outcome: ExchangeOutcome) =>
+  outcome.cut ? 'quota_exhausted' : outcome.clientGone ? 'client_gone' : 'done';
 
 /** Trust quota (reference §5.3): $10 of quota on both the wallet and the token skips the reservation. */
 const TRUST_QUOTA_USD = 10;
@@ -186,17 +254,19 @@ const TRUST_QUOTA_USD = 10;
  * Holds the request's estimated cost on the wallet and token (reference §5.3). A free model holds
  * nothing when `quota_setting.enable_free_model_pre_consume` is off (then even an empty wallet may
  * use it); a caller with more than the trust quota on both wallet and token reserves 0, which still
- * requires a positive balance.
+ * requires a positive balance. A request without max_tokens also holds its completion budget (relay/overrun).
  */
 async function reserve(
   deps: PipelineDeps,
   caller: RelayCaller,
   price: ModelPrice,
   charge: RequestCharge,
+  budget: CompletionBudget | undefined,
+  request: ExprRequest,
 ): Promise<Reservation | undefined> {
   const { options, ledger } = deps;
   const { user, token } = caller.identity;
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   if ((free || price.groupRatio === 0) && !options.getBoolean('quota_setting.enable_free_model_pre_consume')) {
     return undefined;
   }
@@ -206,23 +276,28 @@ async function reserve(
   const trusted = () =>
     (!hasToken || token.unlimited || (ledger.tokenBalance(token.id) ?? 0) > trust) &&
     (ledger.balance(user.id) ?? 0) > trust;
-  const hold = (amount: number) =>
+  const amount =
+    preConsumeQuota({
+      price,
+      promptTokens: charge.promptEstimate,
+      maxTokens: charge.maxTokens,
+      options,
+      n: charge.n,
+      priceMultiplier: charge.priceMultiplier,
+      request,
+    }) + (budget ? completionQuota(budget) : 0);
+  // Period budgets hold the estimate even when the wallet's trust skips it (periods/budget.ts).
+  const hold = (reserved: number) =>
     ledger.reserve({
       userId: user.id,
       // The playground has no token (id 0): only the wallet is reserved from.
       tokenId: hasToken ? token.id : undefined,
       tokenUnlimited: token.unlimited,
-      amount,
+      amount: reserved,
+      periodLimits: { user: user.periodLimits, token: token.periodLimits },
+      periodAmount: amount,
     });
   if (trusted()) return hold(0);
-  const amount = preConsumeQuota({
-    price,
-    promptTokens: charge.promptEstimate,
-    maxTokens: charge.maxTokens,
-    options,
-    n: charge.n,
-    priceMultiplier: charge.priceMultiplier,
-  });
   try {
     return await hold(amount);
   } catch (error) {
@@ -254,31 +329,57 @@ const claudeUsage = (client: WireFormat, upstream: WireFormat) =>
 interface Outcome extends ExchangeOutcome {
   channel: ChannelSnapshot;
   tried: number[];
+  /** The group the channel answered in: billed, logged and counted under it. */
+  group: string;
+  affinity: RequestAffinity | undefined;
 }
 
 /** Tries channels in turn (retry rules permitting) until one answers; throws what the client is told. */
-async function attempt(run: RelayRun): Promise<Outcome> {
+async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcome> {
   const { deps, caller, input, ctx } = run;
-  const retries = caller.pinnedChannelId === undefined ? deps.options.getNumber('RetryTimes') : 0;
+  const pinned = caller.pinnedChannelId !== undefined;
+  const retries = pinned ? 0 : deps.options.getNumber('RetryTimes');
   const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
-  const candidates = deps.routing.candidates(caller.group, input.model);
+  // Matched without waiting; only a request a rule applies to waits for the shared map.
+  const match = pinned
+    ? undefined
+    : deps.affinity.match({
+        path: ctx.path,
+        model: input.model,
+        group: caller.group,
+        headers: ctx.headers,
+        body: input.body,
+      });
+  const affinity = match && (await RequestAffinity.begin(deps.affinity, deps.options, match));
+  const plan = new RoutePlan({
+    routing: deps.routing,
+    groups,
+    crossGroup: caller.crossGroupRetry === true,
+    retries,
+    model: input.model,
+    format: input.format,
+    preferred: affinity?.remembered,
+  });
+  affinity?.counted(plan);
   const failed = new Set<number>();
-  // Never picked: channels that failed in this request, and those that cannot serve its format.
-  const exclude = unservable(candidates, input.format, input.model);
   let lastFailure: UpstreamFailure | AppError | undefined;
   let lastChannel: ChannelSnapshot | undefined;
 
-  for (let index = 0; index <= retries; index++) {
-    const channel =
-      caller.pinnedChannelId === undefined ? pickChannel({ candidates, exclude }) : pinnedChannel(deps.routing, caller);
-    if (!channel) break;
+  for (let index = 0; ; index++) {
+    const pick = pinned
+      ? index === 0
+        ? { channel: pinnedChannel(deps.routing, caller), group: caller.group, preferred: false }
+        : undefined
+      : plan.next();
+    if (!pick) break;
+    const { channel } = pick;
+    if (index === 0 && affinity) await affinity.picked(channel.id);
     failed.add(channel.id);
-    exclude.add(channel.id);
     // The channel the request is counted under: the one that answers, or the last one that failed.
-    ctx.notes.note({ channel: String(channel.id) });
+    ctx.notes.note({ channel: String(channel.id), group: pick.group });
     try {
       const answered = await call(run, channel, index);
-      return { ...answered, channel, tried: [...failed] };
+      return { ...answered, channel, tried: [...failed], group: pick.group, affinity };
     } catch (error) {
       if (ctx.sink.started) {
         if (error instanceof StreamBroken) {
@@ -306,9 +407,10 @@ async function attempt(run: RelayRun): Promise<Outcome> {
         {
           status,
           errorCode: code,
-          remainingRetries: retries - index,
-          pinned: caller.pinnedChannelId !== undefined,
+          remainingRetries: pinned ? 0 : plan.remainingRetries(),
+          pinned,
           skipRetry,
+          affinitySkip: affinity?.skipsRetry(pick.preferred),
         },
         { retryStatusCodes: retryRanges },
       );
@@ -347,26 +449,6 @@ async function attempt(run: RelayRun): Promise<Outcome> {
   throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
 }
 
-/**
- * The candidates whose protocol cannot serve a request of this format (a Responses compaction on an
- * Anthropic channel), passed over while another candidate can; none when none can (the pick then
- * fails with format_unsupported, which says why).
- */
-function unservable(candidates: readonly Tier[], format: WireFormat, model: string): Set<number> {
-  const cannot = new Set<number>();
-  let can = false;
-  for (const tier of candidates) {
-    for (const channel of tier.channels) {
-      const mapping = resolveModelMapping(model, channel.modelMapping);
-      const upstream = providerFor(channel.type).nativeFormat(format, mapping.ok ? mapping.upstreamModel : model);
-      if (upstream && canConvert(format, upstream)) can = true;
-      else cannot.add(channel.id);
-    }
-  }
-  if (!can) cannot.clear();
-  return cannot;
-}
-
 /** The channel an administrator's `sk-<key>-<channelId>` names, if it exists and is enabled. */
 export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): ChannelSnapshot {
   const channel = routing.channel(caller.pinnedChannelId ?? 0);
@@ -393,6 +475,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     key,
     format: input.format,
     body: input.body,
+    rawBody: input.rawBody,
     model: input.model,
     stream: input.stream,
     options: deps.options,
@@ -414,8 +497,10 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       stream: input.stream,
       wantsStreamUsage: input.wantsStreamUsage,
       pingIntervalMs: pingInterval(deps.options, input.format),
+      streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
     },
+    budget: run.guard,
   });
   return exchange.run(ctx.sink);
 }

@@ -3,6 +3,7 @@ import type { authGuards } from '../api/auth.ts';
 import { signedIn } from '../api/auth.ts';
 import { usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
+import { setRetryAfter } from '../domain/ledger/periods/errors.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
@@ -25,6 +26,7 @@ export async function playgroundPlugin(
   // Playground requests are relay requests too: counted whatever happens, their errors rendered as the
   // rest of the console's (the parent's error handler).
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     noteRelayFailure(request, reply, errorTypeOf(error));
     throw error;
   });
@@ -60,6 +62,9 @@ export async function playgroundPlugin(
             modelLimits: null,
             allowIps: null,
             group,
+            crossGroupRetry: false,
+            periodLimits: {},
+            rateLimits: {},
           },
           user: relayUser(user, deps.keyring),
         },

@@ -8,6 +8,8 @@ import { databaseUsageWriter, UsageRecorder, usageSettings } from '../domain/usa
 import type { Services } from '../services.ts';
 import type { ShutdownStep } from '../shutdown.ts';
 import { findUserById } from '../store/repositories/users.ts';
+import { ChannelAffinity } from './affinity/channel-affinity.ts';
+import { createAffinityMetrics } from './affinity/metrics.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { ChannelHealth } from './health/channel-health.ts';
 import { ChannelTester } from './health/channel-test.ts';
@@ -17,7 +19,9 @@ import { ModelRequestLimit } from './limits.ts';
 import { createRelayMetrics, registerStateGauges } from './metrics.ts';
 import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
+import { RateLimiter } from './rate-limits.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
 import { videoPlatform } from './tasks/video/platform.ts';
@@ -34,6 +38,8 @@ export async function startRelay(
   services: Services,
   registry: Registry,
   opened: ShutdownStep[],
+  /** Tests move the rate limits' minute with it (gateway.ts StartOptions). */
+  rateLimitClock?: () => number,
 ): Promise<RelayPluginDeps> {
   const { store, cluster, options, keyring, pricing } = services;
   const db = store.db;
@@ -62,6 +68,14 @@ export async function startRelay(
   });
   opened.push({ name: 'usage logs', run: () => recorder.close() });
   const metrics = createRelayMetrics(registry);
+  const affinity = new ChannelAffinity({
+    maps: cluster.capped,
+    kv: cluster.kv,
+    options,
+    metrics: createAffinityMetrics(registry),
+    backend: cluster.kind,
+    logger,
+  });
   const health = new ChannelHealth({
     channels: services.channels,
     options,
@@ -93,6 +107,7 @@ export async function startRelay(
     holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
     cluster,
     logger,
+    periods: services.periods,
   });
   // Closed before the recorder and the alerts: an answered request may still be settling (a charge
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
@@ -118,6 +133,8 @@ export async function startRelay(
     ],
   });
   opened.push({ name: 'task polling', run: () => tasks.stop() });
+  const sensitive = new SensitiveWords(options);
+  opened.push({ name: 'sensitive words', run: async () => sensitive.close() });
   registerStateGauges(registry, { ledger: () => ledger.stats(), usage: () => recorder.stats() });
   return {
     db,
@@ -128,11 +145,14 @@ export async function startRelay(
     ledger,
     recorder,
     limits: new ModelRequestLimit(cluster.counters, options),
+    rateLimits: new RateLimiter({ budgets: cluster.budgets, options, metrics, clock: rateLimitClock }),
     transport,
     outbound: services.outbound,
     metrics,
     alerts,
     health,
+    affinity,
+    sensitive,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };

@@ -4,6 +4,8 @@
  * ledger and the usage recorder all speak these.
  */
 
+import type { CompiledExpression } from '../domain/billing/expr/index.ts';
+
 /** The wire formats clients send and upstreams speak. */
 export type WireFormat =
   | 'openai-chat'
@@ -126,4 +128,6 @@ export interface ModelPrice {
   userGroupRatio?: number;
   /** False when the model has neither a price nor a ratio configured (default ratio in use). */
   configured: boolean;
+  /** Set when the model is in `tiered_expr` mode: its billing expression prices it, not the ratios. */
+  expression?: CompiledExpression;
 }

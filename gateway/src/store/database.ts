@@ -24,6 +24,7 @@ export interface Database {
   quota_leases: QuotaLeasesTable;
   instance_secrets: InstanceSecretsTable;
   channel_observations: ChannelObservationsTable;
+  period_usage: PeriodUsageTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -72,9 +73,13 @@ export interface UsersTable {
   /** JSON string: notify_type, quota_warning_threshold, webhook_url, ... */
   setting: Defaulted<string>;
   remark: Defaulted<string>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   created_at: number;
   last_login_at: Defaulted<number>;
   deleted_at: Defaulted<number | null>;
+  /** Daily, weekly and monthly limits as JSON (domain/ledger/periods), '' for none. */
+  period_limits: Defaulted<string>;
 }
 
 export interface SessionsTable {
@@ -109,7 +114,11 @@ export interface TokensTable extends Managed {
   allow_ips: Defaulted<string>;
   group: Defaulted<string>;
   cross_group_retry: Defaulted<boolean>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   deleted_at: Defaulted<number | null>;
+  /** Daily, weekly and monthly limits as JSON (domain/ledger/periods), '' for none. */
+  period_limits: Defaulted<string>;
 }
 
 export interface ChannelsTable extends Managed {
@@ -175,6 +184,8 @@ export interface ModelPricesTable extends Managed {
   cache_creation_ratio: Defaulted<number | null>;
   /** USD per call. */
   model_price: Defaulted<number | null>;
+  /** A billing expression (`tiered_expr` mode) that prices the model instead of the ratios. */
+  billing_expr: Defaulted<string | null>;
   updated_at: number;
 }
 
@@ -186,6 +197,8 @@ export interface GroupsTable extends Managed {
   selectable: Defaulted<boolean>;
   /** JSON map: user group -> ratio when a user of that group uses this group. */
   user_group_ratios: Defaulted<string>;
+  /** JSON: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rate_limits: Defaulted<string>;
   updated_at: number;
 }
 
@@ -351,3 +364,15 @@ export type UserRow = Selectable<UsersTable>;
 export type NewUser = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type OptionRow = Selectable<OptionsTable>;
+
+/** What a token or user used in one calendar period (domain/ledger/periods): a new period is a new row. */
+export interface PeriodUsageTable {
+  holder_kind: 'user' | 'token';
+  holder_id: number;
+  /** The period's start in the configured zone: `d:2026-11-26`, `w:2026-W48`, `m:2026-11`. */
+  period: string;
+  /** Quota reserved by open requests plus quota charged by finished ones. */
+  quota: Defaulted<number>;
+  /** Requests admitted and not refunded. */
+  requests: Defaulted<number>;
+}

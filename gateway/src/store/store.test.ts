@@ -29,6 +29,7 @@ const TABLES = [
   'midjourneys',
   'model_prices',
   'options',
+  'period_usage',
   'quota_data',
   'quota_leases',
   'redemptions',
@@ -149,6 +150,46 @@ describe('embedded store (PGlite on disk)', () => {
     );
     await migrations['0006_logs_without_token_id_index']!.down!(store.db);
     expect(await indexes()).toContain('logs_token_id_created');
+    await store.close();
+  });
+
+  it('adds period limits and the period usage table (migration 0008), and takes them away again', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const columns = async (table: string) =>
+      (
+        await sql<{ name: string }>`select column_name as name from information_schema.columns
+          where table_name = ${table} and column_name = 'period_limits'`.execute(store.db)
+      ).rows.length;
+    const hasUsage = async () =>
+      (
+        await sql<{ n: number }>`select count(*)::int as n from pg_tables where tablename = 'period_usage'`.execute(
+          store.db,
+        )
+      ).rows[0]?.n;
+    expect([await columns('tokens'), await columns('users'), await hasUsage()]).toEqual([1, 1, 1]);
+    await migrations['0008_periodic_quotas']!.down!(store.db);
+    expect([await columns('tokens'), await columns('users'), await hasUsage()]).toEqual([0, 0, 0]);
+    await migrations['0008_periodic_quotas']!.up(store.db);
+    expect([await columns('tokens'), await columns('users'), await hasUsage()]).toEqual([1, 1, 1]);
+    await store.close();
+  });
+
+  it('gives tokens, users and groups rate limits, no limit by default (migration 0009, reversible)', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const columns = async () =>
+      (
+        await sql<{ table: string; fallback: string }>`select table_name as table, column_default as fallback
+          from information_schema.columns where column_name = 'rate_limits' order by 1`.execute(store.db)
+      ).rows;
+    expect(await columns()).toEqual([
+      { table: 'groups', fallback: "'{}'::text" },
+      { table: 'tokens', fallback: "'{}'::text" },
+      { table: 'users', fallback: "'{}'::text" },
+    ]);
+    await migrations['0009_rate_limits']!.down!(store.db);
+    expect(await columns()).toEqual([]);
     await store.close();
   });
 

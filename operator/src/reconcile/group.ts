@@ -17,6 +17,7 @@ export function storedGroup(resource: Resource<GroupSpec>): StoredGroup {
     description: spec.description ?? '',
     selectable: spec.selectable ?? false,
     userGroupRatios: spec.userGroupRatios ?? {},
+    rateLimits: spec.rateLimits ?? {},
   };
 }
 

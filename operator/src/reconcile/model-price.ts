@@ -5,9 +5,8 @@ import { applied, notApplied, type Outcome, type Reconciler, resourceRef } from 
 
 /** Which price the spec declares, for the Mode printer column. */
 export function priceMode(spec: ModelPriceSpec | undefined): ModelPriceStatus['mode'] {
-  if (spec?.perCall && !spec.perToken) return 'perCall';
-  if (spec?.perToken && !spec.perCall) return 'perToken';
-  return undefined;
+  const declared = (['perToken', 'perCall', 'tiered'] as const).filter((mode) => spec?.[mode] !== undefined);
+  return declared.length === 1 ? declared[0] : undefined;
 }
 
 /** ModelPrice -> one model_prices row (ratios as crds/README.md says), announced to every PricingService. */

@@ -9,7 +9,9 @@ describe('ModelPrice', () => {
   it('names the mode for the printer column', () => {
     expect(priceMode({ model: 'm', perToken: { input: 1 } })).toBe('perToken');
     expect(priceMode({ model: 'm', perCall: { price: 1 } })).toBe('perCall');
+    expect(priceMode({ model: 'm', tiered: { expression: 'p * 2' } })).toBe('tiered');
     expect(priceMode({ model: 'm' })).toBeUndefined();
+    expect(priceMode({ model: 'm', perCall: { price: 1 }, tiered: { expression: 'p' } })).toBeUndefined();
   });
 });
 
@@ -23,8 +25,10 @@ describe('Group', () => {
       description: '',
       selectable: false,
       userGroupRatios: {},
+      rateLimits: {},
     });
     expect(storedGroup(group({ name: ' vip ', ratio: 0.5, selectable: true })).name).toBe('vip');
+    expect(storedGroup(group({ ratio: 1, rateLimits: { '*': { rpm: 5 } } })).rateLimits).toEqual({ '*': { rpm: 5 } });
   });
 });
 

@@ -277,6 +277,14 @@ export interface GatewaySettingsList {
 
 // Group (groups.tollgate.dev)
 
+/** The limits for one model (or "*"). */
+export interface GroupRateLimitsValue {
+  /** Requests per minute (sliding minute), 0 for no limit. */
+  rpm?: number;
+  /** Prompt + completion tokens per minute (sliding minute), 0 for no limit. */
+  tpm?: number;
+}
+
 /** The group's ratio and who may use it. */
 export interface GroupSpec {
   /** The group's name in the gateway; defaults to the resource name. */
@@ -292,6 +300,12 @@ export interface GroupSpec {
   selectable?: boolean;
   /** User group -> ratio used when a user of that group uses this group. */
   userGroupRatios?: Record<string, number>;
+  /**
+   * Requests and tokens per minute of the whole group (every user and token in it together): model name, or "*" for
+   * every model without an entry of its own, -> rpm and/or tpm; a model's entry overrides "*" field by field; 0 or
+   * absent is no limit.
+   */
+  rateLimits?: Record<string, GroupRateLimitsValue>;
 }
 
 /** What the operator and the gateway observed. */
@@ -339,8 +353,19 @@ export interface ModelPricePerCall {
 }
 
 /**
- * A per-token or a per-call price. Stored as new-api ratios: model ratio = input / 2, completion ratio = output /
- * input, cache ratio = cacheRead / input, cache-creation ratio = cacheWrite / input; per call: model price.
+ * A billing expression, as new-api's billing_expr: coefficients in USD per 1M tokens over p, c, len, cr, cc, cc1h,
+ * img, ai, img_o, ao, with tier(), param(), header() and the clock.
+ */
+export interface ModelPriceTiered {
+  /** e.g. len <= 200000 ? tier("standard", p * 3 + c * 15) : tier("long", p * 6 + c * 22.5) */
+  expression: string;
+}
+
+/**
+ * A per-token, a per-call or a tiered price. Stored as new-api ratios: model ratio = input / 2, completion ratio =
+ * output / input, cache ratio = cacheRead / input, cache-creation ratio = cacheWrite / input; per call: model
+ * price; tiered: the model's billing expression (billing_setting.billing_mode = tiered_expr,
+ * billing_setting.billing_expr).
  */
 export interface ModelPriceSpec {
   /** The model name as clients request it. */
@@ -349,6 +374,11 @@ export interface ModelPriceSpec {
   perToken?: ModelPricePerToken;
   /** A fixed price per call. */
   perCall?: ModelPricePerCall;
+  /**
+   * A billing expression, as new-api's billing_expr: coefficients in USD per 1M tokens over p, c, len, cr, cc,
+   * cc1h, img, ai, img_o, ao, with tier(), param(), header() and the clock.
+   */
+  tiered?: ModelPriceTiered;
 }
 
 /** What the operator and the gateway observed. */
@@ -358,7 +388,7 @@ export interface ModelPriceStatus {
   /** Ready and Synced. */
   conditions?: Condition[];
   /** Which price the spec declares (for the Mode printer column). */
-  mode?: 'perToken' | 'perCall';
+  mode?: 'perToken' | 'perCall' | 'tiered';
 }
 
 /** The price of one model. */

@@ -4,6 +4,7 @@ import { useTranslate } from 'react-admin';
 import { formatCompact } from '../../format/number.ts';
 import { formatQuota } from '../../format/quota.ts';
 import { api, errorMessage } from '../../providers/http.ts';
+import { PeriodUsageSummary } from '../../resources/periods/PeriodLimits.tsx';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { useCopy } from './parts/copy.tsx';
 import { BindingsCard } from './personal/BindingsCard.tsx';
@@ -33,6 +34,7 @@ export function PersonalPage() {
   return (
     <Box data-testid="personal-page" data-loaded="true" sx={{ display: 'flex', flexDirection: 'column', gap: 2 }}>
       <ProfileCard user={user} />
+      <PeriodQuotaCard user={user} />
       <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', lg: '1fr 1fr' }, gap: 2, alignItems: 'start' }}>
         <Stack spacing={2}>
           <ModelsCard copy={copy} />
@@ -90,6 +92,22 @@ function ProfileCard({ user }: { user: SelfUser }) {
             ))}
           </Stack>
         </Stack>
+      </CardContent>
+    </Card>
+  );
+}
+
+/** The account's daily, weekly and monthly limits with a limit: use, what is left, when each resets. */
+function PeriodQuotaCard({ user }: { user: SelfUser }) {
+  const translate = useTranslate();
+  if (!user.period_usage || Object.keys(user.period_usage).length === 0) return null;
+  return (
+    <Card data-testid="personal-periods">
+      <CardContent>
+        <Typography variant="subtitle1" sx={{ fontWeight: 600 }} gutterBottom>
+          {translate('periods.title')}
+        </Typography>
+        <PeriodUsageSummary usage={user.period_usage} />
       </CardContent>
     </Card>
   );

@@ -6,6 +6,7 @@ import { useSearchParams } from 'react-router';
 import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { PAGE_SX, useConfirm } from '../../resources/admin-shared.tsx';
+import { AffinityCache } from './AffinityCache.tsx';
 import { ConsoleTab } from './ConsoleTab.tsx';
 import { OptionSection } from './OptionSection.tsx';
 import { OptionsProvider, useOptions } from './OptionsContext.tsx';
@@ -13,6 +14,7 @@ import type { OptionSectionDef } from './options.ts';
 import { PricingEditor } from './PricingEditor.tsx';
 import { readPriceMaps, unsetModels } from './pricing.ts';
 import {
+  CHANNEL_AFFINITY_SECTION,
   MODEL_RATIO_SECTION,
   MODEL_SECTIONS,
   OPERATION_SECTIONS,
@@ -20,6 +22,7 @@ import {
   RATE_LIMIT_SECTIONS,
   SYSTEM_SECTIONS,
 } from './sections.ts';
+import { TieredEditor } from './TieredEditor.tsx';
 
 /** Tabs of the settings page, chosen by ?tab= (spec doc 2 §2); operation is the default. */
 const TABS = [
@@ -89,6 +92,7 @@ function TabBody({ tab }: { tab: TabId }) {
       return (
         <>
           <Sections sections={OPERATION_SECTIONS} />
+          <OptionSection section={CHANNEL_AFFINITY_SECTION} extra={<AffinityCache />} />
           <RatioTabs />
         </>
       );
@@ -109,9 +113,10 @@ const RATIO_TABS = [
   { id: 'model_ratio', label: 'settings.ratio_tabs.model_ratio' },
   { id: 'visual', label: 'settings.ratio_tabs.visual' },
   { id: 'unset', label: 'settings.ratio_tabs.unset' },
+  { id: 'tiered', label: 'settings.ratio_tabs.tiered' },
 ] as const;
 
-/** The operation tab's ratio sub-tabs: model ratio JSON, the visual editor, unset-ratio models. */
+/** The operation tab's ratio sub-tabs: model ratio JSON, the visual editor, unset-ratio models, expressions. */
 function RatioTabs() {
   const translate = useTranslate();
   const [tab, setTab] = useState<(typeof RATIO_TABS)[number]['id']>('model_ratio');
@@ -125,6 +130,7 @@ function RatioTabs() {
       {tab === 'model_ratio' && <OptionSection section={MODEL_RATIO_SECTION} extra={<ResetRatios />} />}
       {tab === 'visual' && <PricingEditor />}
       {tab === 'unset' && <UnsetModels />}
+      {tab === 'tiered' && <TieredEditor />}
     </Paper>
   );
 }

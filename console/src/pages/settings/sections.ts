@@ -86,10 +86,12 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     id: 'sensitive',
     title: 'settings.sections.sensitive',
     fields: [
-      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive'),
-      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt'),
-      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive'),
-      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.one_per_line' }),
+      sw('CheckSensitiveEnabled', 'settings.fields.check_sensitive', { help: 'settings.help.sensitive_check' }),
+      sw('CheckSensitiveOnPromptEnabled', 'settings.fields.check_sensitive_prompt', {
+        help: 'settings.help.sensitive_prompt',
+      }),
+      sw('StopOnSensitiveEnabled', 'settings.fields.stop_on_sensitive', { help: 'settings.help.sensitive_stop' }),
+      area('SensitiveWords', 'settings.fields.sensitive_words', { help: 'settings.help.sensitive_words' }),
     ],
   },
   {
@@ -104,8 +106,11 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     id: 'dashboard',
     title: 'settings.sections.dashboard',
     fields: [
-      sw('DataExportEnabled', 'settings.fields.data_export'),
-      int('DataExportInterval', 'settings.fields.data_export_interval', { min: 1 }),
+      sw('DataExportEnabled', 'settings.fields.data_export', { help: 'settings.help.data_export' }),
+      int('DataExportInterval', 'settings.fields.data_export_interval', {
+        min: 1,
+        help: 'settings.help.data_export_interval',
+      }),
       {
         key: 'DataExportDefaultTime',
         kind: 'select',
@@ -139,8 +144,12 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     fields: [
       int('QuotaForNewUser', 'settings.fields.quota_for_new_user', { min: 0 }),
       int('PreConsumedQuota', 'settings.fields.pre_consumed_quota', { min: 0 }),
+      json('quota_setting.default_completion_tokens', 'settings.fields.default_completion_tokens', {
+        help: 'settings.help.default_completion_tokens',
+      }),
       int('QuotaForInviter', 'settings.fields.quota_for_inviter', { min: 0 }),
       int('QuotaForInvitee', 'settings.fields.quota_for_invitee', { min: 0 }),
+      text('quota_setting.period_timezone', 'periods.timezone', { help: 'periods.timezone_help' }),
     ],
   },
   {
@@ -195,6 +204,15 @@ export const RATE_LIMIT_SECTIONS: OptionSectionDef[] = [
       }),
     ],
   },
+  {
+    id: 'rate_limit_groups',
+    title: 'settings.sections.rate_limit_groups',
+    fields: [
+      json('rate_limit_setting.groups', 'settings.fields.rate_limit_groups', {
+        help: 'settings.help.rate_limit_groups',
+      }),
+    ],
+  },
 ];
 
 /** Models tab: global, Gemini and Claude settings (spec doc 2 §3, §5 budget percentage 0.1-1, ping ≥ 1 s). */
@@ -203,9 +221,13 @@ export const MODEL_SECTIONS: OptionSectionDef[] = [
     id: 'global',
     title: 'settings.sections.global',
     fields: [
-      sw('global.pass_through_request_enabled', 'settings.fields.pass_through'),
+      sw('global.pass_through_request_enabled', 'settings.fields.pass_through', { help: 'settings.help.pass_through' }),
       sw('general_setting.ping_interval_enabled', 'settings.fields.ping_interval_enabled'),
       int('general_setting.ping_interval_seconds', 'settings.fields.ping_interval_seconds', { min: 1 }),
+      int('StreamCacheQueueLength', 'settings.fields.stream_cache_queue_length', {
+        min: 0,
+        help: 'settings.help.stream_cache_queue_length',
+      }),
     ],
   },
   {
@@ -395,3 +417,16 @@ export const OTHER_SECTIONS: OptionSectionDef[] = [
     ],
   },
 ];
+
+/** Operation tab: channel affinity (the cache statistics and clear button render under it). */
+export const CHANNEL_AFFINITY_SECTION: OptionSectionDef = {
+  id: 'channel_affinity',
+  title: 'settings.affinity.section',
+  fields: [
+    sw('channel_affinity_setting.enabled', 'settings.affinity.enabled'),
+    sw('channel_affinity_setting.switch_on_success', 'settings.affinity.switch_on_success'),
+    int('channel_affinity_setting.max_entries', 'settings.affinity.max_entries', { min: 0 }),
+    int('channel_affinity_setting.default_ttl_seconds', 'settings.affinity.default_ttl_seconds', { min: 1 }),
+    json('channel_affinity_setting.rules', 'settings.affinity.rules', { help: 'settings.affinity.rules_help' }),
+  ],
+};

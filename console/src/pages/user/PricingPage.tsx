@@ -221,7 +221,15 @@ export function PricingPage() {
                         onClick={() => void copy(item.model_name)}
                       />
                     </TableCell>
-                    <TableCell>{translate(item.quota_type === 1 ? 'pricing.per_call' : 'pricing.per_usage')}</TableCell>
+                    <TableCell>
+                      {translate(
+                        item.billing_mode === 'tiered_expr'
+                          ? 'pricing.tiered'
+                          : item.quota_type === 1
+                            ? 'pricing.per_call'
+                            : 'pricing.per_usage',
+                      )}
+                    </TableCell>
                     <TableCell>
                       <Stack direction="row" spacing={0.5} useFlexGap sx={{ flexWrap: 'wrap' }}>
                         {item.enable_groups.map((name) => (
@@ -238,11 +246,11 @@ export function PricingPage() {
                     {showRatio && (
                       <TableCell>
                         <Typography variant="body2">
-                          {item.quota_type === 1
+                          {item.quota_type === 1 || item.billing_mode === 'tiered_expr'
                             ? translate('pricing.ratio_na')
                             : translate('pricing.model_ratio', { value: item.model_ratio })}
                         </Typography>
-                        {item.quota_type !== 1 && (
+                        {item.quota_type !== 1 && item.billing_mode !== 'tiered_expr' && (
                           <Typography variant="body2">
                             {translate('pricing.completion_ratio', { value: item.completion_ratio })}
                           </Typography>
@@ -253,7 +261,9 @@ export function PricingPage() {
                       </TableCell>
                     )}
                     <TableCell data-testid="pricing-price">
-                      {item.quota_type === 1 ? (
+                      {item.billing_mode === 'tiered_expr' ? (
+                        <TieredPrice item={item} groupRatio={viewedRatio} />
+                      ) : item.quota_type === 1 ? (
                         <Typography variant="body2">
                           {translate('pricing.call_price', { price: price(prices.call) })}
                         </Typography>
@@ -294,5 +304,28 @@ export function PricingPage() {
       </Dialog>
       {dialog}
     </Box>
+  );
+}
+
+/** An expression-priced model: its tiers and the expression itself, whose coefficients are USD per 1M tokens. */
+function TieredPrice({ item, groupRatio }: { item: PricingItem; groupRatio: number }) {
+  const translate = useTranslate();
+  const tiers = item.billing_tiers ?? [];
+  return (
+    <Stack spacing={0.5} data-testid="pricing-tiered">
+      {tiers.length > 0 && (
+        <Typography variant="body2">{translate('pricing.tiers', { tiers: tiers.join(', ') })}</Typography>
+      )}
+      <Typography
+        variant="body2"
+        component="code"
+        sx={{ fontFamily: 'monospace', whiteSpace: 'pre-wrap', wordBreak: 'break-word', maxWidth: 480 }}
+      >
+        {item.billing_expr}
+      </Typography>
+      <Typography variant="caption" color="text.secondary">
+        {translate('pricing.expression_note', { ratio: groupRatio })}
+      </Typography>
+    </Stack>
   );
 }

@@ -7,6 +7,10 @@ export interface PricingItem {
   completion_ratio: number;
   model_price: number;
   enable_groups: string[];
+  /** `tiered_expr`: priced by `billing_expr` (USD per 1M tokens), its ratios and price unused. */
+  billing_mode?: 'tiered_expr';
+  billing_expr?: string;
+  billing_tiers?: string[];
 }
 
 export interface PricingAnswer {

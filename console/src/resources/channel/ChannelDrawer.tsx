@@ -33,7 +33,9 @@ import {
   channelToValues,
   defaultChannelValues,
   isJsonOrEmpty,
+  passThroughOf,
   validateChannel,
+  withPassThrough,
 } from './form.ts';
 import { ManagedBadge } from './parts.tsx';
 
@@ -554,6 +556,20 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
           {json('param_override', 'channel.form.param_override', '{\n  "temperature": 0\n}')}
           {json('header_override', 'channel.form.header_override', '{\n  "User-Agent": "tollgate"\n}')}
           {json('setting', 'channel.form.setting', '{\n  "proxy": "",\n  "system_prompt": ""\n}')}
+          <FormControlLabel
+            control={
+              <Switch
+                checked={passThroughOf(values.setting) === true}
+                onChange={(event) => set('setting', withPassThrough(values.setting, event.target.checked))}
+                disabled={readOnly || passThroughOf(values.setting) === undefined}
+                slotProps={{ input: { 'data-testid': 'channel-pass-through' } as object }}
+              />
+            }
+            label={translate('channel.form.pass_through')}
+          />
+          <Typography variant="caption" color="text.secondary" sx={{ mt: -1.5, px: 1.75 }}>
+            {translate('channel.form.pass_through_help')}
+          </Typography>
           <TextField
             label={translate('channel.fields.max_input_tokens')}
             value={values.max_input_tokens}

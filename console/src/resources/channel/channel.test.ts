@@ -8,8 +8,10 @@ import {
   checkTagPriority,
   checkTagWeight,
   defaultChannelValues,
+  passThroughOf,
   tagEditPayload,
   validateChannel,
+  withPassThrough,
 } from './form.ts';
 import { buildRows } from './rows.ts';
 
@@ -122,5 +124,22 @@ describe('tag mode rows', () => {
     expect(tag?.kind === 'tag' && tag.responseTime).toBe(2000);
     expect(tag?.kind === 'tag' && tag.children.map((c) => c.id)).toEqual([1, 3]);
     expect(buildRows([channel(1, 'x')], false)).toEqual([{ kind: 'channel', channel: channel(1, 'x') }]);
+  });
+});
+
+describe('the pass-through switch over the setting JSON', () => {
+  it('reads pass_through_body_enabled, and nothing from JSON that is not an object', () => {
+    expect(passThroughOf('')).toBe(false);
+    expect(passThroughOf('{"proxy":"","pass_through_body_enabled":false}')).toBe(false);
+    expect(passThroughOf('{"pass_through_body_enabled":true}')).toBe(true);
+    expect(passThroughOf('{"proxy":')).toBeUndefined();
+    expect(passThroughOf('[1]')).toBeUndefined();
+  });
+
+  it('switches it, keeping the other settings, and leaves an empty setting empty when off', () => {
+    const on = withPassThrough('{"proxy":"socks5://p","system_prompt":"be brief"}', true);
+    expect(JSON.parse(on)).toEqual({ proxy: 'socks5://p', system_prompt: 'be brief', pass_through_body_enabled: true });
+    expect(JSON.parse(withPassThrough(on, false))).toEqual({ proxy: 'socks5://p', system_prompt: 'be brief' });
+    expect(withPassThrough(withPassThrough('', true), false)).toBe('');
   });
 });

@@ -139,6 +139,37 @@ export function isJsonOrEmpty(text: string): boolean {
   }
 }
 
+/**
+ * The channel setting `pass_through_body_enabled` in the setting JSON text: undefined when the text is
+ * not a JSON object (the switch then stays off and disabled until the JSON is fixed).
+ */
+export function passThroughOf(setting: string): boolean | undefined {
+  const parsed = settingObject(setting);
+  return parsed && parsed.pass_through_body_enabled === true;
+}
+
+/** The setting JSON text with `pass_through_body_enabled` switched, other entries kept as they are. */
+export function withPassThrough(setting: string, enabled: boolean): string {
+  const parsed = settingObject(setting) ?? {};
+  const next: Record<string, unknown> = { ...parsed };
+  // Off is left out, as the other switches are, so that an untouched setting stays empty.
+  if (enabled) next.pass_through_body_enabled = true;
+  else delete next.pass_through_body_enabled;
+  return Object.keys(next).length === 0 ? '' : JSON.stringify(next, null, 2);
+}
+
+function settingObject(setting: string): Record<string, unknown> | undefined {
+  if (setting.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(setting);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** JSON fields of the drawer besides the model mapping, with the label key each message names. */
 export const JSON_FIELDS = [
   ['status_code_mapping', 'channel.form.status_code_mapping'],

@@ -22,7 +22,29 @@ export function LogDetail({ admin }: { admin: boolean }) {
   };
   const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
 
-  if (record.type === 2) {
+  const tiered = other.billing_mode === 'tiered_expr';
+  if (record.type === 2 && tiered) {
+    // Priced by an expression: its ratios are 0 and say nothing; show the tier and the cost instead.
+    add('log.detail.billing_mode', translate('log.detail.tiered_mode'));
+    add('log.detail.matched_tier', other.matched_tier);
+    add('log.detail.group_ratio', num(other.group_ratio));
+    add('log.detail.billing', expressionProcess(other, translate));
+    add('log.detail.quota', formatQuota(record.quota, status, 6));
+    add('log.detail.expression', decodeExpression(other.expr_b64));
+    if (Array.isArray(other.request_rules)) {
+      for (const rule of other.request_rules as Array<{ cond?: string; multiplier?: number; matched?: boolean }>) {
+        add(
+          'log.detail.request_rule',
+          translate(rule.matched ? 'log.detail.rule_matched' : 'log.detail.rule_unmatched', {
+            cond: rule.cond,
+            multiplier: rule.multiplier,
+          }),
+        );
+      }
+    }
+    if (other.expr_estimate_billed) add('log.detail.estimated', translate('log.detail.estimate_billed'));
+  }
+  if (record.type === 2 && !tiered) {
     const perCall = num(other.model_price) !== undefined && other.model_price !== -1;
     if (perCall) {
       add('log.detail.model_price', `$${other.model_price}`);
@@ -102,6 +124,24 @@ export function LogDetail({ admin }: { admin: boolean }) {
       ))}
     </Box>
   );
+}
+
+/** An expression-priced bill in words: the expression's cost in USD × the group ratio. */
+function expressionProcess(other: Record<string, any>, translate: (key: string, options?: object) => string): string {
+  const group =
+    other.user_group_ratio !== undefined && other.user_group_ratio !== -1 ? other.user_group_ratio : other.group_ratio;
+  const cost = typeof other.expr_cost_usd === 'number' ? `$${Number(other.expr_cost_usd.toFixed(8))}` : '-';
+  return translate('log.detail.per_expression', { cost, group });
+}
+
+/** The billing expression of `other.expr_b64` (UTF-8 in base64), or undefined. */
+function decodeExpression(encoded: unknown): string | undefined {
+  if (typeof encoded !== 'string' || encoded === '') return undefined;
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0)));
+  } catch {
+    return undefined;
+  }
 }
 
 /** How the quota was reached, in words (prices per 1M tokens = ratio × 2 USD, spec doc 3 §9). */

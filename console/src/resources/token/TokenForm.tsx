@@ -14,11 +14,15 @@ import {
   useRedirect,
   useTranslate,
 } from 'react-admin';
-import { useFormContext, useWatch } from 'react-hook-form';
+import { useFormContext, useFormState, useWatch } from 'react-hook-form';
 import { formatQuota } from '../../format/quota.ts';
 import { formatDateTime, formatSeconds } from '../../format/time.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
+import { PeriodLimitInputs } from '../periods/PeriodLimits.tsx';
+import { invalidPeriodLimits, periodLimitBody } from '../periods/periods.ts';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { type RateLimitRow, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   COUNT_PRESETS,
   EXPIRY_PRESETS,
@@ -32,10 +36,11 @@ import {
 /** Creating tokens (one through /rest/token, several at once through POST /api/token/ with `count`). */
 export function TokenCreate() {
   const notify = useNotify();
+  const { status } = useStatus();
   const redirect = useRedirect();
   const [create] = useCreate();
   const save = async (values: TokenFormValues) => {
-    const body = tokenBody(values);
+    const body = { ...tokenBody(values), ...periodLimitBody(values as Record<string, unknown>) };
     const count = Number(values.count ?? 1) || 1;
     try {
       if (count > 1) {
@@ -54,7 +59,7 @@ export function TokenCreate() {
     <Create resource="token" title="token.create_title">
       <SimpleForm
         onSubmit={(values: object) => save(values as TokenFormValues)}
-        validate={(values) => validateToken(values as TokenFormValues, true)}
+        validate={(values) => validateTokenForm(values as TokenFormValues, true)}
         defaultValues={{
           name: '',
           remain_quota: NEW_TOKEN_QUOTA,
@@ -63,7 +68,10 @@ export function TokenCreate() {
           model_limits_enabled: false,
           model_limits: '',
           allow_ips: '',
-          group: '',
+          // DefaultUseAutoGroup: new tokens start in the auto group.
+          group: status.default_use_auto_group ? 'auto' : '',
+          cross_group_retry: false,
+          rate_limits: {},
           count: 1,
         }}
         data-testid="token-form"
@@ -82,13 +90,23 @@ export function TokenEdit() {
       title="token.edit_title"
       mutationMode="pessimistic"
       redirect="list"
-      transform={(values: TokenFormValues) => tokenBody(values)}
+      transform={(values: TokenFormValues) => ({
+        ...tokenBody(values),
+        ...periodLimitBody(values as Record<string, unknown>),
+      })}
     >
-      <SimpleForm validate={(values) => validateToken(values as TokenFormValues, false)} data-testid="token-form">
+      <SimpleForm validate={(values) => validateTokenForm(values as TokenFormValues, false)} data-testid="token-form">
         <TokenFields creating={false} />
       </SimpleForm>
     </Edit>
   );
+}
+
+/** The token's own rules, and its period limits whole numbers of at least 0. */
+function validateTokenForm(values: TokenFormValues, creating: boolean): Record<string, string> {
+  const errors = validateToken(values, creating);
+  for (const field of invalidPeriodLimits(values as Record<string, unknown>)) errors[field] = 'periods.invalid';
+  return errors;
 }
 
 interface GroupInfo {
@@ -126,11 +144,13 @@ function TokenFields({ creating }: { creating: boolean }) {
   const limited = useWatch({ name: 'model_limits_enabled' }) as boolean | undefined;
   const quota = useWatch({ name: 'remain_quota' }) as number | null | undefined;
   const selectedLimits = (useWatch({ name: 'model_limits' }) as string | undefined) ?? '';
+  const group = useWatch({ name: 'group' }) as string | undefined;
   const set = (name: string, value: unknown) =>
     setValue(name, value, { shouldDirty: true, shouldValidate: true, shouldTouch: true });
 
   const groupChoices = [
     { id: '', name: translate('token.group_default') },
+    { id: 'auto', name: translate('token.group_auto') },
     ...Object.entries(groups).map(([name, info]) => ({
       id: name,
       name: `${name} · ${info.desc} · ×${info.ratio}`,
@@ -214,6 +234,13 @@ function TokenFields({ creating }: { creating: boolean }) {
         helperText="token.group_help"
         fullWidth
       />
+      {group === 'auto' && (
+        <BooleanInput
+          source="cross_group_retry"
+          label="token.fields.cross_group_retry"
+          helperText="token.cross_group_retry_help"
+        />
+      )}
 
       <BooleanInput source="model_limits_enabled" label="token.fields.model_limits_enabled" />
       {limited && (
@@ -235,7 +262,32 @@ function TokenFields({ creating }: { creating: boolean }) {
         minRows={2}
         fullWidth
       />
+
+      <PeriodLimitInputs />
+      <TokenRateLimits />
     </Box>
+  );
+}
+
+/**
+ * The token's requests and tokens per minute, edited as rows: `rate_limit_rows` once edited (sent as
+ * `rate_limits`), until then the rows of the limits as loaded (the form may be reset when the record loads).
+ */
+function TokenRateLimits() {
+  const { setValue } = useFormContext();
+  const { errors } = useFormState({ name: 'rate_limit_rows' });
+  const edited = useWatch({ name: 'rate_limit_rows' }) as RateLimitRow[] | undefined;
+  const loaded = useWatch({ name: 'rate_limits' }) as unknown;
+  // react-admin hands the validator's message key over as { message: key }.
+  const reported = errors.rate_limit_rows?.message as unknown;
+  const error = typeof reported === 'string' ? reported : (reported as { message?: unknown } | undefined)?.message;
+  return (
+    <RateLimitsEditor
+      rows={edited ?? rowsOf(loaded)}
+      onChange={(next) => setValue('rate_limit_rows', next, { shouldDirty: true, shouldValidate: true })}
+      error={typeof error === 'string' ? error : undefined}
+      help="rate_limits.token_help"
+    />
   );
 }
 

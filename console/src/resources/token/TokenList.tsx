@@ -30,6 +30,8 @@ import { useClipboard } from '../../pages/user/clipboard.tsx';
 import { errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { chatLinks } from '../../status/status.ts';
+import { PeriodUsageSummary } from '../periods/PeriodLimits.tsx';
+import type { WithPeriodLimits } from '../periods/periods.ts';
 import { PAGE_SIZES, TOKEN_STATUS, type TokenRecord } from './token.ts';
 
 /** The tokens page (spec doc 2 §2 "Tokens page"): warning, search, list, batch copy and chat links. */
@@ -66,6 +68,10 @@ export function TokenList() {
           <FunctionField label="token.fields.status" render={() => <TokenStatus />} />
           <FunctionField label="token.fields.used_quota" render={() => <UsedQuota />} />
           <FunctionField label="token.fields.remain_quota" render={() => <RemainQuota />} />
+          <FunctionField
+            label="periods.column"
+            render={(record: WithPeriodLimits) => <PeriodUsageSummary usage={record.period_usage} />}
+          />
           <FunctionField
             label="token.fields.group"
             render={(record: TokenRecord) => record.group || translate('token.group_default')}

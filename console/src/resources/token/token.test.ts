@@ -45,6 +45,21 @@ describe('token form rules (spec doc 2 §5 "Token")', () => {
       model_limits: '',
       allow_ips: '',
       group: 'vip',
+      cross_group_retry: false,
+      rate_limits: {},
+    });
+    // Cross-group retry only means something for the auto group.
+    expect(tokenBody({ ...valid, group: 'vip', cross_group_retry: true }).cross_group_retry).toBe(false);
+    expect(tokenBody({ ...valid, group: 'auto', cross_group_retry: true }).cross_group_retry).toBe(true);
+  });
+
+  it('sends the rate limit rows as limits, and refuses rows that are not whole numbers', () => {
+    const rows = [{ model: '*', rpm: '60', tpm: '' }];
+    expect(tokenBody({ ...valid, rate_limit_rows: rows }).rate_limits).toEqual({ '*': { rpm: 60 } });
+    // Not shown yet: the limits as loaded.
+    expect(tokenBody({ ...valid, rate_limits: { o1: { tpm: 5 } } }).rate_limits).toEqual({ o1: { tpm: 5 } });
+    expect(validateToken({ ...valid, rate_limit_rows: [{ model: '*', rpm: 'x', tpm: '' }] }, false)).toEqual({
+      rate_limit_rows: 'rate_limits.validation.whole_number',
     });
   });
 });

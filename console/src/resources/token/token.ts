@@ -1,4 +1,5 @@
 import { parseDateTime } from '../../format/time.ts';
+import { limitsOf, type RateLimitRow, type RateLimits, rateRowsProblem } from '../rate-limits/rate-limits.ts';
 
 /** A token as /rest/token answers it (spec doc 2 §3). */
 export interface TokenRecord {
@@ -16,6 +17,7 @@ export interface TokenRecord {
   model_limits: string;
   allow_ips: string;
   group: string;
+  rate_limits: RateLimits;
 }
 
 /** Token status (spec doc 2 §4). */
@@ -50,6 +52,11 @@ export interface TokenFormValues {
   model_limits?: string;
   allow_ips?: string;
   group?: string;
+  /** As loaded; the editor's rows replace it once shown. */
+  rate_limits?: RateLimits;
+  rate_limit_rows?: RateLimitRow[];
+  /** Group `auto` only: a failing auto group hands the retry to the next one. */
+  cross_group_retry?: boolean;
   count?: number | string | null;
 }
 
@@ -79,6 +86,8 @@ export function validateToken(values: TokenFormValues, creating: boolean): Recor
     if (!isInteger(values.count) || count < 1 || count > 100) errors.count = 'token.validation.count_invalid';
   }
   if (expiryOf(values.expired_time) === undefined) errors.expired_time = 'token.validation.expiry_invalid';
+  const rateProblem = values.rate_limit_rows && rateRowsProblem(values.rate_limit_rows);
+  if (rateProblem) errors.rate_limit_rows = rateProblem;
   return errors;
 }
 
@@ -93,5 +102,7 @@ export function tokenBody(values: TokenFormValues) {
     model_limits: values.model_limits ?? '',
     allow_ips: values.allow_ips ?? '',
     group: values.group ?? '',
+    rate_limits: values.rate_limit_rows ? limitsOf(values.rate_limit_rows) : (values.rate_limits ?? {}),
+    cross_group_retry: values.group === 'auto' && Boolean(values.cross_group_retry),
   };
 }

@@ -46,6 +46,10 @@ import {
   SearchFilter,
   useConfirm,
 } from '../admin-shared.tsx';
+import { PeriodLimitTextFields } from '../periods/PeriodLimits.tsx';
+import { invalidPeriodLimits, periodLimitBody, periodLimitValues, type WithPeriodLimits } from '../periods/periods.ts';
+import { RateLimitsEditor } from '../rate-limits/RateLimitsEditor.tsx';
+import { limitsOf, type RateLimitRow, rateRowsProblem, rowsOf } from '../rate-limits/rate-limits.ts';
 import {
   addQuota,
   type ManageAction,
@@ -423,6 +427,8 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
     remark: '',
   });
   const [original, setOriginal] = useState('');
+  const [limits, setLimits] = useState(periodLimitValues({}));
+  const [rateRows, setRateRows] = useState<RateLimitRow[]>([]);
   const [groups, setGroups] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -441,6 +447,8 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
           quota: String(loaded.quota ?? 0),
           remark: loaded.remark ?? '',
         });
+        setLimits(periodLimitValues(loaded as WithPeriodLimits));
+        setRateRows(rowsOf(loaded.rate_limits));
       })
       .catch((error) => {
         notify(errorMessage(error), { type: 'error' });
@@ -457,7 +465,9 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   const set = (key: keyof UserFormValues, value: string) => setValues((current) => ({ ...current, [key]: value }));
 
   const submit = async () => {
-    const problem = validateEditUser(self ? { ...values, quota: '0' } : values);
+    const problem =
+      validateEditUser(self ? { ...values, quota: '0' } : values) ??
+      (self ? undefined : invalidPeriodLimits(limits).length > 0 ? 'periods.invalid' : rateRowsProblem(rateRows));
     if (problem) {
       notify(problem, { type: 'error' });
       return;
@@ -477,6 +487,8 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
             group: values.group,
             quota: Number(values.quota),
             remark: values.remark,
+            ...periodLimitBody(limits),
+            rate_limits: limitsOf(rateRows),
             ...(values.password ? { password: values.password } : {}),
           };
       const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
@@ -572,6 +584,16 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
                 value={values.remark}
                 onChange={(event) => set('remark', event.target.value)}
                 multiline
+              />
+              <PeriodLimitTextFields
+                values={limits}
+                onChange={(field, value) => setLimits((current) => ({ ...current, [field]: value }))}
+              />
+              <RateLimitsEditor
+                rows={rateRows}
+                onChange={setRateRows}
+                error={rateRowsProblem(rateRows)}
+                help="rate_limits.user_help"
               />
             </>
           )}

@@ -1,9 +1,11 @@
 import type { UserRecord } from '../../user.ts';
+import type { RateLimits } from '../rate-limits/rate-limits.ts';
 
 /** A user as the management API answers it (spec doc 1 §3 "User"). */
 export interface ManagedUser extends UserRecord {
   inviter_id: number;
   remark: string;
+  rate_limits?: RateLimits;
   DeletedAt: string | null;
 }
 

@@ -14,6 +14,13 @@ import {
   updateUser,
 } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
+import {
+  applyPeriodLimitFields,
+  type PeriodLimitFields,
+  parsePeriodLimits,
+  serializePeriodLimits,
+} from '../ledger/periods/limits.ts';
+import { rateLimitsToStore } from '../rate-limits.ts';
 import { ACCOUNT_ERRORS } from './errors.ts';
 import { hashPassword } from './password.ts';
 import { assertMayCreateRole, assertMayManage, assertOutranks, type ManageAction } from './permissions.ts';
@@ -21,7 +28,7 @@ import type { RegistrationService } from './registration.ts';
 import { checkDisplayName, checkPassword, checkUsername, ROLE, USER_STATUS } from './rules.ts';
 import type { SessionService } from './sessions.ts';
 
-export interface AdminUserUpdate {
+export interface AdminUserUpdate extends Partial<PeriodLimitFields> {
   id: number;
   username?: string | undefined;
   display_name?: string | undefined;
@@ -29,6 +36,8 @@ export interface AdminUserUpdate {
   group?: string | undefined;
   quota?: number | undefined;
   remark?: string | undefined;
+  /** Requests and tokens per minute (domain/rate-limits.ts); `{}` for none. */
+  rate_limits?: unknown;
 }
 
 export interface AdminUserCreate {
@@ -117,6 +126,11 @@ export class UserAdminService {
     if (input.display_name !== undefined) changes.display_name = checkDisplayName(input.display_name, user.username);
     if (input.group !== undefined && input.group.trim() !== '') changes.group = input.group.trim();
     if (input.remark !== undefined) changes.remark = input.remark;
+    const periodLimits = applyPeriodLimitFields(parsePeriodLimits(user.period_limits), input);
+    if (periodLimits && serializePeriodLimits(periodLimits) !== user.period_limits) {
+      changes.period_limits = serializePeriodLimits(periodLimits);
+    }
+    if (input.rate_limits !== undefined) changes.rate_limits = rateLimitsToStore(input.rate_limits);
     if (input.quota !== undefined) {
       if (!Number.isSafeInteger(input.quota)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
       changes.quota = input.quota;

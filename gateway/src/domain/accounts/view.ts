@@ -1,5 +1,7 @@
 import type { UserRow } from '../../store/database.ts';
 import type { Keyring } from '../keyring.ts';
+import { parsePeriodLimits, periodLimitFields } from '../ledger/periods/limits.ts';
+import { readRateLimits } from '../rate-limits.ts';
 import { ROLE } from './rules.ts';
 import { publicSetting, readSetting } from './settings.ts';
 
@@ -28,9 +30,11 @@ export function userView(user: UserRow, keyring: Keyring) {
     inviter_id: user.inviter_id,
     setting: publicSetting(readSetting(user.setting, keyring)),
     remark: user.remark,
+    rate_limits: readRateLimits(user.rate_limits),
     created_at: user.created_at,
     last_login_at: user.last_login_at,
     DeletedAt: user.deleted_at === null ? null : new Date(user.deleted_at * 1000).toISOString(),
+    ...periodLimitFields(parsePeriodLimits(user.period_limits)),
   };
 }
 

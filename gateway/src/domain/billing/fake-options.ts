@@ -11,6 +11,9 @@ const BASE: Readonly<Record<string, unknown>> = {
   ImageRatio: {},
   AudioRatio: {},
   AudioCompletionRatio: {},
+  'billing_setting.billing_mode': {},
+  'billing_setting.billing_expr': {},
+  'billing_setting.timezone': 'UTC',
   'tool_price_setting.prices': {
     web_search: 10,
     web_search_preview: 10,
@@ -34,6 +37,7 @@ export function fakeOptions(overrides: Record<string, unknown> = {}): BillingOpt
     return values[key];
   };
   return {
+    get: (key) => read(key) as string,
     getNumber: (key) => read(key) as number,
     getBoolean: (key) => read(key) as boolean,
     getJson: <T>(key: string) => read(key) as T,

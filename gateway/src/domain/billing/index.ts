@@ -32,6 +32,7 @@ export {
   resolvePrice,
 } from './price.ts';
 export {
+  isFreePrice,
   type PreConsumeInput,
   preConsumeQuota,
   quotaToUsd,
@@ -43,5 +44,15 @@ export {
   taskTokenQuota,
   type UsageSemantics,
 } from './quota.ts';
+export {
+  type ExprRequest,
+  estimatedTokens,
+  priceByExpression,
+  requestField,
+  TIERED_MODE,
+  type TieredTrace,
+  tieredExpressionFor,
+  usageTokens,
+} from './tiered.ts';
 export { countTextTokens, type EncodingName, encodingFor } from './tokenizer.ts';
 export { type PaidTool, toolPriceUsd } from './tool-price.ts';

@@ -3,6 +3,7 @@
  * structurally and tests can pass a plain object.
  */
 export interface BillingOptions {
+  get(key: string): string;
   getNumber(key: string): number;
   getBoolean(key: string): boolean;
   getJson<T = unknown>(key: string): T;

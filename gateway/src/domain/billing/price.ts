@@ -3,6 +3,7 @@ import type { ModelPrice } from '../../relay/types.ts';
 import type { PriceMaps } from '../pricing/service.ts';
 import { billingErrors } from './errors.ts';
 import { type BillingOptions, isRecord, numberAt, ratioMap } from './options.ts';
+import { tieredExpressionFor } from './tiered.ts';
 
 /** Ratio of a model with neither a price nor a ratio, when it is accepted at all (reference §5.2). */
 export const DEFAULT_UNSET_MODEL_RATIO = 37.5;
@@ -25,22 +26,23 @@ export interface ResolvePriceInput {
 }
 
 /**
- * The price of one model for one request (reference §5.2). A fixed per-call price wins over ratios;
- * a model with neither is refused unless self-use mode is on or the user accepts unpriced models,
- * in which case it is billed at ratio 37.5.
+ * The price of one model for one request (reference §5.2). A billing expression (`tiered_expr` mode)
+ * wins over everything, then a fixed per-call price over ratios; a model with none is refused unless
+ * self-use mode is on or the user accepts unpriced models, in which case it is billed at ratio 37.5.
  */
 export function resolvePrice(input: ResolvePriceInput): ModelPrice {
   const { model, maps, options } = input;
-  const perCallUsd = numberAt(maps.ModelPrice, model);
+  const expression = tieredExpressionFor(options, model);
+  const perCallUsd = expression ? undefined : numberAt(maps.ModelPrice, model);
   const ratio = numberAt(maps.ModelRatio, model);
-  const configured = perCallUsd !== undefined || ratio !== undefined;
+  const configured = expression !== undefined || perCallUsd !== undefined || ratio !== undefined;
   if (!configured && !input.acceptUnset && !options.getBoolean('SelfUseModeEnabled')) {
     throw new AppError(billingErrors.MODEL_PRICE_NOT_CONFIGURED, { model });
   }
   const group = resolveGroupRatio(options, input.userGroup, input.usingGroup);
   const price: ModelPrice = {
-    // In price mode the ratio is unused; 0 rather than the unset default keeps logs honest.
-    modelRatio: ratio ?? (perCallUsd !== undefined ? 0 : DEFAULT_UNSET_MODEL_RATIO),
+    // Unused in price and expression modes: 0 rather than a ratio that does not apply keeps logs honest.
+    modelRatio: expression ? 0 : (ratio ?? (perCallUsd !== undefined ? 0 : DEFAULT_UNSET_MODEL_RATIO)),
     completionRatio: numberAt(maps.CompletionRatio, model) ?? 1,
     cacheRatio: numberAt(maps.CacheRatio, model) ?? 1,
     cacheCreationRatio: numberAt(maps.CreateCacheRatio, model) ?? DEFAULT_CACHE_CREATION_RATIO,
@@ -51,6 +53,7 @@ export function resolvePrice(input: ResolvePriceInput): ModelPrice {
     configured,
   };
   if (perCallUsd !== undefined) price.perCallUsd = perCallUsd;
+  if (expression) price.expression = expression;
   if (group.userGroupRatio !== undefined) price.userGroupRatio = group.userGroupRatio;
   return price;
 }

@@ -1,6 +1,7 @@
 import type { ModelPrice, Usage } from '../../relay/types.ts';
 import type { BillingOptions } from './options.ts';
 import { CACHE_CREATION_1H_MULTIPLIER } from './price.ts';
+import { type ExprRequest, estimatedTokens, priceByExpression, type TieredTrace, usageTokens } from './tiered.ts';
 import { type PaidTool, toolPriceUsd } from './tool-price.ts';
 
 /**
@@ -21,15 +22,23 @@ export interface PreConsumeInput {
   n?: number;
   /** Price mode: size/quality multiplier (see imagePriceMultiplier). */
   priceMultiplier?: number;
+  /** Expression mode: the request's body, headers and time. */
+  request?: ExprRequest;
 }
 
 /**
  * The quota to reserve before the upstream call (reference §5.3), rounded up so that a
  * reservation never falls short of the formula. Ratio mode reserves at least PreConsumedQuota
- * prompt tokens plus the requested completion budget.
+ * prompt tokens plus the requested completion budget; expression mode runs the expression over the
+ * estimated prompt and the completion budget.
  */
 export function preConsumeQuota(input: PreConsumeInput): number {
   const { price, options } = input;
+  if (price.expression) {
+    const tokens = estimatedTokens(nonNegative(input.promptTokens), nonNegative(input.maxTokens));
+    const { costUsd } = priceByExpression(price.expression, tokens, input.request, options);
+    return ceilExact(costUsd * options.getNumber('QuotaPerUnit') * price.groupRatio);
+  }
   if (price.perCallUsd !== undefined) {
     return ceilExact(perCallQuota(price, options, input.n, input.priceMultiplier));
   }
@@ -52,6 +61,13 @@ export interface SettleInput {
   n?: number;
   /** Price mode: size/quality multiplier (see imagePriceMultiplier). */
   priceMultiplier?: number;
+  /** Expression mode: the request's body, headers and time. */
+  request?: ExprRequest;
+  /**
+   * Expression mode: the reservation's estimate, billed when the real usage makes the expression fail
+   * (a divisor that is zero for these counts): read only then, as counting the prompt has a cost.
+   */
+  estimate?: { readonly promptEstimate: number; readonly maxTokens: number };
 }
 
 /** Paid tool calls billed on top of tokens, for the consume log (reference §5.4). */
@@ -65,6 +81,8 @@ export interface Settlement {
   /** The quota the request costs, an integer ≥ 0. */
   quota: number;
   surcharges: ToolSurcharges;
+  /** Expression mode: the tier and cost, for the consume log. */
+  tiered?: TieredTrace;
 }
 
 /** The quota a finished request costs (reference §5.4), with the tool surcharges in it. */
@@ -95,6 +113,8 @@ export function settleQuota(input: SettleInput): Settlement {
     };
   }
 
+  if (price.expression) return settleByExpression(input, surcharge, surcharges);
+
   if (t.prompt + t.completion === 0) return { quota: 0, surcharges };
   const promptQ =
     t.textIn +
@@ -109,6 +129,42 @@ export function settleQuota(input: SettleInput): Settlement {
   // A priced request that used tokens never costs nothing.
   if (ratio !== 0 && quota <= 0) quota = 1;
   return { quota, surcharges };
+}
+
+/**
+ * Expression mode: cost in USD × QuotaPerUnit × group ratio, plus tool surcharges, rounded half up to
+ * whole quota as ratio mode is; a request with a positive cost never costs nothing.
+ */
+function settleByExpression(input: SettleInput, surcharge: number, surcharges: ToolSurcharges): Settlement {
+  const { price, options, usage } = input;
+  const expression = price.expression!;
+  let result: ReturnType<typeof priceByExpression>;
+  let fellBack = false;
+  try {
+    result = priceByExpression(expression, usageTokens(usage, expression.variables), input.request, options);
+  } catch (error) {
+    if (!input.estimate) throw error;
+    const tokens = estimatedTokens(nonNegative(input.estimate.promptEstimate), nonNegative(input.estimate.maxTokens));
+    result = priceByExpression(expression, tokens, input.request, options);
+    fellBack = true;
+  }
+  const scale = options.getNumber('QuotaPerUnit') * price.groupRatio;
+  let quota = roundExact(result.costUsd * scale + surcharge);
+  if (result.costUsd > 0 && price.groupRatio !== 0 && quota <= 0) quota = 1;
+  const tiered: TieredTrace = {
+    expression: expression.source,
+    tier: result.tier,
+    costUsd: result.costUsd,
+    requestRules: result.rules,
+  };
+  if (fellBack) tiered.fellBackToEstimate = true;
+  return { quota, surcharges, tiered };
+}
+
+/** True when a price charges nothing (a free model), whatever the usage. */
+export function isFreePrice(price: ModelPrice): boolean {
+  if (price.expression) return false;
+  return price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
 }
 
 /** Quota in USD (QuotaPerUnit quota = $1). */
@@ -165,6 +221,11 @@ function splitUsage(usage: Usage): TokenSplit {
  * × the task's own ratios (a video's seconds and size, reference §9.2).
  */
 export function taskCallQuota(price: ModelPrice, options: BillingOptions, taskRatio = 1): number {
+  if (price.expression) {
+    // Tasks report no tokens when submitted: the expression's per-request part (`fixed(…)`) prices them.
+    const { costUsd } = priceByExpression(price.expression, estimatedTokens(0, 0), undefined, options);
+    return roundExact(costUsd * options.getNumber('QuotaPerUnit') * price.groupRatio * taskRatio);
+  }
   if (price.perCallUsd !== undefined) return roundExact(perCallQuota(price, options, 1, taskRatio));
   return roundExact((price.modelRatio / 2) * options.getNumber('QuotaPerUnit') * price.groupRatio * taskRatio);
 }

@@ -8,6 +8,7 @@ import {
   resourceName,
   type SpecRejection,
 } from '../managed-resource.ts';
+import { checkRateLimits, type RateLimits } from '../rate-limits.ts';
 
 /** Bus channel naming the groups rows that changed, so every pod can re-read them. */
 export const GROUPS_CHANNEL = 'groups';
@@ -20,6 +21,8 @@ export interface GroupSpec {
   selectable?: boolean | undefined;
   /** User group -> ratio when a user of that group uses this group. */
   userGroupRatios?: Record<string, number> | undefined;
+  /** Requests and tokens per minute of the whole group: model or "*" -> { rpm, tpm } (domain/rate-limits.ts). */
+  rateLimits?: RateLimits | undefined;
 }
 
 export type ManagedGroupResult = { ok: true; changed: boolean } | SpecRejection;
@@ -38,6 +41,8 @@ export function groupColumns(spec: GroupSpec) {
     if (!ratioOk(ratio)) return invalid(`userGroupRatios.${group} must be a number ≥ 0`);
   }
   const sorted = Object.fromEntries(Object.entries(ratios).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const limits = checkRateLimits(spec.rateLimits ?? {}, 'rateLimits');
+  if (!limits.ok) return invalid(limits.message.en);
   return {
     ok: true as const,
     columns: {
@@ -46,6 +51,7 @@ export function groupColumns(spec: GroupSpec) {
       description: spec.description ?? '',
       selectable: spec.selectable ?? false,
       user_group_ratios: JSON.stringify(sorted),
+      rate_limits: JSON.stringify(limits.limits),
     },
   };
 }
@@ -88,6 +94,7 @@ export async function applyManagedGroup(
         current.description === columns.description &&
         current.selectable === columns.selectable &&
         current.user_group_ratios === columns.user_group_ratios &&
+        current.rate_limits === columns.rate_limits &&
         current.managed_by === ownership.managed_by &&
         current.managed_namespace === ownership.managed_namespace &&
         current.managed_name === ownership.managed_name;

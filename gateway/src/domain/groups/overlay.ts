@@ -3,6 +3,7 @@ import type { Bus } from '../../cluster/index.ts';
 import type { Database } from '../../store/database.ts';
 import { listGroups } from '../../store/repositories/groups.ts';
 import type { OptionsService } from '../options/index.ts';
+import { type RateLimits, readRateLimits } from '../rate-limits.ts';
 import { GROUPS_CHANNEL } from './managed.ts';
 
 interface GroupRow {
@@ -11,16 +12,18 @@ interface GroupRow {
   description: string;
   selectable: boolean;
   user_group_ratios: string;
+  rate_limits: string;
 }
 
 type Ratios = Record<string, number>;
 
-const OVERLAID = ['GroupRatio', 'GroupGroupRatio', 'UserUsableGroups'] as const;
+const OVERLAID = ['GroupRatio', 'GroupGroupRatio', 'UserUsableGroups', 'rate_limit_setting.groups'] as const;
 
 /**
  * Group custom resources (rows of `groups`, written by the operator) as every reader of the group
  * options sees them: each row sets its group's ratio in GroupRatio, its per-user-group ratios in
- * GroupGroupRatio, and whether users may pick it in UserUsableGroups. The stored options stay what
+ * GroupGroupRatio, whether users may pick it in UserUsableGroups, and its rate limits (when it declares
+ * any) in rate_limit_setting.groups. The stored options stay what
  * administrators wrote; rows are re-read when the operator announces a change on the bus.
  */
 export class GroupsOverlay {
@@ -79,6 +82,14 @@ export class GroupsOverlay {
         else delete usable[row.name];
       }
       return usable;
+    });
+    this.#options.setOverlay('rate_limit_setting.groups', (stored) => {
+      const limits: Record<string, RateLimits> = { ...(stored as Record<string, RateLimits>) };
+      for (const row of rows) {
+        const declared = readRateLimits(row.rate_limits);
+        if (Object.keys(declared).length > 0) limits[row.name] = declared;
+      }
+      return limits;
     });
   }
 }

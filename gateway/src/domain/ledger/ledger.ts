@@ -6,6 +6,8 @@ import { AccountMissingError, type AccountRef, type LeaseWriteResult } from '../
 import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
 import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
+import type { PeriodBudget, PeriodHold } from './periods/budget.ts';
+import { hasPeriodLimits, type PeriodLimits } from './periods/limits.ts';
 import { type LeaseSweeper, startLeaseSweeper } from './sweeper.ts';
 
 export type { ChargeBalances, LedgerLogger } from './leases.ts';
@@ -32,6 +34,8 @@ export interface QuotaLedgerConfig {
   /** Renders quota in refusal messages (new-api's FormatQuota); the relay passes one that follows the options. */
   formatQuota?: ((quota: number) => string) | undefined;
   logger?: LedgerLogger | undefined;
+  /** Daily, weekly and monthly budgets (periods/): checked and counted with every reservation. */
+  periods?: PeriodBudget | undefined;
 }
 
 export interface ReserveRequest {
@@ -42,6 +46,10 @@ export interface ReserveRequest {
   tokenUnlimited?: boolean | undefined;
   /** Quota to hold for the request (0 is allowed: trust bypass still needs a positive balance). */
   amount: number;
+  /** The user's and the token's period limits (none: no period accounting). */
+  periodLimits?: { user?: PeriodLimits | undefined; token?: PeriodLimits | undefined } | undefined;
+  /** What the request holds against period budgets, when more than `amount` (a trust bypass reserves 0). */
+  periodAmount?: number | undefined;
 }
 
 /** What a request holds until it is settled or refunded. */
@@ -71,8 +79,11 @@ interface Hold {
 }
 
 interface ReservationState {
+  /** The accounts the reservation holds quota of: the wallet, and a limited token. */
+  refs: AccountRef[];
   holds: Hold[];
   done: boolean;
+  period?: PeriodHold | undefined;
 }
 
 /** A lease is topped up in the background once what it has left falls below this share of its last slice. */
@@ -85,6 +96,21 @@ const now = () => performance.now();
 function checkQuota(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer quota`);
 }
+
+/** Whose period budgets a request counts in: an unlimited token's limits still apply. */
+function periodHolders(request: Omit<ReserveRequest, 'amount'>) {
+  return {
+    userId: request.userId,
+    tokenId: request.tokenId,
+    user: request.periodLimits?.user,
+    token: request.periodLimits?.token,
+  };
+}
+
+/** Whether the request's user or token has any period limit (a token's only when the request has one). */
+const hasAnyPeriodLimits = (request: ReserveRequest) =>
+  hasPeriodLimits(request.periodLimits?.user) ||
+  (request.tokenId !== undefined && hasPeriodLimits(request.periodLimits?.token));
 
 /** The order in which a caller holding several account locks takes them: wallets first, then by id. */
 function byLockOrder(a: AccountLease, b: AccountLease): number {
@@ -135,6 +161,7 @@ export class QuotaLedger {
   readonly #idleMs: number;
   readonly #drainTimeoutMs: number;
   readonly #format: (quota: number) => string;
+  readonly #periods: PeriodBudget | undefined;
   readonly #accounts = new Map<string, AccountLease>();
   readonly #reservations = new WeakMap<Reservation, ReservationState>();
   /** Reservations being made or not yet settled. */
@@ -161,6 +188,7 @@ export class QuotaLedger {
     this.#idleMs = config.idleReturnMs ?? ttlMs;
     this.#drainTimeoutMs = config.drainTimeoutMs ?? 10_000;
     this.#format = config.formatQuota ?? defaultFormatQuota;
+    this.#periods = config.periods;
   }
 
   static async start(config: QuotaLedgerConfig): Promise<QuotaLedger> {
@@ -193,22 +221,69 @@ export class QuotaLedger {
     if (!this.#accepting) throw new AppError(LEDGER_ERRORS.quota_ledger_closed);
     this.#open++;
     try {
-      const holds = [await this.#hold({ kind: 'user', id: userId }, amount)];
-      if (tokenId !== undefined && !request.tokenUnlimited) {
+      const refs: AccountRef[] = [{ kind: 'user', id: userId }];
+      if (tokenId !== undefined && !request.tokenUnlimited) refs.push({ kind: 'token', id: tokenId });
+      const holds = await this.#holdAll(refs, amount);
+      let period: PeriodHold | undefined;
+      // Only a holder with limits costs a trip to the database (and a turn of the event loop).
+      if (this.#periods && hasAnyPeriodLimits(request)) {
         try {
-          holds.push(await this.#hold({ kind: 'token', id: tokenId }, amount));
+          period = await this.#periods.admit(periodHolders(request), Math.max(amount, request.periodAmount ?? 0));
         } catch (error) {
-          this.#release(holds[0]!);
+          for (const hold of holds) this.#release(hold);
           throw error;
         }
       }
       const reservation: Reservation = Object.freeze({ userId, tokenId, amount });
-      this.#reservations.set(reservation, { holds, done: false });
+      this.#reservations.set(reservation, { refs, holds, done: false, period });
       return reservation;
     } catch (error) {
       this.#finished();
       throw error;
     }
+  }
+
+  /**
+   * Holds `amount` more for an open reservation (a stream whose output outgrew it), on the same
+   * accounts and exactly as `reserve` holds: out of the lease, which only ever holds quota a
+   * conditional UPDATE took, so an extension is never promised beyond the balance on any pod.
+   * Answers false, holding nothing, when the wallet or the token cannot cover it (or the reservation
+   * ended meanwhile); `settle` and `refund` release the extensions with the rest.
+   */
+  async extend(reservation: Reservation, amount: number): Promise<boolean> {
+    checkQuota(amount, 'amount');
+    const state = this.#reservations.get(reservation);
+    if (!state) throw new Error('not a reservation of this ledger');
+    if (state.done) return false;
+    let holds: Hold[];
+    try {
+      holds = await this.#holdAll(state.refs, amount);
+    } catch (error) {
+      if (error instanceof AppError) return false;
+      throw error;
+    }
+    if (state.done) {
+      // Settled or refunded while the extension waited for a take: nothing may hold it any more.
+      for (const hold of holds) this.#release(hold);
+      return false;
+    }
+    if (state.period) {
+      // The period budgets grow with it, or the extension is refused (the stream is cut at the limit).
+      if (!(await this.#periods?.extend(state.period, amount))) {
+        for (const hold of holds) this.#release(hold);
+        return false;
+      }
+      if (state.done) {
+        // Settled meanwhile against what the period held before: take the extension back out.
+        for (const hold of holds) this.#release(hold);
+        await this.#periods?.retract(state.period, amount);
+        return false;
+      }
+      // In the same turn as the check, so a settlement sees either both or neither.
+      state.period.amount += amount;
+    }
+    state.holds.push(...holds);
+    return true;
   }
 
   /**
@@ -222,7 +297,8 @@ export class QuotaLedger {
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
       for (const hold of state.holds) this.#release(hold);
-      await Promise.all(state.holds.map((hold) => this.#spend(hold.ref, actualQuota)));
+      await Promise.all(state.refs.map((ref) => this.#spend(ref, actualQuota)));
+      if (state.period) await this.#periods?.settle(state.period, actualQuota);
       return actualQuota;
     } finally {
       this.#finished();
@@ -246,8 +322,8 @@ export class QuotaLedger {
     const state = this.#claim(reservation);
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
-      const accounts = state.holds.map((hold) => this.#account(hold.ref));
-      return await lockedInOrder(accounts, () =>
+      const accounts = state.refs.map((ref) => this.#account(ref));
+      const written = await lockedInOrder(accounts, () =>
         this.#leases.chargeWithin(
           accounts.map((account) => ({ account, amount: actualQuota })),
           () => {
@@ -255,7 +331,12 @@ export class QuotaLedger {
           },
           write,
         ),
-      );
+      ).catch(async (error: unknown) => {
+        if (state.period) await this.#periods?.refund(state.period);
+        throw error;
+      });
+      if (state.period) await this.#periods?.settle(state.period, actualQuota);
+      return written;
     } finally {
       this.#finished();
     }
@@ -273,6 +354,7 @@ export class QuotaLedger {
       const refs: AccountRef[] = [{ kind: 'user', id: account.userId }];
       if (account.tokenId !== undefined && !account.tokenUnlimited) refs.push({ kind: 'token', id: account.tokenId });
       await Promise.all(refs.map((ref) => this.#spend(ref, quota)));
+      await this.#periods?.charge(periodHolders(account), quota);
       return quota;
     } finally {
       this.#finished();
@@ -284,7 +366,11 @@ export class QuotaLedger {
     const state = this.#claim(reservation);
     if (!state) return;
     for (const hold of state.holds) this.#release(hold);
-    this.#finished();
+    try {
+      if (state.period) await this.#periods?.refund(state.period);
+    } finally {
+      this.#finished();
+    }
   }
 
   /** What the user has left as this pod sees it: the balance of record plus its lease, minus what is reserved. */
@@ -439,6 +525,18 @@ export class QuotaLedger {
         if (result.status === 'refused' || attempt >= 5) throw this.#refusal(account, amount);
       }
     });
+  }
+
+  /** Holds `amount` on every account in order (the wallet first), or on none: a refusal releases what it held. */
+  async #holdAll(refs: AccountRef[], amount: number): Promise<Hold[]> {
+    const holds: Hold[] = [];
+    try {
+      for (const ref of refs) holds.push(await this.#hold(ref, amount));
+      return holds;
+    } catch (error) {
+      for (const hold of holds) this.#release(hold);
+      throw error;
+    }
   }
 
   #refusal(account: AccountLease, amount: number): AppError {

@@ -1,3 +1,4 @@
+import { affinityRulesProblem } from '../../relay/affinity/rules.ts';
 import {
   DEFAULT_AUDIO_COMPLETION_RATIO,
   DEFAULT_AUDIO_RATIO,
@@ -29,15 +30,19 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
   readonly above?: number;
   /** Extra syntax for string options. */
-  readonly format?: 'url' | 'status-code-ranges';
+  readonly format?: 'url' | 'status-code-ranges' | 'time-zone';
   /** Extra syntax for each entry of a JSON string list. */
   readonly entries?: 'ip-ranges' | 'port-ranges';
+  /** Extra syntax for each value of a JSON record (Tollgate's: checked when saved). */
+  readonly values?: 'billing-expressions';
   /** The only values a string option may take. */
   readonly choices?: readonly string[];
   /** The structure a JSON option must have. */
   readonly shape?: Shape;
   /** Never returned by GET /api/option/ (credentials). */
   readonly secret?: boolean;
+  /** A check beyond the shape (a JSON value already parsed): the problem in en and zh, or undefined when fine. */
+  readonly check?: (value: unknown) => { en: string; zh: string } | undefined;
 }
 
 interface Bounds {
@@ -72,6 +77,13 @@ const url = <K extends string>(key: K, value = ''): OptionDefinition<K, 'string'
   default: value,
   format: 'url',
 });
+/** An IANA time zone name (`UTC`, `Asia/Shanghai`). */
+const timeZone = <K extends string>(key: K, value: string): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: value,
+  format: 'time-zone',
+});
 const secret = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
   key,
   type: 'string',
@@ -84,11 +96,17 @@ const codeRanges = <K extends string>(key: K, value: string): OptionDefinition<K
   default: value,
   format: 'status-code-ranges',
 });
-const json = <K extends string>(key: K, value: unknown, expected: Shape): OptionDefinition<K, 'json'> => ({
+const json = <K extends string>(
+  key: K,
+  value: unknown,
+  expected: Shape,
+  check?: (value: unknown) => { en: string; zh: string } | undefined,
+): OptionDefinition<K, 'json'> => ({
   key,
   type: 'json',
   default: JSON.stringify(value),
   shape: expected,
+  ...(check ? { check } : {}),
 });
 
 /** A JSON list of strings, each of them in the given syntax. */
@@ -245,7 +263,7 @@ export const OPTION_DEFINITIONS = [
   bool('DrawingEnabled', true),
   bool('TaskEnabled', true),
   bool('DataExportEnabled', true),
-  /** Minutes between usage-dashboard aggregations. */
+  /** Minutes the usage dashboard's buckets are added up in memory between writes (usage/held-buckets.ts). */
   int('DataExportInterval', 5, { min: 1 }),
   text('DataExportDefaultTime', 'hour', ['hour', 'day', 'week']),
 
@@ -257,6 +275,13 @@ export const OPTION_DEFINITIONS = [
   int('QuotaRemindThreshold', 1000, nonNegative),
   int('PreConsumedQuota', 500, nonNegative),
   bool('quota_setting.enable_free_model_pre_consume', true),
+  /**
+   * Tollgate: completion tokens a request without max_tokens reserves, by model ("default" for the
+   * others; 0: none), and what each top-up of its stream adds (relay/overrun).
+   */
+  json('quota_setting.default_completion_tokens', { default: 2048 }, shape.record(shape.integer(0))),
+  /** Tollgate's own: the IANA zone whose midnights start the daily, weekly (Monday) and monthly quotas. */
+  timeZone('quota_setting.period_timezone', 'UTC'),
   int('token_setting.max_user_tokens', 1000, { min: 1 }),
 
   // Pricing
@@ -269,7 +294,9 @@ export const OPTION_DEFINITIONS = [
   json('AudioRatio', DEFAULT_AUDIO_RATIO, ratioMap),
   json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),
   json('billing_setting.billing_mode', {}, shape.record(shape.string())),
-  json('billing_setting.billing_expr', {}, shape.record(shape.string())),
+  { ...json('billing_setting.billing_expr', {}, shape.record(shape.string())), values: 'billing-expressions' },
+  /** Tollgate's: the IANA time zone the clock functions of billing expressions (`hour()`, …) read. */
+  timeZone('billing_setting.timezone', 'UTC'),
   /** USD per 1,000 tool calls; `tool:model-prefix*` entries override the tool's price for those models. */
   json(
     'tool_price_setting.prices',
@@ -327,15 +354,31 @@ export const OPTION_DEFINITIONS = [
         key_source: 'body:metadata.user_id',
         skip_retry_on_failure: true,
       },
+      // Tollgate: the client's prompt_cache_key on chat completions, and Claude's cache breakpoints.
+      {
+        name: 'chat prompt cache key',
+        path: '/v1/chat/completions',
+        model_pattern: '*',
+        key_source: 'body:prompt_cache_key',
+      },
+      {
+        name: 'claude cache breakpoints',
+        path: '/v1/messages',
+        model_pattern: 'claude-*',
+        key_source: 'claude:cache_prefix',
+      },
     ],
     shape.array(shape.object({ name: shape.string() })),
+    affinityRulesProblem,
   ),
+  /** Every channel forwards the client's own bytes when no conversion is needed (relay/exchange/pass-through.ts). */
   bool('global.pass_through_request_enabled', false),
   json(
     'global.chat_completions_to_responses_policy',
     { enabled: false, all_channels: true, channel_ids: [], channel_types: [], model_patterns: [] },
     shape.object({ enabled: shape.boolean(), all_channels: shape.boolean() }),
   ),
+  /** Stream chunks that may queue for a slow client before the upstream is no longer read (relay/exchange/forward.ts). */
   int('StreamCacheQueueLength', 0, nonNegative),
   bool('general_setting.ping_interval_enabled', false),
   int('general_setting.ping_interval_seconds', 60, { min: 1 }),
@@ -358,6 +401,12 @@ export const OPTION_DEFINITIONS = [
   int('ModelRequestRateLimitDurationMinutes', 1, nonNegative),
   /** group -> [total, success] overriding the two counts above. */
   json('ModelRequestRateLimitGroup', {}, shape.record(shape.tuple(shape.integer(0), shape.integer(1)))),
+  // Tollgate: requests and tokens per minute per group (README "Rate limits"): group -> model or "*" -> { rpm, tpm }.
+  json(
+    'rate_limit_setting.groups',
+    {},
+    shape.record(shape.record(shape.someOf({ rpm: shape.integer(0), tpm: shape.integer(0) }))),
+  ),
 
   // Midjourney
   bool('MjNotifyEnabled', false),

@@ -60,11 +60,32 @@ export const optionErrors = defineErrors({
       en: '{key} has the wrong shape: {path} must be {expectedEn}',
     },
   },
+  OPTION_INVALID_RULES: {
+    status: 400,
+    message: {
+      zh: '{key} 无效：{detailZh}',
+      en: '{key} is invalid: {detailEn}',
+    },
+  },
   OPTION_INVALID_ENTRY: {
     status: 400,
     message: {
       zh: '{key} 中的 "{item}" 无效，应为 {expectedZh}',
       en: '{key}: "{item}" is invalid; each entry must be {expectedEn}',
+    },
+  },
+  OPTION_INVALID_TIME_ZONE: {
+    status: 400,
+    message: {
+      zh: '{key} 的时区 "{zone}" 无效，应为 IANA 时区名，例如 UTC 或 Asia/Shanghai',
+      en: '{key}: "{zone}" is not a time zone; use an IANA name such as UTC or Asia/Shanghai',
+    },
+  },
+  OPTION_INVALID_BILLING_EXPR: {
+    status: 400,
+    message: {
+      zh: '{key} 中模型 {model} 的计费表达式第 {position} 个字符处有误：{reasonZh}',
+      en: '{key}: the billing expression of {model} is invalid at position {position}: {reasonEn}',
     },
   },
   OPTION_MANAGED: {

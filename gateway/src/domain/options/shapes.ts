@@ -11,7 +11,9 @@ export type Shape =
   | { readonly kind: 'tuple'; readonly items: readonly Shape[] }
   | { readonly kind: 'record'; readonly values: Shape }
   /** An object with these required fields; other fields are allowed. */
-  | { readonly kind: 'object'; readonly fields: Readonly<Record<string, Shape>> };
+  | { readonly kind: 'object'; readonly fields: Readonly<Record<string, Shape>> }
+  /** An object with only these fields, each optional. */
+  | { readonly kind: 'some-of'; readonly fields: Readonly<Record<string, Shape>> };
 
 export const shape = {
   any: (): Shape => ({ kind: 'any' }),
@@ -24,6 +26,7 @@ export const shape = {
   tuple: (...items: Shape[]): Shape => ({ kind: 'tuple', items }),
   record: (values: Shape = { kind: 'any' }): Shape => ({ kind: 'record', values }),
   object: (fields: Record<string, Shape> = {}): Shape => ({ kind: 'object', fields }),
+  someOf: (fields: Record<string, Shape>): Shape => ({ kind: 'some-of', fields }),
 };
 
 export interface ShapeMismatch {
@@ -63,6 +66,12 @@ export function checkShape(value: unknown, expected: Shape, path = '$'): ShapeMi
           ? checkShape(value[k], field, member(path, k))
           : { path: member(path, k), expected: describe(field) },
       );
+    case 'some-of':
+      if (!isPlainObject(value)) return mismatch();
+      return firstOf(Object.entries(value), ([k, v]) => {
+        const field = expected.fields[k];
+        return field ? checkShape(v, field, member(path, k)) : { path: member(path, k), expected: describe(expected) };
+      });
   }
 }
 
@@ -109,6 +118,10 @@ function describe(expected: Shape): { zh: string; en: string } {
       return fields.length === 0
         ? { zh: '对象', en: 'an object' }
         : { zh: `包含 ${fields.join(', ')} 的对象`, en: `an object with ${fields.join(', ')}` };
+    }
+    case 'some-of': {
+      const fields = Object.keys(expected.fields).join(', ');
+      return { zh: `只含 ${fields} 的对象`, en: `an object with only ${fields}` };
     }
   }
 }

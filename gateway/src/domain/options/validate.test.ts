@@ -22,6 +22,15 @@ describe('validateOption', () => {
     expect(error.localized('zh')).toBe('未知的配置项：NoSuchOption');
   });
 
+  it('takes an IANA time zone for the period quotas, trimmed, and refuses any other name', () => {
+    expect(validateOption('quota_setting.period_timezone', ' Asia/Shanghai ')).toBe('Asia/Shanghai');
+    expect(validateOption('quota_setting.period_timezone', 'UTC')).toBe('UTC');
+    for (const bad of ['', 'Mars/Olympus_Mons', 'GMT+25']) {
+      const error = rejection('quota_setting.period_timezone', bad);
+      expect([error.code, error.status]).toEqual(['OPTION_INVALID_TIME_ZONE', 400]);
+    }
+  });
+
   it('takes booleans only as true and false', () => {
     expect(validateOption('RegisterEnabled', 'false')).toBe('false');
     expect(validateOption('RegisterEnabled', ' true ')).toBe('true');
@@ -124,6 +133,18 @@ describe('validateOption', () => {
     expect(rejection('ModelRequestRateLimitGroup', '{"vip": [10]}').code).toBe('OPTION_INVALID_SHAPE');
     expect(rejection('ModelRequestRateLimitGroup', '{"vip": [10, 0]}').code).toBe('OPTION_INVALID_SHAPE');
     expect(validateOption('ModelRequestRateLimitGroup', '{"vip": [10, 5]}')).toBe('{"vip": [10, 5]}');
+  });
+
+  it('checks group rate limits: group -> model or "*" -> only rpm and tpm, whole numbers ≥ 0', () => {
+    const groups = '{"vip": {"*": {"rpm": 60}, "gpt-4o": {"tpm": 10000}}}';
+    expect(validateOption('rate_limit_setting.groups', groups)).toBe(groups);
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": {"rpn": 60}}}').localized('en')).toBe(
+      'rate_limit_setting.groups has the wrong shape: $["vip"]["*"]["rpn"] must be an object with only rpm, tpm',
+    );
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": {"tpm": 1.5}}}').localized('en')).toContain(
+      '$["vip"]["*"]["tpm"] must be an integer ≥ 0',
+    );
+    expect(rejection('rate_limit_setting.groups', '{"vip": {"*": 60}}').code).toBe('OPTION_INVALID_SHAPE');
   });
 
   it('keeps valid JSON as written', () => {

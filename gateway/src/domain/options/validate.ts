@@ -1,6 +1,8 @@
 import { AppError } from '../../errors.ts';
 import { parseCidr } from '../../http/outbound/addresses.ts';
 import { parsePortRange } from '../../http/outbound/ports.ts';
+import { compileExpression, ExprError } from '../billing/expr/index.ts';
+import { isTimeZone } from '../time-zones.ts';
 import { findOptionDefinition, type OptionDefinition } from './definitions.ts';
 import { optionErrors as E } from './errors.ts';
 import { checkShape } from './shapes.ts';
@@ -61,6 +63,11 @@ function validateString(definition: OptionDefinition, value: string): string {
     return trimmed;
   }
   if (format === 'url') return validateUrl(key, value);
+  if (format === 'time-zone') {
+    const zone = value.trim();
+    if (!isTimeZone(zone)) throw new AppError(E.OPTION_INVALID_TIME_ZONE, { key, zone });
+    return zone;
+  }
   if (format === 'status-code-ranges') {
     const parsed = parseStatusCodeRanges(value);
     if (!parsed.ok) throw new AppError(E.OPTION_INVALID_STATUS_CODE_RANGES, { key, item: parsed.item });
@@ -106,6 +113,11 @@ function validateJson(definition: OptionDefinition, value: string): string {
     }
   }
   if (definition.entries) checkEntries(key, parsed as string[], definition.entries);
+  if (definition.values === 'billing-expressions') checkExpressions(key, parsed as Record<string, string>);
+  const problem = definition.check?.(parsed);
+  if (problem !== undefined) {
+    throw new AppError(E.OPTION_INVALID_RULES, { key, detailEn: problem.en, detailZh: problem.zh });
+  }
   // Kept as written: admins edit these in a text area and expect their layout back.
   return value.trim();
 }
@@ -128,4 +140,23 @@ function checkEntries(key: string, list: string[], syntax: keyof typeof ENTRY_SY
   const { valid, expectedZh, expectedEn } = ENTRY_SYNTAX[syntax];
   const item = list.find((entry) => entry.trim() !== '' && !valid(entry));
   if (item !== undefined) throw new AppError(E.OPTION_INVALID_ENTRY, { key, item, expectedZh, expectedEn });
+}
+
+/** Every billing expression must compile: a wrong one would otherwise fail on the first request it prices. */
+function checkExpressions(key: string, expressions: Record<string, string>): void {
+  for (const [model, source] of Object.entries(expressions)) {
+    if (source.trim() === '') continue;
+    try {
+      compileExpression(source);
+    } catch (error) {
+      if (!(error instanceof ExprError)) throw error;
+      throw new AppError(E.OPTION_INVALID_BILLING_EXPR, {
+        key,
+        model,
+        position: error.position + 1,
+        reasonZh: error.reason.zh,
+        reasonEn: error.reason.en,
+      });
+    }
+  }
 }

@@ -15,6 +15,7 @@ describe('priceColumns', () => {
         completion_ratio: 4,
         cache_ratio: 0.5,
         cache_creation_ratio: 1.25,
+        billing_expr: null,
       },
     });
   });
@@ -35,7 +36,33 @@ describe('priceColumns', () => {
         completion_ratio: null,
         cache_ratio: null,
         cache_creation_ratio: null,
+        billing_expr: null,
       },
+    });
+  });
+
+  it('stores a tiered price as the expression alone, refusing one that does not compile', () => {
+    const expression = 'len <= 200000 ? tier("standard", p * 3 + c * 15) : tier("long", p * 6 + c * 22.5)';
+    expect(priceColumns({ model: 'claude', tiered: { expression } })).toEqual({
+      ok: true,
+      columns: {
+        quota_type: 0,
+        model_price: null,
+        model_ratio: null,
+        completion_ratio: null,
+        cache_ratio: null,
+        cache_creation_ratio: null,
+        billing_expr: expression,
+      },
+    });
+    expect(priceColumns({ model: 'claude', tiered: { expression: 'p * 3 + q' } })).toEqual({
+      ok: false,
+      code: 'MODEL_PRICE_INVALID',
+      message: 'tiered.expression is invalid at position 9: unknown name "q"',
+    });
+    expect(priceColumns({ model: 'm', tiered: { expression: 'p' }, perCall: { price: 1 } })).toMatchObject({
+      ok: false,
+      message: 'exactly one of perToken, perCall and tiered must be set',
     });
   });
 

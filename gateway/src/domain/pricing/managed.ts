@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import type { Database, ModelPricesTable } from '../../store/database.ts';
+import { compileExpression, ExprError } from '../billing/expr/index.ts';
 import {
   managedColumns,
   OPERATOR_MANAGER,
@@ -15,9 +16,10 @@ import { PRICES_CHANNEL } from './service.ts';
  * new-api's ratios in model_prices, which PricingService lays over the option maps on every pod.
  */
 
-/** USD per 1M tokens, or USD per call: exactly one of the two. */
+/** USD per 1M tokens, USD per call, or a billing expression (`tiered_expr`): exactly one of the three. */
 export interface ModelPriceSpec {
   model: string;
+  tiered?: { expression: string };
   perToken?: {
     input: number;
     output?: number | undefined;
@@ -29,7 +31,13 @@ export interface ModelPriceSpec {
 
 export type PriceColumns = Pick<
   Insertable<ModelPricesTable>,
-  'quota_type' | 'model_ratio' | 'completion_ratio' | 'cache_ratio' | 'cache_creation_ratio' | 'model_price'
+  | 'quota_type'
+  | 'model_ratio'
+  | 'completion_ratio'
+  | 'cache_ratio'
+  | 'cache_creation_ratio'
+  | 'model_price'
+  | 'billing_expr'
 >;
 
 /** Ratio 1 is $2 per 1M input tokens (new-api's unit). */
@@ -43,14 +51,16 @@ const usd = (value: number | undefined) => value !== undefined && Number.isFinit
 /**
  * The model_prices columns for a spec: per token, model ratio = input / 2, completion ratio =
  * output / input, cache ratio = cacheRead / input, cache-creation ratio = cacheWrite / input
- * (absent prices leave the gateway's defaults); per call, the model price.
+ * (absent prices leave the gateway's defaults); per call, the model price; tiered, the expression alone
+ * (PricingService lays it over billing_setting.billing_mode / billing_expr).
  */
 export function priceColumns(spec: ModelPriceSpec): { ok: true; columns: PriceColumns } | SpecRejection {
   const model = spec.model.trim();
   if (model === '') return invalid('model must not be empty');
-  if ((spec.perToken === undefined) === (spec.perCall === undefined)) {
-    return invalid('exactly one of perToken and perCall must be set');
+  if ([spec.perToken, spec.perCall, spec.tiered].filter((price) => price !== undefined).length !== 1) {
+    return invalid('exactly one of perToken, perCall and tiered must be set');
   }
+  if (spec.tiered) return tieredColumns(spec.tiered.expression);
   if (spec.perCall) {
     if (!usd(spec.perCall.price)) return invalid('perCall.price must be a number ≥ 0');
     return {
@@ -62,6 +72,7 @@ export function priceColumns(spec: ModelPriceSpec): { ok: true; columns: PriceCo
         completion_ratio: null,
         cache_ratio: null,
         cache_creation_ratio: null,
+        billing_expr: null,
       },
     };
   }
@@ -88,8 +99,22 @@ export function priceColumns(spec: ModelPriceSpec): { ok: true; columns: PriceCo
       completion_ratio: completion as number | null,
       cache_ratio: cache as number | null,
       cache_creation_ratio: creation as number | null,
+      billing_expr: null,
     },
   };
+}
+
+/** An expression that compiles, as `/api/option/` requires of billing_setting.billing_expr. */
+function tieredColumns(expression: string): { ok: true; columns: PriceColumns } | SpecRejection {
+  if (expression.trim() === '') return invalid('tiered.expression must not be empty');
+  try {
+    compileExpression(expression);
+  } catch (error) {
+    if (!(error instanceof ExprError)) throw error;
+    return invalid(`tiered.expression is invalid at position ${error.position + 1}: ${error.reason.en}`);
+  }
+  const none = { model_ratio: null, completion_ratio: null, cache_ratio: null, cache_creation_ratio: null };
+  return { ok: true, columns: { quota_type: 0, ...none, model_price: null, billing_expr: expression } };
 }
 
 export type ManagedPriceResult = { ok: true; changed: boolean } | SpecRejection;

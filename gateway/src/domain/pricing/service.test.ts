@@ -43,3 +43,40 @@ describe('price maps', () => {
     expect(pricing.maps().CompletionRatio['cached-model']).toBe(2);
   });
 });
+
+describe('billing expressions of ModelPrice resources', () => {
+  it('are laid over billing_setting for every reader, and administrators cannot change them there', async () => {
+    await options.set('billing_setting.billing_mode', JSON.stringify({ 'admin-model': 'tiered_expr', owned: 'x' }));
+    await options.set('billing_setting.billing_expr', JSON.stringify({ 'admin-model': 'p * 1', owned: 'p * 9' }));
+    await store.db
+      .insertInto('model_prices')
+      .values([
+        {
+          model: 'owned',
+          billing_expr: 'tier("base", p * 2)',
+          updated_at: 1,
+          managed_by: 'operator',
+          managed_uid: 'u1',
+        },
+        { model: 'admin-model', model_ratio: 3, updated_at: 1, managed_by: 'operator', managed_uid: 'u2' },
+      ])
+      .execute();
+    await pricing.reload();
+    // A row with an expression puts its model in tiered_expr mode; a row priced by ratio takes it out.
+    expect(options.getJson('billing_setting.billing_mode')).toEqual({ owned: 'tiered_expr' });
+    expect(options.getJson('billing_setting.billing_expr')).toEqual({ owned: 'tier("base", p * 2)' });
+    expect(() =>
+      pricing.assertOptionEditAllowed('billing_setting.billing_expr', JSON.stringify({ owned: 'p * 1' })),
+    ).toThrow(expect.objectContaining({ code: 'MANAGED_BY_RESOURCE' }));
+    expect(() =>
+      pricing.assertOptionEditAllowed('billing_setting.billing_mode', JSON.stringify({ owned: 'tiered_expr' })),
+    ).not.toThrow();
+    expect(() =>
+      pricing.assertOptionEditAllowed('billing_setting.billing_mode', JSON.stringify({ 'admin-model': 'tiered_expr' })),
+    ).toThrow(expect.objectContaining({ code: 'MANAGED_BY_RESOURCE' }));
+
+    await store.db.deleteFrom('model_prices').where('model', 'in', ['owned', 'admin-model']).execute();
+    await pricing.reload();
+    expect(options.getJson('billing_setting.billing_expr')).toEqual({ 'admin-model': 'p * 1', owned: 'p * 9' });
+  });
+});

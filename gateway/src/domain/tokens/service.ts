@@ -19,9 +19,17 @@ import { announceAuthChange } from '../auth-changes.ts';
 import { assertFuture, parseExpiry } from '../expiry.ts';
 import { usableGroups } from '../groups.ts';
 import type { Keyring } from '../keyring.ts';
+import type { PeriodBudget, PeriodUsageViews } from '../ledger/periods/budget.ts';
+import {
+  applyPeriodLimitFields,
+  type PeriodLimitFields,
+  parsePeriodLimits,
+  serializePeriodLimits,
+} from '../ledger/periods/limits.ts';
 import { checkListQuery, type ListQuery, type ListResult } from '../list-query.ts';
 import { assertUnmanaged } from '../managed.ts';
 import type { OptionsService } from '../options/index.ts';
+import { rateLimitsToStore } from '../rate-limits.ts';
 import { TOKEN_ERRORS } from './errors.ts';
 import { bareKey, generateKey, randomAlphanumeric } from './keys.ts';
 import {
@@ -40,7 +48,7 @@ import {
 import { createdTokenView, revealKey, type TokenView, tokenView } from './view.ts';
 
 /** The fields a user sets on a token; absent fields keep their value (update) or default (create). */
-export interface TokenInput {
+export interface TokenInput extends Partial<PeriodLimitFields> {
   name?: string | undefined;
   remain_quota?: number | undefined;
   unlimited_quota?: boolean | undefined;
@@ -51,6 +59,8 @@ export interface TokenInput {
   allow_ips?: string | undefined;
   group?: string | undefined;
   cross_group_retry?: boolean | undefined;
+  /** Requests and tokens per minute (domain/rate-limits.ts); `{}` for none. */
+  rate_limits?: unknown;
 }
 
 export interface TokenCreate extends TokenInput {
@@ -81,23 +91,34 @@ export type TokenActor = Pick<UserRow, 'id' | 'group'>;
 const MANAGED_KIND = 'AccessToken';
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** A token as `/api` shows it: with its current periods' use and what is left (only periods with a limit). */
+export type TokenWithUsage = TokenView & { period_usage: PeriodUsageViews };
+
 /** A user's API tokens (spec doc 2 §2-§5 "Tokens"): every rule lives here, the routes only shape. */
 export class TokenService {
   readonly #db: Kysely<Database>;
   readonly #options: OptionsService;
   readonly #keyring: Keyring;
   readonly #bus: Bus | undefined;
+  readonly #periods: PeriodBudget | undefined;
 
-  constructor(deps: { db: Kysely<Database>; options: OptionsService; keyring: Keyring; bus?: Bus | undefined }) {
+  constructor(deps: {
+    db: Kysely<Database>;
+    options: OptionsService;
+    keyring: Keyring;
+    bus?: Bus | undefined;
+    periods?: PeriodBudget | undefined;
+  }) {
     this.#db = deps.db;
     this.#options = deps.options;
     this.#keyring = deps.keyring;
     this.#bus = deps.bus;
+    this.#periods = deps.periods;
   }
 
   static readonly SORTABLE = TOKEN_SORT_FIELDS;
 
-  async list(query: ListQuery<TokenFilters>, actor: TokenActor): Promise<ListResult<TokenView>> {
+  async list(query: ListQuery<TokenFilters>, actor: TokenActor): Promise<ListResult<TokenWithUsage>> {
     const { field, order, offset, limit } = checkListQuery(query, TOKEN_SORT_FIELDS, 'id');
     const filters = query.filters ?? {};
     const now = nowSeconds();
@@ -115,11 +136,19 @@ export class TokenService {
       limit,
       now,
     });
-    return { items: items.map((row) => tokenView(row, this.#keyring, now)), total };
+    return { items: await this.#withUsage(items, now), total };
   }
 
-  async get(id: number, actor: TokenActor): Promise<TokenView> {
-    return tokenView(await this.#own(id, actor), this.#keyring, nowSeconds());
+  async get(id: number, actor: TokenActor): Promise<TokenWithUsage> {
+    const [view] = await this.#withUsage([await this.#own(id, actor)], nowSeconds());
+    return view!;
+  }
+
+  /** The views with their current periods' use and what is left (one query for the page). */
+  async #withUsage(rows: TokenRow[], now: number): Promise<TokenWithUsage[]> {
+    const holders = rows.map((row) => ({ id: row.id, limits: parsePeriodLimits(row.period_limits) }));
+    const usage = (await this.#periods?.current('token', holders)) ?? new Map<number, PeriodUsageViews>();
+    return rows.map((row) => ({ ...tokenView(row, this.#keyring, now), period_usage: usage.get(row.id) ?? {} }));
   }
 
   /** The owner's full key, without `sk-` (clients add it, as new-api's do). */
@@ -149,7 +178,8 @@ export class TokenService {
     const remainQuota = checkRemainQuota(input.remain_quota ?? DEFAULT_REMAIN_QUOTA, unlimited, this.#quotaPerUnit());
     const expiredTime = input.expired_time === undefined ? -1 : parseExpiry(input.expired_time, -1);
     assertFuture(expiredTime, -1, now);
-    const group = this.#checkGroup(input.group ?? '', actor);
+    // A client that names no group gets the auto group when DefaultUseAutoGroup is on (reference §3.2).
+    const group = this.#checkGroup(input.group ?? this.#defaultGroup(), actor);
     const fields = {
       user_id: actor.id,
       status: TOKEN_STATUS.enabled,
@@ -162,6 +192,8 @@ export class TokenService {
       allow_ips: normalizeAllowIps(input.allow_ips ?? ''),
       group,
       cross_group_retry: group === AUTO_GROUP && (input.cross_group_retry ?? false),
+      period_limits: serializePeriodLimits(applyPeriodLimitFields({}, input) ?? {}),
+      rate_limits: rateLimitsToStore(input.rate_limits),
     };
     const rows = Array.from({ length: count }, () => {
       const key = generateKey();
@@ -220,9 +252,17 @@ export class TokenService {
     if (input.group !== undefined && input.group.trim() !== row.group) {
       changes.group = this.#checkGroup(input.group, actor);
     }
+    if (input.rate_limits !== undefined) {
+      const limits = rateLimitsToStore(input.rate_limits);
+      if (limits !== row.rate_limits) changes.rate_limits = limits;
+    }
     const group = changes.group ?? row.group;
     const crossGroupRetry = group === AUTO_GROUP && (input.cross_group_retry ?? row.cross_group_retry);
     if (crossGroupRetry !== row.cross_group_retry) changes.cross_group_retry = crossGroupRetry;
+    const periodLimits = applyPeriodLimitFields(parsePeriodLimits(row.period_limits), input);
+    if (periodLimits && serializePeriodLimits(periodLimits) !== row.period_limits) {
+      changes.period_limits = serializePeriodLimits(periodLimits);
+    }
 
     assertUnmanaged(row, MANAGED_KIND, Object.keys(changes));
     if (Object.keys(changes).length === 0) return tokenView(row, this.#keyring, now);
@@ -281,6 +321,10 @@ export class TokenService {
       throw new AppError(TOKEN_ERRORS.TOKEN_GROUP_UNUSABLE, { group: name });
     }
     return name;
+  }
+
+  #defaultGroup(): string {
+    return this.#options.getBoolean('DefaultUseAutoGroup') ? AUTO_GROUP : '';
   }
 
   #quotaPerUnit(): number {

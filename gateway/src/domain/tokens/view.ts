@@ -1,5 +1,7 @@
 import type { TokenRow } from '../../store/repositories/tokens.ts';
 import type { Keyring } from '../keyring.ts';
+import { parsePeriodLimits, periodLimitFields } from '../ledger/periods/limits.ts';
+import { readRateLimits } from '../rate-limits.ts';
 import { effectiveTokenStatus } from './rules.ts';
 
 /**
@@ -34,9 +36,11 @@ function tokenViewWithKey(row: TokenRow, key: string, now: number) {
     allow_ips: row.allow_ips,
     group: row.group,
     cross_group_retry: row.cross_group_retry,
+    rate_limits: readRateLimits(row.rate_limits),
     managed_by: row.managed_by,
     managed_namespace: row.managed_namespace,
     managed_name: row.managed_name,
+    ...periodLimitFields(parsePeriodLimits(row.period_limits)),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ModelPrice, Usage, WireFormat } from '../../relay/types.ts';
 import type { ToolSurcharges } from '../billing/quota.ts';
+import type { TieredTrace } from '../billing/tiered.ts';
 
 /**
  * The `other` JSON of usage logs, with new-api's key names (spec doc 3 §3, reference §5.7): the
@@ -63,7 +64,11 @@ export interface ConsumeOtherInput {
   rejectReason?: string;
   /** The group the request was routed in, when it differs from the token's (auto group). */
   group?: string;
-  /** Further keys (tiered billing details, …), written last. */
+  /** Which channel affinity rule and key steered the request (admin_info.channel_affinity). */
+  channelAffinity?: Readonly<Record<string, unknown>>;
+  /** Expression (`tiered_expr`) billing: the expression, its tier and cost. */
+  tiered?: TieredTrace;
+  /** Further keys, written last. */
   extra?: Readonly<Record<string, unknown>>;
 }
 
@@ -88,6 +93,7 @@ export interface ConsumeOther {
     is_multi_key?: true;
     multi_key_index?: number;
     local_count_tokens?: true;
+    channel_affinity?: Readonly<Record<string, unknown>>;
   };
   request_path?: string;
   request_conversion?: string[];
@@ -135,6 +141,17 @@ export interface ConsumeOther {
   text_output?: number;
   audio_ratio?: number;
   audio_completion_ratio?: number;
+  billing_mode?: 'tiered_expr';
+  /** The billing expression, base64 (new-api's key). */
+  expr_b64?: string;
+  /** The tier() that applied to the real usage. */
+  matched_tier?: string;
+  /** The expression's cost in USD before the group ratio (Tollgate's). */
+  expr_cost_usd?: number;
+  /** Set when the real usage could not be priced and the reservation's estimate was billed (Tollgate's). */
+  expr_estimate_billed?: true;
+  /** The expression's request multipliers and whether each applied (new-api's key). */
+  request_rules?: Array<{ cond: string; multiplier: number; matched: boolean }>;
   [extra: string]: unknown;
 }
 
@@ -173,6 +190,7 @@ export function buildConsumeOther(input: ConsumeOtherInput): ConsumeOther {
     other.admin_info.multi_key_index = input.multiKeyIndex;
   }
   if (usage.estimated) other.admin_info.local_count_tokens = true;
+  if (input.channelAffinity) other.admin_info.channel_affinity = input.channelAffinity;
   if (input.requestPath) other.request_path = input.requestPath;
   if (input.formatChain && input.formatChain.length > 0) other.request_conversion = input.formatChain.map(formatName);
   if (input.upstreamFormat === 'claude-messages') other.claude = true;
@@ -190,8 +208,18 @@ export function buildConsumeOther(input: ConsumeOtherInput): ConsumeOther {
   addCacheCreation(other, input, claude);
   addMedia(other, input);
   addSurcharges(other, input.surcharges);
+  if (input.tiered) addTiered(other, input.tiered);
   if (input.extra) Object.assign(other, input.extra);
   return other;
+}
+
+function addTiered(other: ConsumeOther, tiered: TieredTrace): void {
+  other.billing_mode = 'tiered_expr';
+  other.expr_b64 = Buffer.from(tiered.expression, 'utf8').toString('base64');
+  other.matched_tier = tiered.tier;
+  other.expr_cost_usd = tiered.costUsd;
+  if (tiered.fellBackToEstimate) other.expr_estimate_billed = true;
+  if (tiered.requestRules.length > 0) other.request_rules = tiered.requestRules;
 }
 
 function streamStatus(s: StreamOutcome): NonNullable<ConsumeOther['stream_status']> {

@@ -9,6 +9,7 @@ import type {
   TokenUsage,
   UserUsage,
 } from '../../store/repositories/usage.ts';
+import { byBucketKey } from './held-buckets.ts';
 import type { ConsumeRecord, ErrorRecord, UsageBatch, UsageRecordBase } from './types.ts';
 import { pgText } from './validate.ts';
 
@@ -131,12 +132,7 @@ export class PendingUsage {
       users: [...this.#users.values()].sort(byId),
       tokens: [...this.#tokens.values()].sort(byId),
       channels: [...this.#channels.values()].sort(byId),
-      quotaData: [...this.#buckets.values()].sort(
-        (a, b) =>
-          a.userId - b.userId ||
-          (a.modelName < b.modelName ? -1 : a.modelName > b.modelName ? 1 : 0) ||
-          a.hour - b.hour,
-      ),
+      quotaData: [...this.#buckets.values()].sort(byBucketKey),
       observations: [...this.#observations.values()].sort(
         (a, b) =>
           a.channelId - b.channelId ||

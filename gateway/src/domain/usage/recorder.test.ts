@@ -656,3 +656,114 @@ describe('UsageRecorder', () => {
     }
   });
 });
+
+describe('DataExportInterval: dashboard buckets held in memory between exports', () => {
+  const MINUTE = 60_000;
+  /** Settings with an export interval, DataExportEnabled switchable. */
+  function exporting(intervalMs: number, switches = { dataExportEnabled: true }): UsageSettings {
+    return {
+      ...settings(),
+      dataExportEnabled: () => switches.dataExportEnabled,
+      dataExportIntervalMs: () => intervalMs,
+    };
+  }
+  const bucketRows = () => store.db.selectFrom('quota_data').selectAll().execute();
+
+  /** The bucket rows as the expected sums' keys and values. */
+  async function expectBuckets(records: ConsumeRecord[], atOf: (r: ConsumeRecord) => number) {
+    const want = expected(records, atOf).buckets;
+    const got = new Map(
+      (await bucketRows()).map((b) => [
+        `${b.user_id}|${b.model_name}|${b.created_at}`,
+        { quota: b.quota, count: b.count, token_used: b.token_used },
+      ]),
+    );
+    expect(got).toEqual(want);
+  }
+
+  it('writes counters and logs with every flush, buckets only once the interval has passed, added up exactly', async () => {
+    const statements = new Statements();
+    let clock = (HOUR + 60) * 1000;
+    const r = recorder({
+      writer: databaseUsageWriter(store.db.withPlugin(statements)),
+      settings: exporting(5 * MINUTE),
+      now: () => clock,
+      batchSize: 10,
+    });
+    const records: ConsumeRecord[] = [];
+    // Three flushes' worth of requests within the five minutes, a minute apart.
+    for (let flush = 0; flush < 3; flush++) {
+      for (let i = 0; i < 10; i++) {
+        const rec = consume(flush * 10 + i, { at: Math.floor(clock / 1000) });
+        records.push(rec);
+        r.recordConsume(rec);
+      }
+      await waitFor(() => r.stats().flushes === flush + 1, 2000);
+      clock += MINUTE;
+    }
+    expect(await store.db.selectFrom('logs').select('id').execute()).toHaveLength(30);
+    const at = (rec: ConsumeRecord) => rec.at!;
+    await expectCounters(records, at);
+    expect(await bucketRows()).toEqual([]);
+    expect(statements.count('insert quota_data')).toBe(0);
+
+    // Five minutes after the first held bucket: the next flush writes all of them, one row per bucket.
+    clock = (HOUR + 60) * 1000 + 5 * MINUTE;
+    for (let i = 30; i < 40; i++) {
+      const rec = consume(i, { at: Math.floor(clock / 1000) });
+      records.push(rec);
+      r.recordConsume(rec);
+    }
+    await waitFor(() => r.stats().flushes === 4, 2000);
+    expect(statements.count('insert quota_data')).toBe(1);
+    await expectBuckets(records, at);
+    await expectCounters(records, at);
+  });
+
+  it('writes held buckets when they are due although no request comes by', async () => {
+    const r = recorder({ writer: databaseUsageWriter(store.db), settings: exporting(20), batchSize: 6 });
+    const records = Array.from({ length: 6 }, (_, i) => consume(i, { at: HOUR + 5 }));
+    for (const rec of records) r.recordConsume(rec);
+    await waitFor(() => r.stats().flushes >= 2, 5000);
+    await expectBuckets(records, () => HOUR + 5);
+  });
+
+  it('close() writes the held buckets (graceful shutdown)', async () => {
+    const r = recorder({ writer: databaseUsageWriter(store.db), settings: exporting(60 * MINUTE), batchSize: 4 });
+    const records = Array.from({ length: 8 }, (_, i) => consume(i, { at: HOUR + 5 }));
+    for (const rec of records) r.recordConsume(rec);
+    await waitFor(() => r.stats().flushes === 2, 2000);
+    expect(await bucketRows()).toEqual([]);
+    await r.close();
+    await expectBuckets(records, () => HOUR + 5);
+    await expectCounters(records, () => HOUR + 5);
+  });
+
+  it('a held batch that fails is retried whole: buckets neither lost nor counted twice', async () => {
+    const statements = new Statements();
+    const r = recorder({
+      writer: databaseUsageWriter(store.db.withPlugin(statements)),
+      settings: exporting(60 * MINUTE),
+    });
+    const records = Array.from({ length: 9 }, (_, i) => consume(i, { at: HOUR + 5 }));
+    for (const rec of records) r.recordConsume(rec);
+    let failures = 2;
+    statements.failWhen = (statement) => statement === 'insert quota_data' && failures-- > 0;
+    await r.flush();
+    expect(r.stats().failedFlushes).toBe(2);
+    await expectBuckets(records, () => HOUR + 5);
+    await expectCounters(records, () => HOUR + 5);
+  });
+
+  it('DataExportEnabled off: no bucket rows, not even on shutdown; the counters as ever', async () => {
+    const r = recorder({
+      writer: databaseUsageWriter(store.db),
+      settings: exporting(20, { dataExportEnabled: false }),
+    });
+    const records = Array.from({ length: 6 }, (_, i) => consume(i, { at: HOUR + 5 }));
+    for (const rec of records) r.recordConsume(rec);
+    await r.close();
+    expect(await bucketRows()).toEqual([]);
+    await expectCounters(records, () => HOUR + 5);
+  });
+});

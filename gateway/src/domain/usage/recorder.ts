@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HeldBuckets } from './held-buckets.ts';
 import { logModelName } from './other.ts';
 import { consumeLogRow, errorLogRow, PendingUsage } from './pending.ts';
 import type {
@@ -54,7 +55,9 @@ const silent: UsageLogger = { warn() {}, error() {} };
  * every `flushIntervalMs`, or at once when `batchSize` requests are pending, and writes one batch in
  * one transaction: multi-row INSERTs into logs, quota_data buckets merged per (user, model, hour),
  * one UPDATE per table for users (used_quota, request_count), tokens (used_quota, accessed_time) and
- * channels (used_quota). Balances are the ledger's and are never touched here.
+ * channels (used_quota). Balances are the ledger's and are never touched here. The usage dashboard's
+ * buckets are the exception to "every flush": they are held and added up in memory and written every
+ * DataExportInterval (settings.dataExportIntervalMs), by their own timer when no flush comes by.
  *
  * Failures: the failed batch is kept and retried whole (it was not applied: one transaction), with
  * exponential backoff capped at `retryMaxMs`, for as long as it takes; records keep arriving meanwhile.
@@ -65,7 +68,8 @@ const silent: UsageLogger = { warn() {}, error() {} };
  * would not slow any client, only hold more memory per request; `stats().saturated` lets the caller
  * shed load (e.g. fail readiness) instead.
  *
- * close() refuses new records and writes everything queued, retrying up to `closeTimeoutMs`.
+ * close() refuses new records and writes everything queued, held buckets included, retrying up to
+ * `closeTimeoutMs`.
  */
 export class UsageRecorder {
   readonly #writer: UsageWriter;
@@ -83,6 +87,9 @@ export class UsageRecorder {
   readonly #onDrop: ((logs: number) => void) | undefined;
 
   #pending = new PendingUsage();
+  /** Dashboard buckets taken from flushed batches, waiting for their export. */
+  #held = new HeldBuckets();
+  #exportTimer: NodeJS.Timeout | undefined;
   /** The batch being written, or the failed one waiting for its retry. */
   #inflight: UsageBatch | undefined;
   #draining: Promise<void> | undefined;
@@ -162,7 +169,7 @@ export class UsageRecorder {
   async flush(): Promise<void> {
     this.#forced++;
     try {
-      while (!this.#pending.empty || this.#inflight) {
+      while (!this.#pending.empty || this.#inflight || this.#held.size > 0) {
         if (this.#abandon.signal.aborted) throw new UsageRecorderClosedError('the flush');
         await this.#kick();
       }
@@ -232,11 +239,49 @@ export class UsageRecorder {
   }
 
   #arm(): void {
+    this.#armExport();
     if (this.#timer || this.#draining || this.#pending.empty || this.#abandon.signal.aborted) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#kick();
     }, this.#intervalMs);
+  }
+
+  /** Held buckets and no flush to take them: a drain when they are due. */
+  #armExport(): void {
+    const dueAt = this.#held.dueAt;
+    if (this.#exportTimer || dueAt === undefined || this.#closed || this.#abandon.signal.aborted) return;
+    this.#exportTimer = setTimeout(
+      () => {
+        this.#exportTimer = undefined;
+        void this.#kick();
+      },
+      Math.max(0, dueAt - this.#now()),
+    );
+  }
+
+  /**
+   * The next batch to write: what is pending, with the dashboard buckets held back (and those held
+   * before added in) until their export is due or a flush() asks for everything.
+   */
+  #nextBatch(): UsageBatch | undefined {
+    const batch = this.#pending.take(this.#maxBatchLogs);
+    const intervalMs = this.#settings.dataExportIntervalMs?.();
+    if (intervalMs === undefined) return batch;
+    const now = this.#now();
+    if (batch) {
+      this.#held.add(batch.quotaData, now, intervalMs);
+      batch.quotaData = [];
+    }
+    if (this.#held.size === 0 || (this.#forced === 0 && !this.#held.due(now))) return batch;
+    if (this.#exportTimer) {
+      clearTimeout(this.#exportTimer);
+      this.#exportTimer = undefined;
+    }
+    const quotaData = this.#held.take();
+    return batch
+      ? { ...batch, quotaData }
+      : { logs: [], users: [], tokens: [], channels: [], quotaData, observations: [], records: 0 };
   }
 
   /** Starts the drain unless one runs; answers the running drain. */
@@ -255,7 +300,7 @@ export class UsageRecorder {
   async #drain(): Promise<void> {
     for (;;) {
       if (this.#abandon.signal.aborted) return;
-      const batch = this.#inflight ?? this.#pending.take(this.#maxBatchLogs);
+      const batch = this.#inflight ?? this.#nextBatch();
       if (!batch) return;
       this.#inflight = batch;
       const started = performance.now();
@@ -326,6 +371,10 @@ export class UsageRecorder {
     if (this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
+    }
+    if (this.#exportTimer) {
+      clearTimeout(this.#exportTimer);
+      this.#exportTimer = undefined;
     }
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {

@@ -87,6 +87,11 @@ export interface UsageSettings {
   logConsumeEnabled(): boolean;
   /** Option DataExportEnabled: feed the hourly quota_data buckets. */
   dataExportEnabled(): boolean;
+  /**
+   * Option DataExportInterval in milliseconds: the quota_data buckets are added up in memory and
+   * written this often (and by flush and close). Absent: with every flush.
+   */
+  dataExportIntervalMs?(): number;
   /** ERROR_LOG_ENABLED (environment, default false, as in new-api): write error logs. */
   errorLogEnabled(): boolean;
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { usableGroups } from '../../domain/groups.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
+import { AUTO_GROUP } from '../../domain/tokens/rules.ts';
 import { AppError } from '../../errors.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import type { KeyCache, KeyIdentity } from './key-cache.ts';
@@ -11,8 +12,12 @@ export interface RelayCaller {
   identity: KeyIdentity;
   /** `sk-<key>-<channelId>`: an administrator's request pinned to one channel (never retried). */
   pinnedChannelId?: number;
-  /** The group the request is billed and routed in: the token's, else the owner's. */
+  /** The group the request is billed and routed in: the token's, else the owner's; for an auto token, the first auto group. */
   group: string;
+  /** An auto token's groups, in order: AutoGroups the owner may use (reference §4.2). */
+  autoGroups?: readonly string[];
+  /** An auto token's cross_group_retry. */
+  crossGroupRetry?: boolean;
 }
 
 /**
@@ -110,15 +115,32 @@ function checkCaller(
   }
   if (user.status !== 1) throw new AppError(RELAY_ERRORS.user_banned);
 
-  const group = token.group || user.group;
-  if (!(group in usableGroups(options, user.group))) throw new AppError(RELAY_ERRORS.group_not_usable, { group });
+  const routed = routedGroups(identity, options);
 
-  if (pin === undefined) return { identity, group };
+  if (pin === undefined) return routed;
   if (user.role < ADMIN_ROLE) throw new AppError(RELAY_ERRORS.channel_pin_forbidden);
   const pinnedChannelId = Number(pin);
   if (!Number.isSafeInteger(pinnedChannelId) || pinnedChannelId <= 0)
     throw new AppError(RELAY_ERRORS.channel_pin_invalid);
-  return { identity, group, pinnedChannelId };
+  return { ...routed, pinnedChannelId };
+}
+
+/**
+ * The group(s) a caller's requests go to: the token's group (else the owner's), which the owner must be
+ * allowed to use; for a token in `auto`, AutoGroups filtered to the owner's usable groups, in order.
+ */
+function routedGroups(identity: KeyIdentity, options: OptionsService): RelayCaller {
+  const { token, user } = identity;
+  const usable = usableGroups(options, user.group);
+  if (token.group === AUTO_GROUP) {
+    const autoGroups = options.getJson<string[]>('AutoGroups').filter((group) => Object.hasOwn(usable, group));
+    const first = autoGroups[0];
+    if (first === undefined) throw new AppError(RELAY_ERRORS.group_not_usable, { group: AUTO_GROUP });
+    return { identity, group: first, autoGroups, crossGroupRetry: token.crossGroupRetry };
+  }
+  const group = token.group || user.group;
+  if (!(group in usable)) throw new AppError(RELAY_ERRORS.group_not_usable, { group });
+  return { identity, group };
 }
 
 /** Token model limits (reference §3.2): with limits on, only the listed models. */

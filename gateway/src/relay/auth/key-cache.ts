@@ -4,6 +4,8 @@ import type { Bus } from '../../cluster/index.ts';
 import { readSetting } from '../../domain/accounts/settings.ts';
 import { AUTH_CHANGES_CHANNEL, type AuthChange } from '../../domain/auth-changes.ts';
 import type { Keyring } from '../../domain/keyring.ts';
+import { type PeriodLimits, parsePeriodLimits } from '../../domain/ledger/periods/limits.ts';
+import { type RateLimits, readRateLimits } from '../../domain/rate-limits.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 
 /** A token and its owner as the relay checks them, without any database access per request. */
@@ -20,6 +22,11 @@ export interface KeyIdentity {
     /** null: any client address. */
     allowIps: BlockList | null;
     group: string;
+    /** Group `auto` only: a failing auto group hands the retry to the next one. */
+    crossGroupRetry: boolean;
+    /** Daily, weekly and monthly limits ({} for none). */
+    periodLimits: PeriodLimits;
+    rateLimits: RateLimits;
   };
   user: {
     id: number;
@@ -31,10 +38,16 @@ export interface KeyIdentity {
     acceptUnsetModels: boolean;
     /** The user's own low-quota alert threshold; undefined: the QuotaRemindThreshold option. */
     quotaWarningThreshold?: number;
+    /** Daily, weekly and monthly limits ({} for none). */
+    periodLimits: PeriodLimits;
+    rateLimits: RateLimits;
   };
 }
 
-type UserColumns = Pick<UserRow, 'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting'>;
+type UserColumns = Pick<
+  UserRow,
+  'id' | 'username' | 'group' | 'role' | 'status' | 'email' | 'setting' | 'period_limits' | 'rate_limits'
+>;
 
 /** A user as the relay checks and bills them. */
 export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user'] {
@@ -47,6 +60,8 @@ export function relayUser(row: UserColumns, keyring: Keyring): KeyIdentity['user
     status: row.status,
     email: row.email,
     acceptUnsetModels: setting.accept_unset_model_ratio_model,
+    periodLimits: parsePeriodLimits(row.period_limits),
+    rateLimits: readRateLimits(row.rate_limits),
     // A user who never saved their settings has no threshold of their own.
     ...(row.setting ? { quotaWarningThreshold: setting.quota_warning_threshold } : {}),
   };
@@ -129,6 +144,9 @@ export class KeyCache {
         'tokens.model_limits',
         'tokens.allow_ips',
         'tokens.group as token_group',
+        'tokens.cross_group_retry',
+        'tokens.period_limits as token_period_limits',
+        'tokens.rate_limits as token_rate_limits',
         'users.id as user_id',
         'users.username',
         'users.group as user_group',
@@ -136,6 +154,8 @@ export class KeyCache {
         'users.status as user_status',
         'users.email',
         'users.setting',
+        'users.period_limits',
+        'users.rate_limits',
       ])
       .where('tokens.key_hmac', '=', hmac)
       .where('tokens.deleted_at', 'is', null)
@@ -152,6 +172,9 @@ export class KeyCache {
         modelLimits: row.model_limits_enabled ? new Set(splitList(row.model_limits, ',')) : null,
         allowIps: allowList(row.allow_ips),
         group: row.token_group,
+        crossGroupRetry: row.cross_group_retry,
+        periodLimits: parsePeriodLimits(row.token_period_limits),
+        rateLimits: readRateLimits(row.token_rate_limits),
       },
       user: relayUser(
         {
@@ -162,6 +185,8 @@ export class KeyCache {
           status: row.user_status,
           email: row.email,
           setting: row.setting,
+          period_limits: row.period_limits,
+          rate_limits: row.rate_limits,
         },
         this.#keyring,
       ),

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
+import { QUOTA_EXHAUSTED } from '../overrun/ending.ts';
+import type { StreamBudget } from '../overrun/guard.ts';
 import { providerAnswer } from '../protocols/answer.ts';
 import { fakeTransport, testChannel } from '../protocols/test-support.ts';
 import { type SseEvent, sseData, sseFrames } from '../sse.ts';
@@ -60,6 +62,7 @@ function exchangeWith(
   channel: ChannelSnapshot,
   answer: () => ReturnType<typeof providerAnswer>,
   client: { stream: boolean; wantsStreamUsage?: boolean },
+  budget?: StreamBudget,
 ): Exchange {
   const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: client.stream };
   const input = {
@@ -90,6 +93,7 @@ function exchangeWith(
       pingIntervalMs: 0,
       promptEstimate: () => 1,
     },
+    budget,
   };
   return new Exchange(spec);
 }
@@ -129,6 +133,35 @@ describe('Exchange', () => {
     expect(chunks.map((c) => c.choices?.[0]?.delta?.content).join('')).toBe('Hello');
     expect(chunks.some((c) => Array.isArray(c.choices) && c.choices.length === 0)).toBe(false);
     expect(client.events.at(-1)?.data).toBe('[DONE]');
+  });
+
+  it('cuts a stream where its quota check refuses: the rest of the chunk stays back, the client gets the error', async () => {
+    const chunk = (content: string) =>
+      JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] });
+    // One upstream chunk of four events; the check refuses the second (after a top-up it waited for).
+    const events = ['one', 'two', 'three', 'four'].map((word) => `data: ${chunk(word)}\n\n`).join('');
+    const seen: string[] = [];
+    const budget: StreamBudget = {
+      cutError: QUOTA_EXHAUSTED,
+      follow: (observer) => (event) => {
+        seen.push(event.data);
+        return seen.length === 2 ? Promise.resolve(observer.text !== 'onetwo') : true;
+      },
+    };
+    const channel = testChannel({ type: 1, baseUrl: 'https://openai.test' });
+    const exchange = exchangeWith(channel, () => sse(`${events}data: [DONE]\n\n`), { stream: true }, budget);
+    const client = recordingSink();
+
+    const outcome = await exchange.run(client.sink);
+
+    expect(outcome).toMatchObject({ cut: true, clientGone: false });
+    expect(seen).toHaveLength(2);
+    expect(outcome.text()).toBe('onetwo');
+    expect(client.written.join('')).toBe(
+      `data: ${chunk('one')}\n\ndata: ${chunk('two')}\n\n` +
+        `data: {"error":{"message":"${QUOTA_EXHAUSTED.message}","type":"insufficient_quota","param":null,"code":"quota_exhausted"}}\n\n` +
+        'data: [DONE]\n\n',
+    );
   });
 
   it("passes a same-format stream through as the upstream's own bytes, parsing only its usage event", async () => {

@@ -6,6 +6,7 @@ import {
   responseInHub,
   type StreamConverter,
 } from '../convert/index.ts';
+import { type StreamBudget, streamErrorEvents } from '../overrun/index.ts';
 import { type StreamDecoder, sendUpstream, sendUpstreamWhole, streamDecoderFor } from '../protocols/index.ts';
 import { mapStatusCode } from '../routing/retry.ts';
 import { jsonEvent, parsedData, type SseEvent } from '../sse.ts';
@@ -27,6 +28,8 @@ export interface ClientWishes {
   wantsStreamUsage: boolean;
   /** `: PING` lines while the upstream is silent this long; 0: none. */
   pingIntervalMs: number;
+  /** Upstream chunks that may wait for a slow client before the upstream is no longer read (forward.ts); absent: 0. */
+  streamQueueLength?: number;
   /**
    * Prompt tokens for the usage chunk an OpenAI chat stream gets when its upstream sent none; absent:
    * no such chunk (the channel tester reads usage, it does not need one made up).
@@ -46,6 +49,8 @@ export interface ExchangeSpec {
   startedMs: number;
   /** Ends the call early (the channel tester's time limit). */
   signal?: AbortSignal;
+  /** Meters a stream against its request's quota, cutting it when the quota runs out (relay/overrun). */
+  budget?: StreamBudget;
 }
 
 /** What an answered attempt produced. */
@@ -58,6 +63,8 @@ export interface ExchangeOutcome {
   toolCalls: number;
   firstTokenMs: number | undefined;
   clientGone: boolean;
+  /** The stream was cut off because the quota could not cover more of it. */
+  cut: boolean;
 }
 
 /**
@@ -192,6 +199,7 @@ export class Exchange {
       toolCalls: 0,
       firstTokenMs: Date.now() - this.#spec.startedMs,
       clientGone: false,
+      cut: false,
     };
   }
 
@@ -201,7 +209,7 @@ export class Exchange {
     sink: ClientSink,
     abort: AbortController,
   ): Promise<ExchangeOutcome> {
-    const { prepared, client, startedMs } = this.#spec;
+    const { prepared, client, startedMs, budget } = this.#spec;
     const { provider, upstreamFormat, convert } = prepared;
     const observer = provider.streamObserver(upstreamFormat);
     const converter = convertStream(upstreamFormat, client.format, convert);
@@ -210,11 +218,14 @@ export class Exchange {
     let firstTokenMs: number | undefined;
     const result = await forwardStream(response.body, decoder, sink, observer, () => abort.abort(), {
       pingIntervalMs: client.pingIntervalMs,
+      queueLength: client.streamQueueLength ?? 0,
       onFirstEvent: () => {
         firstTokenMs = Date.now() - startedMs;
       },
       transform: shape.transform(converter),
       finish: () => shape.finish(converter ? converter.end() : [], observer),
+      check: budget?.follow(observer),
+      cutEvents: budget && (() => streamErrorEvents(client.format, budget.cutError)),
     }).catch((error: unknown) => {
       // The upstream broke off after the 200 went out: a cut connection is how the client learns it.
       sink.destroy();
@@ -229,6 +240,7 @@ export class Exchange {
       toolCalls: observer.toolCalls,
       firstTokenMs,
       clientGone: result.clientGone,
+      cut: result.cut,
     };
   }
 }

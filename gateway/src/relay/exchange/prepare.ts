@@ -12,6 +12,7 @@ import { type Provider, providerFor, type UpstreamRequest } from '../protocols/i
 import { isObject } from '../protocols/upstream-json.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import type { ChannelSnapshot, WireFormat } from '../types.ts';
+import { passThroughBody, passThroughUpstream } from './pass-through.ts';
 
 /**
  * How one attempt on one channel turns the client's request into the upstream's, for the relay
@@ -67,6 +68,8 @@ export interface AttemptRequest {
   format: WireFormat;
   /** JSON body (an object), or multipart fields and files. */
   body: Record<string, unknown> | FormData;
+  /** The JSON body's bytes as the client sent them (decoded), for pass-through; absent for a channel test. */
+  rawBody?: Uint8Array | undefined;
   /** The model the client asked for. */
   model: string;
   stream: boolean;
@@ -97,6 +100,8 @@ export interface PreparedUpstream extends UpstreamTarget {
  * override, a setting the provider needs) as RelayRuleErrors.
  */
 export function prepareUpstream(target: UpstreamTarget, input: AttemptRequest): PreparedUpstream {
+  const raw = passThroughBody(target, input);
+  if (raw) return passThroughUpstream(target, input, raw);
   const { provider, upstreamFormat } = target;
   const { channel, key } = input;
   let upstreamModel = target.upstreamModel;

@@ -58,8 +58,8 @@ export interface BuildInput {
   channel: ChannelSnapshot;
   key: string;
   upstreamModel: string;
-  /** Serialised once, finished by the provider's finishBody. */
-  body: string | FormData;
+  /** Serialised once, finished by the provider's finishBody; the client's bytes in pass-through mode. */
+  body: string | Uint8Array | FormData;
   /**
    * The JSON body's object as the channel's param_override left it, before finishBody (which may take
    * out a field that goes elsewhere, as Coze's conversation goes in the query string): a request built

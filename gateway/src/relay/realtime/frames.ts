@@ -10,12 +10,19 @@ const LOW_WATER_BYTES = 1 << 18;
  * without holding any back. When the receiving side cannot keep up, the sending side stops being
  * read (TCP pushes back on its peer) until the queue drains. `inspect` sees each frame after it was
  * handed on, and also a frame the receiver was gone for (a response finishing after the client left
- * is still billed).
+ * is still billed). `rewrite`, when given, decides first what goes on: the frame, another in its
+ * place, or nothing (then nothing is inspected either).
  */
-export function relayFrames(from: WebSocket, to: WebSocket, inspect?: (data: Buffer, isBinary: boolean) => void): void {
+export function relayFrames(
+  from: WebSocket,
+  to: WebSocket,
+  inspect?: (data: Buffer, isBinary: boolean) => void,
+  rewrite?: (data: Buffer, isBinary: boolean) => Buffer | undefined,
+): void {
   let queued = 0;
   from.on('message', (raw: RawData, isBinary: boolean) => {
-    const data = toBuffer(raw);
+    const data = rewrite ? rewrite(toBuffer(raw), isBinary) : toBuffer(raw);
+    if (data === undefined) return;
     if (to.readyState !== to.OPEN) return inspect?.(data, isBinary);
     queued += data.length;
     if (queued > HIGH_WATER_BYTES && !from.isPaused) from.pause();

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WebSocketServer } from 'ws';
-import { resolvePrice } from '../../domain/billing/index.ts';
+import { isFreePrice, resolvePrice } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { AppError } from '../../errors.ts';
 import { assertModelAllowed } from '../auth/key-auth.ts';
@@ -110,7 +110,7 @@ async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise
     options: deps.options,
     acceptUnset: user.acceptUnsetModels,
   });
-  const free = price.perCallUsd === undefined ? price.modelRatio === 0 : price.perCallUsd === 0;
+  const free = isFreePrice(price);
   const holds =
     !(free || price.groupRatio === 0) || deps.options.getBoolean('quota_setting.enable_free_model_pre_consume');
   const reservation = holds ? await holdNext(deps, caller) : undefined;

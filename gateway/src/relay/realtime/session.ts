@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { settleQuota } from '../../domain/billing/index.ts';
+import { settleQuota, type TieredTrace } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
-import type { AppError } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
 import type { RelayCaller } from '../auth/key-auth.ts';
 import { clientType } from '../client-type.ts';
@@ -68,6 +68,8 @@ export class RealtimeSession {
   #billing: Promise<void> = Promise.resolve();
   #total: Usage = { promptTokens: 0, completionTokens: 0 };
   #quota = 0;
+  /** Expression billing: the last response's tier, the session's summed cost. */
+  #tiered: TieredTrace | undefined;
   #responses = 0;
   #channel: ChannelSnapshot | undefined;
   #upstreamModel = '';
@@ -107,7 +109,12 @@ export class RealtimeSession {
       return;
     }
     this.#upstream = upstream;
-    relayFrames(client, upstream, (data, isBinary) => this.#inspectClient(data, isBinary));
+    relayFrames(
+      client,
+      upstream,
+      (data, isBinary) => this.#inspectClient(data, isBinary),
+      (data, isBinary) => this.#screenClient(data, isBinary),
+    );
     relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
     upstream.on('error', (error) => {
       this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
@@ -256,7 +263,20 @@ export class RealtimeSession {
     }
   }
 
-  /** Client events pass through untouched; a `response.create` is counted as in flight. */
+  /**
+   * The sensitive-word check of a client event: one with a listed word is answered with an `error`
+   * event and not passed on (the session goes on), or passed on with the words starred.
+   */
+  #screenClient(data: Buffer, isBinary: boolean): Buffer | undefined {
+    if (isBinary) return data;
+    const screened = this.#deps.sensitive.screenFrame(data);
+    if (!(screened instanceof AppError)) return screened;
+    const message = this.#withRequestId(screened.localized(requestLanguage(this.#request)));
+    this.#send(errorEvent('invalid_request_error', screened.code, message));
+    return undefined;
+  }
+
+  /** Client events pass through as screened; a `response.create` is counted as in flight. */
   #inspectClient(data: Buffer, isBinary: boolean): void {
     if (isBinary || !data.includes(RESPONSE_CREATE)) return;
     if (parseEvent(data)?.type === 'response.create') this.#asked += 1;
@@ -309,20 +329,30 @@ export class RealtimeSession {
     const deps = this.#deps;
     const plan = this.#plan;
     const { user, token } = plan.caller.identity;
-    const { quota } = settleQuota({
+    const { quota, tiered } = settleQuota({
       price: plan.price,
       usage,
       options: deps.options,
       semantics: 'openai',
       model: plan.model,
+      request: { headers: this.#request.headers },
     });
+    if (tiered) this.#tiered = { ...tiered, costUsd: tiered.costUsd + (this.#tiered?.costUsd ?? 0) };
     const held = this.#reservation;
     this.#reservation = undefined;
     // Nothing holds for a response that finished after the session was refused more, or after the
     // response before it while the client was gone: the upstream did the work, so it is owed.
     if (held) await deps.ledger.settle(held, quota);
     else if (quota > 0) {
-      await deps.ledger.chargeOwed({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited }, quota);
+      await deps.ledger.chargeOwed(
+        {
+          userId: user.id,
+          tokenId: token.id,
+          tokenUnlimited: token.unlimited,
+          periodLimits: { user: user.periodLimits, token: token.periodLimits },
+        },
+        quota,
+      );
     }
     this.#quota += quota;
     this.#total = addUsage(this.#total, usage);
@@ -399,6 +429,7 @@ export class RealtimeSession {
         usedChannels: this.#tried,
         requestPath: '/v1/realtime',
         mode: 'realtime',
+        ...(this.#tiered ? { tiered: this.#tiered } : {}),
       }),
     });
   }
@@ -432,5 +463,11 @@ const settingError = (error: AppError) => new DialError(error.status, error.code
 /** Holds for the next response: nothing is set aside, but the wallet and a limited token must still have quota. */
 export function holdNext(deps: PipelineDeps, caller: RelayCaller): Promise<Reservation> {
   const { user, token } = caller.identity;
-  return deps.ledger.reserve({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited, amount: 0 });
+  return deps.ledger.reserve({
+    userId: user.id,
+    tokenId: token.id,
+    tokenUnlimited: token.unlimited,
+    amount: 0,
+    periodLimits: { user: user.periodLimits, token: token.periodLimits },
+  });
 }

@@ -29,6 +29,7 @@ export async function reserveTaskQuota(
       tokenId: token.id > 0 ? token.id : undefined,
       tokenUnlimited: token.unlimited,
       amount,
+      periodLimits: { user: user.periodLimits, token: token.periodLimits },
     });
   } catch (error) {
     if (error instanceof AppError && error.status === 403) throw short(error.message);

@@ -3,6 +3,7 @@ import type { ManageAction } from '../../domain/accounts/permissions.ts';
 import { ROLE, USER_STATUS } from '../../domain/accounts/rules.ts';
 import { userView } from '../../domain/accounts/view.ts';
 import type { Keyring } from '../../domain/keyring.ts';
+import { PERIOD_LIMIT_FIELDS } from '../../domain/ledger/periods/limits.ts';
 import { checkListQuery } from '../../domain/list-query.ts';
 import type { UserRow } from '../../store/database.ts';
 import { USER_SORT_FIELDS } from '../../store/repositories/users.ts';
@@ -52,6 +53,9 @@ export function userResource(admin: UserAdminService, keyring: Keyring): RestRes
         group: field(data, 'group', 'string'),
         quota: field(data, 'quota', 'number'),
         remark: field(data, 'remark', 'string'),
+        ...Object.fromEntries(PERIOD_LIMIT_FIELDS.map((name) => [name, field(data, name, 'number')])),
+        // react-admin sends the record back whole: the limits as shown, or as edited.
+        rate_limits: data.rate_limits ?? undefined,
       });
       // Role and status change only through the manage actions, so their rules apply here too.
       for (const action of manageActions(before, field(data, 'role', 'number'), field(data, 'status', 'number'))) {

@@ -5,6 +5,9 @@ import * as channelObservations from './0003_channel_observations.ts';
 import * as taskBilling from './0004_task_billing.ts';
 import * as midjourneyKeyIndex from './0005_midjourney_key_index.ts';
 import * as logsWithoutTokenIdIndex from './0006_logs_without_token_id_index.ts';
+import * as modelPriceBillingExpr from './0007_model_price_billing_expr.ts';
+import * as periodicQuotas from './0008_periodic_quotas.ts';
+import * as rateLimits from './0009_rate_limits.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -17,4 +20,7 @@ export const migrations: Record<string, SchemaMigration> = {
   '0004_task_billing': taskBilling,
   '0005_midjourney_key_index': midjourneyKeyIndex,
   '0006_logs_without_token_id_index': logsWithoutTokenIdIndex,
+  '0007_model_price_billing_expr': modelPriceBillingExpr,
+  '0008_periodic_quotas': periodicQuotas,
+  '0009_rate_limits': rateLimits,
 };

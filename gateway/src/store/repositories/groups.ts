@@ -5,7 +5,7 @@ import type { Database } from '../database.ts';
 export function listGroups(db: Kysely<Database>) {
   return db
     .selectFrom('groups')
-    .select(['name', 'ratio', 'description', 'selectable', 'user_group_ratios'])
+    .select(['name', 'ratio', 'description', 'selectable', 'user_group_ratios', 'rate_limits'])
     .orderBy('name')
     .execute();
 }

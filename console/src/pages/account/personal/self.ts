@@ -1,12 +1,15 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api } from '../../../providers/http.ts';
 import { ROLE } from '../../../providers/session.ts';
+import type { PeriodUsage } from '../../../resources/periods/periods.ts';
 import type { UserRecord } from '../../../user.ts';
 
 /** GET /api/user/self (spec doc 1 §3 "User"): what the personal settings page shows. */
 export interface SelfUser extends UserRecord {
   /** JSON text of the notification settings (see NotifySetting). */
   setting: string;
+  /** The current daily, weekly and monthly periods that have a limit. */
+  period_usage?: PeriodUsage;
 }
 
 /** The user setting (spec doc 1 §3 "User setting"); the gateway sends whether a webhook secret is set, never it. */

@@ -112,7 +112,7 @@ export function buildClaudeRequest(input: {
   channel: ChannelSnapshot;
   key: string;
   upstreamModel: string;
-  body: string | FormData;
+  body: string | Uint8Array | FormData;
   options: OptionsService;
   clientHeaders: IncomingHttpHeaders;
 }): UpstreamRequest {

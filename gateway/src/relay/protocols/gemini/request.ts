@@ -35,7 +35,7 @@ export function buildGeminiRequest(input: {
   channel: ChannelSnapshot;
   key: string;
   upstreamModel: string;
-  body: string | FormData;
+  body: string | Uint8Array | FormData;
   json?: Json | undefined;
   stream: boolean;
   options: OptionsService;
@@ -45,6 +45,6 @@ export function buildGeminiRequest(input: {
   const model = upstreamModel.replace(/^models\//, '');
   const url = `${base}/${apiVersion(options, model)}/models/${encodeURIComponent(model)}:${method(format, json, stream)}`;
   const headers: Record<string, string> = { 'x-goog-api-key': key };
-  if (typeof body === 'string') headers['content-type'] = 'application/json';
+  if (typeof body === 'string' || body instanceof Uint8Array) headers['content-type'] = 'application/json';
   return { url, method: 'POST', headers, body };
 }

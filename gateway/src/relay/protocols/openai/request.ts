@@ -50,7 +50,7 @@ export function buildOpenAIRequest(input: {
   channel: ChannelSnapshot;
   key: string;
   upstreamModel: string;
-  body: string | FormData;
+  body: string | Uint8Array | FormData;
 }): UpstreamRequest {
   const { format, channel, key, upstreamModel } = input;
   const operation = operationPath(format);
@@ -58,7 +58,7 @@ export function buildOpenAIRequest(input: {
   const base = (channel.baseUrl || type?.baseUrl || '').replace(/\/+$/, '');
   const headers: Record<string, string> = {};
   const body = input.body;
-  if (typeof body === 'string') headers['content-type'] = 'application/json';
+  if (typeof body === 'string' || body instanceof Uint8Array) headers['content-type'] = 'application/json';
   let url: string;
   if (type?.openaiUrl === 'azure') {
     const version = channel.other.trim() || AZURE_DEFAULT_API_VERSION;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import {
@@ -61,6 +62,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   const { db, options } = deps;
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     if (error instanceof MjFailure) {
       return reply.code(error.status).send({ code: error.code, description: error.message, type: 'upstream_error' });
     }
@@ -199,6 +201,7 @@ async function submit(
   const body = request.body;
   const submission = describeSubmission(path, body);
   assertModelAllowed(who, submission.model);
+  deps.sensitive.screen('midjourney', body);
   const { channel, key } = await targetFor(deps, who, submission);
 
   const price = resolvePrice({

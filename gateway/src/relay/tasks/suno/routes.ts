@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
@@ -45,6 +46,7 @@ const success = (data: unknown) => ({ code: 'success', message: '', data });
 export async function sunoPlugin(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   const { db, options } = deps;
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     if (error instanceof SunoFailure) {
       return reply.code(error.status).send({ code: error.code, message: error.message, data: null });
     }
@@ -126,6 +128,7 @@ async function submit(
   const body = request.body;
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
   assertModelAllowed(who, model);
+  deps.sensitive.screen('suno', body);
   const channel = channelFor(deps, who, model);
   const chosen = pickTaskKey(channel, deps.routing);
   if (!chosen) throw new SunoFailure('channel_has_no_key', 'the channel has no enabled key', 503);

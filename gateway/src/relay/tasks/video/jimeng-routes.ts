@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks } from '../../../store/repositories/task-billing.ts';
@@ -39,6 +40,7 @@ function resultData(row: TaskRow) {
  */
 export async function jimengRoutes(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     const failure =
       error instanceof VideoFailure
         ? { status: error.status, message: `${error.code}: ${error.message}` }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks } from '../../../store/repositories/task-billing.ts';
@@ -66,6 +67,7 @@ export function klingTask(row: TaskRow, requestId: string) {
  */
 export async function klingRoutes(app: FastifyInstance, deps: RelayPluginDeps): Promise<void> {
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     let status: number;
     let code: number;
     let message: string;

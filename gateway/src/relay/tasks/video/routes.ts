@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../../api/auth.ts';
+import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestCookie } from '../../../http/cookies.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
@@ -13,7 +14,7 @@ import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, readSubmission, VideoFailure } from './submission.ts';
-import { createVideo, submitVideo, videoTaskKey, videoTaskRef, videoTasksOf } from './submit.ts';
+import { createVideo, screenVideoPrompt, submitVideo, videoTaskKey, videoTaskRef, videoTasksOf } from './submit.ts';
 import { fetchVideoContent } from './upstream.ts';
 import { videoObject, videoProperties, videoUrl } from './view.ts';
 
@@ -46,6 +47,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
     (_request, body, done) => done(null, body),
   );
   app.setErrorHandler(async (error, request, reply) => {
+    setRetryAfter(reply, error);
     if (error instanceof VideoFailure) {
       return reply.code(error.status).send(openAIError(error.message, 'invalid_request_error', error.code));
     }
@@ -215,8 +217,10 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
     async (request, reply) => {
       const who = await caller(request);
       const original = await ownTask(who, request.params.id);
-      const { fields } = await readSubmission(request);
+      const submission = await readSubmission(request);
+      const { fields } = submission;
       if (typeof fields.prompt !== 'string' || fields.prompt.trim() === '') throw invalidVideo('prompt is required');
+      screenVideoPrompt(deps, submission);
       if (original.status !== 'SUCCESS') throw notReady();
       const props = videoProperties(original);
       // A remix happens where the original video is: its channel and key, whatever the routing says today.

@@ -86,6 +86,7 @@ export async function createVideo(
 ): Promise<FastifyReply> {
   const { fields } = order;
   const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : DEFAULT_MODEL;
+  screenVideoPrompt(deps, order);
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
   if (prompt.trim() === '' && !order.promptOptional) throw invalidVideo('prompt is required');
   assertModelAllowed(who, model);
@@ -115,6 +116,12 @@ export async function createVideo(
     upstream: await tasks.submit(channel, chosen.key, job, plan),
     view: order.view,
   });
+}
+
+/** The sensitive-word check of a video prompt: in the fields, and in the form a multipart upload is sent on. */
+export function screenVideoPrompt(deps: RelayPluginDeps, submission: Submission): void {
+  deps.sensitive.screen('video', submission.fields);
+  if (submission.form) deps.sensitive.screen('video', submission.form);
 }
 
 export interface VideoSubmit {

@@ -1,0 +1,13 @@
+import type { RelayCaller } from '../auth/key-auth.ts';
+import type { RoutingIndex } from './index-cache.ts';
+
+/**
+ * The groups a request walks (reference §4.2): the caller's group; for an auto token, its auto groups
+ * that have a channel for the model, in AutoGroups order (the first of them when none has, so that the
+ * request fails with model_not_found in a real group).
+ */
+export function routeGroups(routing: RoutingIndex, caller: RelayCaller, model: string): readonly string[] {
+  if (!caller.autoGroups || caller.pinnedChannelId !== undefined) return [caller.group];
+  const serving = caller.autoGroups.filter((group) => routing.candidates(group, model).length > 0);
+  return serving.length > 0 ? serving : [caller.group];
+}

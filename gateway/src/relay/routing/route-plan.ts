@@ -1,0 +1,151 @@
+import { canConvert } from '../convert/index.ts';
+import { providerFor } from '../protocols/index.ts';
+import type { ChannelSnapshot, WireFormat } from '../types.ts';
+import type { RoutingIndex } from './index-cache.ts';
+import { resolveModelMapping } from './model-mapping.ts';
+import { pickChannel, type Tier } from './picker.ts';
+
+export interface RoutePlanInput {
+  routing: RoutingIndex;
+  /** The groups to walk, in order (one for a plain token; the auto groups with a channel for an auto token). */
+  groups: readonly string[];
+  /** Cross-group retry: a group that has used its attempts hands the next one to the next group. */
+  crossGroup: boolean;
+  /** RetryTimes: each group gets this many retries after its first attempt. */
+  retries: number;
+  model: string;
+  format: WireFormat;
+  /** The channel channel affinity remembers for this request: tried first when it can serve. */
+  preferred?: number | undefined;
+  random?: (() => number) | undefined;
+}
+
+/** A channel to try, and the group it is tried (and, if it answers, billed) in. */
+export interface Pick {
+  channel: ChannelSnapshot;
+  group: string;
+  /** The channel is the one channel affinity remembered. */
+  preferred: boolean;
+}
+
+/**
+ * The channels one request may go to, attempt by attempt (reference §4.2–§4.3): the first group's
+ * candidates, a failed channel never again; with cross-group retry, once a group has had RetryTimes + 1
+ * attempts or has no untried channel left, the next group's. The remembered channel of channel
+ * affinity goes first when one of the groups offers it.
+ */
+export class RoutePlan {
+  readonly #input: RoutePlanInput;
+  readonly #failed = new Set<number>();
+  #groupIndex = 0;
+  #attemptsInGroup = 0;
+  #preferredOffered = false;
+
+  constructor(input: RoutePlanInput) {
+    this.#input = input;
+  }
+
+  /** The group the plan is in now: the one the next attempt is made (and billed) in. */
+  get group(): string {
+    return this.#input.groups[this.#groupIndex] ?? this.#input.groups[0] ?? '';
+  }
+
+  /** Channel ids tried so far, in order. */
+  get tried(): number[] {
+    return [...this.#failed];
+  }
+
+  /** Whether the remembered channel is among the candidates (enabled, serving the model in one of the groups). */
+  preferredAvailable(): boolean {
+    return this.#findPreferred() !== undefined;
+  }
+
+  /** The next channel to try; undefined when the plan is spent. */
+  next(): Pick | undefined {
+    const { groups, crossGroup, retries } = this.#input;
+    if (!this.#preferredOffered) {
+      this.#preferredOffered = true;
+      const found = this.#findPreferred();
+      if (found) {
+        this.#groupIndex = found.groupIndex;
+        return this.#take(found.channel, true);
+      }
+    }
+    while (this.#groupIndex < groups.length) {
+      if (this.#attemptsInGroup <= retries) {
+        const candidates = this.#candidates(this.group);
+        const channel = pickChannel({
+          candidates,
+          exclude: this.#excluded(candidates),
+          random: this.#input.random,
+        });
+        if (channel) return this.#take(channel, false);
+      }
+      if (!crossGroup) return undefined;
+      this.#groupIndex++;
+      this.#attemptsInGroup = 0;
+    }
+    return undefined;
+  }
+
+  /** Attempts still allowed after the last one: in this group, and in the next groups with cross-group retry. */
+  remainingRetries(): number {
+    const { groups, crossGroup, retries } = this.#input;
+    const here = Math.max(0, retries + 1 - this.#attemptsInGroup);
+    const later = crossGroup ? (groups.length - this.#groupIndex - 1) * (retries + 1) : 0;
+    return here + Math.max(0, later);
+  }
+
+  #take(channel: ChannelSnapshot, preferred: boolean): Pick {
+    this.#failed.add(channel.id);
+    this.#attemptsInGroup++;
+    return { channel, group: this.group, preferred };
+  }
+
+  #findPreferred(): { channel: ChannelSnapshot; groupIndex: number } | undefined {
+    const id = this.#input.preferred;
+    if (id === undefined || this.#failed.has(id)) return undefined;
+    const walkable = this.#input.crossGroup ? this.#input.groups.length : Math.min(1, this.#input.groups.length);
+    for (let groupIndex = 0; groupIndex < walkable; groupIndex++) {
+      const candidates = this.#candidates(this.#input.groups[groupIndex] ?? '');
+      const excluded = this.#excluded(candidates);
+      for (const tier of candidates) {
+        for (const channel of tier.channels) {
+          if (channel.id === id && !excluded.has(id)) return { channel, groupIndex };
+        }
+      }
+    }
+    return undefined;
+  }
+
+  #candidates(group: string): readonly Tier[] {
+    return this.#input.routing.candidates(group, this.#input.model);
+  }
+
+  /** Channels never picked: those that failed in this request, and those that cannot serve its format. */
+  #excluded(candidates: readonly Tier[]): Set<number> {
+    const excluded = unservable(candidates, this.#input.format, this.#input.model);
+    for (const id of this.#failed) excluded.add(id);
+    return excluded;
+  }
+}
+
+/**
+ * The candidates whose protocol cannot serve a request of this format (a Responses compaction on an
+ * Anthropic channel), passed over while another candidate can; none when none can (the pick then
+ * fails with format_unsupported, which says why).
+ */
+function unservable(candidates: readonly Tier[], format: WireFormat, model: string): Set<number> {
+  const cannot = new Set<number>();
+  let can = false;
+  for (const tier of candidates) {
+    for (const channel of tier.channels) {
+      const mapping = resolveModelMapping(model, channel.modelMapping);
+      const upstream = providerFor(channel.type).nativeFormat(format, mapping.ok ? mapping.upstreamModel : model);
+      if (upstream && canConvert(format, upstream)) can = true;
+      else cannot.add(channel.id);
+    }
+  }
+  if (!can) cannot.clear();
+  return cannot;
+}
