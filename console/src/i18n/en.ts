@@ -1376,7 +1376,6 @@ export const en = {
       email_verification: 'Email verification at registration',
       epay_id: 'Epay merchant id',
       epay_key: 'Epay merchant key',
-      expose_ratio: 'Expose ratios',
       footer: 'Footer',
       gemini_imagine_models: 'Image generation models',
       gemini_safety: 'Safety settings',
@@ -1456,9 +1455,6 @@ export const en = {
       wechat_qrcode: 'Official account QR code URL',
       wechat_server_address: 'WeChat server address',
       wechat_server_token: 'WeChat server token',
-      worker_allow_http: 'Allow http image fetches',
-      worker_key: 'Worker key',
-      worker_url: 'Worker URL',
     },
   },
 

@@ -1564,7 +1564,6 @@ export const zh = {
       email_verification: '注册时需要邮箱验证',
       epay_id: '易支付商户 ID',
       epay_key: '易支付商户密钥',
-      expose_ratio: '公开倍率',
       footer: '页脚',
       gemini_imagine_models: '支持图像生成的模型',
       gemini_safety: '安全设置',
@@ -1644,9 +1643,6 @@ export const zh = {
       wechat_qrcode: '公众号二维码图片地址',
       wechat_server_address: '微信服务器地址',
       wechat_server_token: '微信服务器访问凭证',
-      worker_allow_http: '允许通过 HTTP 获取图片',
-      worker_key: 'Worker 密钥',
-      worker_url: 'Worker 地址',
     },
   },
 

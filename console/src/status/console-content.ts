@@ -162,9 +162,16 @@ export function blankEntry(kind: ContentKind, entries: readonly ContentEntry[], 
   return entry;
 }
 
+/** The status flag that turns each panel on (console_setting.<kind>_enabled). */
+const PANEL_FLAGS: Record<ContentKind, string> = {
+  api_info: 'api_info_enabled',
+  announcements: 'announcements_enabled',
+  faq: 'faq_enabled',
+};
+
 /** What the dashboard shows of one kind: the entries when the panel is on and has any, else undefined. */
 export function panelEntries(status: StatusFields, kind: ContentKind): ContentEntry[] | undefined {
-  if (status[`${kind}_enabled`] !== true) return undefined;
+  if (status[PANEL_FLAGS[kind]] !== true) return undefined;
   const entries = readList(status[kind]).filter((entry) => checkEntry(kind, entry).length === 0);
   return entries.length > 0 ? entries : undefined;
 }

@@ -4,7 +4,8 @@ import type { SetupService } from './setup.ts';
 /**
  * Features new-api's front ends offer when these flags are on, and that Tollgate does not serve (no
  * route behind them): Discord sign-in, passkeys, daily check-in, the Uptime Kuma panel
- * (/api/uptime/status) and Stripe payments. Always off, so those front ends hide them.
+ * (/api/uptime/status) and Stripe payments. Always off, so those front ends hide them; their options
+ * are not in the option table either, so nothing can switch them on.
  */
 const NOT_OFFERED = {
   discord_oauth: false,
@@ -59,7 +60,6 @@ export class StatusService {
       price: num('Price'),
       usd_exchange_rate: num('USDExchangeRate'),
       min_topup: num('MinTopUp'),
-      stripe_unit_price: num('StripeUnitPrice'),
       pay_methods: o.getJson('PayMethods'),
       enable_online_topup: this.#onlineTopUpEnabled(),
 

@@ -183,7 +183,6 @@ export const MODEL_RATIO_SECTION: OptionSectionDef = {
     json('ImageRatio', 'settings.fields.image_ratio'),
     json('AudioRatio', 'settings.fields.audio_ratio'),
     json('AudioCompletionRatio', 'settings.fields.audio_completion_ratio'),
-    sw('ExposeRatioEnabled', 'settings.fields.expose_ratio'),
   ],
 };
 
@@ -270,12 +269,7 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
   {
     id: 'system_general',
     title: 'settings.sections.system_general',
-    fields: [
-      text('ServerAddress', 'settings.fields.server_address'),
-      text('WorkerUrl', 'settings.fields.worker_url'),
-      secret('WorkerValidKey', 'settings.fields.worker_key'),
-      sw('WorkerAllowHttpImageRequestEnabled', 'settings.fields.worker_allow_http'),
-    ],
+    fields: [text('ServerAddress', 'settings.fields.server_address')],
   },
   {
     // What the gateway may fetch when a URL comes from a user or an upstream (webhooks, notifyHook, images).

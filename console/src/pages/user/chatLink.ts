@@ -29,3 +29,32 @@ export function chatLinkUrl(chatLink: string, key: string, address: string): str
   const settings = JSON.stringify({ key: skKey(key), url: address });
   return `${chatLink.replace(/\/+$/, '')}/#/?settings=${encodeURIComponent(settings)}`;
 }
+
+/** A chat client the token list offers: its name, and how it is opened with a key on this server. */
+export interface ChatClient {
+  name: string;
+  url(key: string, address: string): string;
+}
+
+/**
+ * Every chat client the token list offers: the two fixed ones new-api's token list has always offered when
+ * their links are set (`ChatLink` opens ChatGPT Next Web, `ChatLink2` ChatGPT Web with Midjourney, both with
+ * the key and address in their settings), then the saved `Chats` templates. Undefined when `Chats` holds a
+ * value of the wrong shape.
+ */
+export function chatClients(
+  links: { chat_link?: string; chat_link2?: string },
+  saved: Array<{ name: string; link: string }> | undefined,
+): ChatClient[] | undefined {
+  if (saved === undefined) return undefined;
+  const fixed: ChatClient[] = [];
+  const add = (name: string, base: string | undefined) => {
+    if (base) fixed.push({ name, url: (key, address) => chatLinkUrl(base, key, address) });
+  };
+  add('ChatGPT Next Web', links.chat_link);
+  add('ChatGPT Web & Midjourney', links.chat_link2);
+  return [
+    ...fixed,
+    ...saved.map(({ name, link }) => ({ name, url: (key: string, address: string) => chatUrl(link, key, address) })),
+  ];
+}

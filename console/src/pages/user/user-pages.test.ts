@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatDateTime, parseDateTime } from '../../format/time.ts';
 import { frtColor, parseOther, statQuery, timeColor } from '../../resources/log/log.ts';
-import { chatLinkUrl, chatUrl, skKey } from './chatLink.ts';
+import { chatClients, chatLinkUrl, chatUrl, skKey } from './chatLink.ts';
 import { displayPrice, matchesModel, type PricingItem, usdPrices } from './pricing.ts';
 import { errorText, SseParser } from './stream.ts';
 
@@ -71,6 +71,28 @@ describe('chat links (spec doc 3 §2)', () => {
     expect(chatLinkUrl('https://chat.example/', 'sk-abc', 'https://gw.example')).toBe(
       `https://chat.example/#/?settings=${encodeURIComponent('{"key":"sk-abc","url":"https://gw.example"}')}`,
     );
+  });
+});
+
+describe('chat clients of the token list', () => {
+  const saved = [{ name: 'Lobe', link: 'https://lobe.example/?key={key}' }];
+  const names = (clients: ReturnType<typeof chatClients>) => clients?.map((client) => client.name);
+
+  it('offers ChatLink and ChatLink2 when set, before the saved clients', () => {
+    const both = chatClients({ chat_link: 'https://next.example', chat_link2: 'https://mj.example/' }, saved);
+    expect(names(both)).toEqual(['ChatGPT Next Web', 'ChatGPT Web & Midjourney', 'Lobe']);
+    expect(both?.[1]?.url('abc', 'https://gw.example')).toBe(
+      chatLinkUrl('https://mj.example/', 'abc', 'https://gw.example'),
+    );
+    expect(both?.[2]?.url('abc', 'https://gw.example')).toBe('https://lobe.example/?key=sk-abc');
+    expect(names(chatClients({ chat_link: '', chat_link2: 'https://mj.example' }, []))).toEqual([
+      'ChatGPT Web & Midjourney',
+    ]);
+    expect(names(chatClients({}, []))).toEqual([]);
+  });
+
+  it('says a badly saved Chats value is bad even when the fixed links are set', () => {
+    expect(chatClients({ chat_link: 'https://next.example' }, undefined)).toBeUndefined();
   });
 });
 

@@ -24,7 +24,7 @@ import {
 } from 'react-admin';
 import { formatQuota } from '../../format/quota.ts';
 import { formatSeconds } from '../../format/time.ts';
-import { chatUrl, skKey } from '../../pages/user/chatLink.ts';
+import { type ChatClient, chatClients, skKey } from '../../pages/user/chatLink.ts';
 import { revealKey, revealKeys, serverAddress } from '../../pages/user/chatTokens.ts';
 import { useClipboard } from '../../pages/user/clipboard.tsx';
 import { errorMessage } from '../../providers/http.ts';
@@ -251,8 +251,8 @@ function ToggleButton() {
 }
 
 /**
- * Chat links (spec doc 2 §2, §8): one entry per saved chat client, opening it with this token's key; a
- * saved value of the wrong shape or no chat client at all says so.
+ * Chat links (spec doc 2 §2, §8): one entry per chat client (chatClients), opening it with this token's
+ * key; a saved value of the wrong shape or no chat client at all says so.
  */
 function ChatButton() {
   const record = useRecordContext<TokenRecord>();
@@ -261,7 +261,8 @@ function ChatButton() {
   const { status } = useStatus();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   if (!record) return null;
-  const open = (template: string) => {
+  const clients = chatClients(status, chatLinks(status));
+  const open = (client: ChatClient) => {
     setAnchor(null);
     // The window opens within the click (a popup blocker allows only that); the key arrives after.
     const chat = window.open('', '_blank');
@@ -269,7 +270,7 @@ function ChatButton() {
       .then((key) => {
         if (!chat) return;
         chat.opener = null;
-        chat.location.href = chatUrl(template, key, serverAddress(status));
+        chat.location.href = client.url(key, serverAddress(status));
       })
       .catch((error) => {
         chat?.close();
@@ -277,10 +278,9 @@ function ChatButton() {
       });
   };
   const onClick = (event: MouseEvent<HTMLElement>) => {
-    const links = chatLinks(status);
-    if (links === undefined) notify('token.chat_bad_config', { type: 'error' });
-    else if (links.length === 0) notify('token.chat_not_configured', { type: 'warning' });
-    else if (links.length === 1) open(links[0]!.link);
+    if (clients === undefined) notify('token.chat_bad_config', { type: 'error' });
+    else if (clients.length === 0) notify('token.chat_not_configured', { type: 'warning' });
+    else if (clients.length === 1) open(clients[0]!);
     else setAnchor(event.currentTarget);
   };
   return (
@@ -289,9 +289,9 @@ function ChatButton() {
         {translate('token.chat')}
       </Button>
       <Menu anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
-        {(chatLinks(status) ?? []).map((link) => (
-          <MenuItem key={link.name} onClick={() => open(link.link)}>
-            {link.name}
+        {(clients ?? []).map((client) => (
+          <MenuItem key={client.name} onClick={() => open(client)}>
+            {client.name}
           </MenuItem>
         ))}
       </Menu>

@@ -118,7 +118,6 @@ const entries = <K extends string>(
 
 const ratioMap = shape.record(shape.number(0));
 const stringList = shape.array(shape.string());
-const objectList = shape.array(shape.object());
 /** The colours an API address may be tagged with (new-api's palette names). */
 export const API_INFO_COLORS = [
   'blue',
@@ -193,9 +192,6 @@ export const OPTION_DEFINITIONS = [
   // Public by design: the browser needs it and GET /api/status hands it out.
   text('TurnstileSiteKey'),
   secret('TurnstileSecretKey'),
-  bool('discord.enabled', false),
-  text('discord.client_id'),
-  secret('discord.client_secret'),
   bool('oidc.enabled', false),
   text('oidc.client_id'),
   secret('oidc.client_secret'),
@@ -203,14 +199,6 @@ export const OPTION_DEFINITIONS = [
   url('oidc.authorization_endpoint'),
   url('oidc.token_endpoint'),
   url('oidc.user_info_endpoint'),
-  bool('passkey.enabled', false),
-  text('passkey.rp_display_name'),
-  text('passkey.rp_id'),
-  /** Comma-separated allowed origins; empty means the server address. */
-  text('passkey.origins'),
-  bool('passkey.allow_insecure_origin', false),
-  text('passkey.user_verification', 'preferred', ['required', 'preferred', 'discouraged']),
-  text('passkey.attachment_preference', '', ['', 'platform', 'cross-platform']),
 
   // Mail
   text('SMTPServer'),
@@ -256,7 +244,6 @@ export const OPTION_DEFINITIONS = [
       }),
     ),
   ),
-  json('console_setting.uptime_kuma_groups', [], objectList),
   json(
     'console_setting.announcements',
     [],
@@ -264,7 +251,6 @@ export const OPTION_DEFINITIONS = [
   ),
   json('console_setting.faq', [], shape.array(shape.object({ question: shape.string(), answer: shape.string() }))),
   bool('console_setting.api_info_enabled', true),
-  bool('console_setting.uptime_kuma_enabled', true),
   bool('console_setting.announcements_enabled', true),
   bool('console_setting.faq_enabled', true),
 
@@ -307,7 +293,6 @@ export const OPTION_DEFINITIONS = [
   json('ImageRatio', DEFAULT_IMAGE_RATIO, ratioMap),
   json('AudioRatio', DEFAULT_AUDIO_RATIO, ratioMap),
   json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),
-  bool('ExposeRatioEnabled', false),
   json('billing_setting.billing_mode', {}, shape.record(shape.string())),
   { ...json('billing_setting.billing_expr', {}, shape.record(shape.string())), values: 'billing-expressions' },
   /** Tollgate's: the IANA time zone the clock functions of billing expressions (`hour()`, …) read. */
@@ -388,7 +373,6 @@ export const OPTION_DEFINITIONS = [
   ),
   /** Every channel forwards the client's own bytes when no conversion is needed (relay/exchange/pass-through.ts). */
   bool('global.pass_through_request_enabled', false),
-  json('global.thinking_model_blacklist', ['moonshotai/kimi-k2-thinking', 'kimi-k2-thinking'], stringList),
   json(
     'global.chat_completions_to_responses_policy',
     { enabled: false, all_channels: true, channel_ids: [], channel_types: [], model_patterns: [] },
@@ -464,27 +448,6 @@ export const OPTION_DEFINITIONS = [
   bool('gemini.function_call_thought_signature_enabled', true),
   bool('gemini.remove_function_response_id_enabled', true),
 
-  // Other providers
-  bool('grok.violation_deduction_enabled', true),
-  /** USD charged when xAI rejects a request for a policy violation. */
-  num('grok.violation_deduction_amount', 0.05, nonNegative),
-  json(
-    'qwen.sync_image_models',
-    ['z-image', 'qwen-image', 'wan2.6', 'qwen-image-edit', 'qwen-image-edit-plus', 'qwen-image-edit-max'],
-    stringList,
-  ),
-
-  // Request bodies and system load
-  bool('performance_setting.disk_cache_enabled', false),
-  int('performance_setting.disk_cache_threshold_mb', 10, nonNegative),
-  int('performance_setting.disk_cache_max_size_mb', 1024, nonNegative),
-  /** Empty means the system temporary directory. */
-  text('performance_setting.disk_cache_path'),
-  bool('performance_setting.monitor_enabled', true),
-  num('performance_setting.monitor_cpu_threshold', 90, { min: 0, max: 100 }),
-  num('performance_setting.monitor_memory_threshold', 90, { min: 0, max: 100 }),
-  num('performance_setting.monitor_disk_threshold', 95, { min: 0, max: 100 }),
-
   // Outgoing fetches of user-supplied URLs (images, webhooks)
   bool('fetch_setting.enable_ssrf_protection', true),
   bool('fetch_setting.allow_private_ip', false),
@@ -497,15 +460,6 @@ export const OPTION_DEFINITIONS = [
   /** "443" or "8000-9000"; an empty list allows any port. */
   entries('fetch_setting.allowed_ports', ['80', '443', '8080', '8443'], 'port-ranges'),
   bool('fetch_setting.apply_ip_filter_for_domain', true),
-  url('WorkerUrl'),
-  secret('WorkerValidKey'),
-  bool('WorkerAllowHttpImageRequestEnabled', false),
-
-  // Legacy permission levels, kept so that new-api option dumps load
-  int('FileUploadPermission', 0, nonNegative),
-  int('FileDownloadPermission', 0, nonNegative),
-  int('ImageUploadPermission', 0, nonNegative),
-  int('ImageDownloadPermission', 0, nonNegative),
 
   // Top-up: epay
   url('PayAddress'),
@@ -524,45 +478,8 @@ export const OPTION_DEFINITIONS = [
     ],
     shape.array(shape.object({ name: shape.string(), type: shape.string() })),
   ),
-  json('payment_setting.amount_options', [10, 20, 50, 100, 200, 500], shape.array(shape.number(0))),
   /** amount -> discount factor. */
   json('payment_setting.amount_discount', {}, ratioMap),
-
-  // Top-up: Stripe
-  secret('StripeApiSecret'),
-  secret('StripeWebhookSecret'),
-  text('StripePriceId'),
-  num('StripeUnitPrice', 8, nonNegative),
-  int('StripeMinTopUp', 1, nonNegative),
-  bool('StripePromotionCodesEnabled', false),
-
-  // Top-up: Creem
-  secret('CreemApiKey'),
-  json('CreemProducts', [], objectList),
-  bool('CreemTestMode', false),
-  secret('CreemWebhookSecret'),
-
-  // Top-up: Waffo
-  bool('WaffoEnabled', false),
-  secret('WaffoApiKey'),
-  secret('WaffoPrivateKey'),
-  text('WaffoPublicCert'),
-  text('WaffoSandboxPublicCert'),
-  secret('WaffoSandboxApiKey'),
-  secret('WaffoSandboxPrivateKey'),
-  bool('WaffoSandbox', false),
-  text('WaffoMerchantId'),
-  url('WaffoNotifyUrl'),
-  url('WaffoReturnUrl'),
-  text('WaffoCurrency', 'USD'),
-  num('WaffoUnitPrice', 1, nonNegative),
-  int('WaffoMinTopUp', 1, nonNegative),
-  json('WaffoPayMethods', [], objectList),
-
-  // Daily check-in
-  bool('checkin_setting.enabled', false),
-  int('checkin_setting.min_quota', 1000, nonNegative),
-  int('checkin_setting.max_quota', 10000, nonNegative),
 ] as const;
 
 type Definitions = (typeof OPTION_DEFINITIONS)[number];

@@ -135,7 +135,7 @@ describe('OptionsService', () => {
     const options = await pod();
     await options.setMany({ SMTPToken: 'smtp-password', GitHubClientSecret: 'gh-secret', TurnstileSiteKey: 'site' });
     const listed = new Map(options.publicList().map(({ key, value }) => [key, value]));
-    for (const key of ['SMTPToken', 'GitHubClientSecret', 'TurnstileSecretKey', 'EpayKey', 'StripeApiSecret']) {
+    for (const key of ['SMTPToken', 'GitHubClientSecret', 'TurnstileSecretKey', 'EpayKey', 'WeChatServerToken']) {
       expect(listed.has(key), key).toBe(false);
     }
     expect(listed.get('TurnstileSiteKey')).toBe('site');
