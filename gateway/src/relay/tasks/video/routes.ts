@@ -10,6 +10,7 @@ import { authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
 import type { UpstreamResponse } from '../../transport.ts';
+import { inTaskGroup } from '../route.ts';
 import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
@@ -236,7 +237,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
       };
       const plan = tasks.plan(job);
       if (typeof plan === 'string') throw new VideoFailure('channel_gone', plan, 503);
-      return submitVideo(deps, who, request, reply, {
+      return submitVideo(deps, inTaskGroup(who, original.group), request, reply, {
         tasks,
         channel,
         keyIndex: ref.keyIndex ?? 0,
