@@ -12,7 +12,6 @@ import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
-import { inGroup } from '../routing/auto-group.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickKey } from '../routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
@@ -69,8 +68,8 @@ export class RealtimeSession {
   readonly #request: FastifyRequest;
   readonly #plan: SessionPlan;
   readonly #client: WebSocket;
-  /** The caller as billed: in the group of the channel the session was dialled on. */
-  #caller: RelayCaller;
+  /** The group billed, and its price: the group of the channel the session was dialled on. */
+  #group: string;
   #price: ModelPrice;
   #upstream: WebSocket | undefined;
   #reservation: Reservation | undefined;
@@ -100,7 +99,7 @@ export class RealtimeSession {
     this.#request = request;
     this.#plan = plan;
     this.#client = client;
-    this.#caller = plan.caller;
+    this.#group = plan.caller.group;
     this.#price = plan.price;
     this.#reservation = plan.reservation;
   }
@@ -267,8 +266,8 @@ export class RealtimeSession {
       const socket = await dialRealtime(target, channel, this.#deps.transport.timeouts.headersTimeoutMs);
       noteRelay(this.#request, { channel: String(channel.id), group });
       this.#channel = channel;
-      if (group !== this.#caller.group) {
-        this.#caller = inGroup(plan.caller, group);
+      if (group !== this.#group) {
+        this.#group = group;
         this.#price = plan.priceIn(group);
       }
       this.#upstreamModel = mapping.upstreamModel;
@@ -373,7 +372,7 @@ export class RealtimeSession {
     this.#total = addUsage(this.#total, usage);
     this.#responses += 1;
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
-    deps.metrics.billed({ model: plan.model, group: this.#caller.group, firstTokenMs: undefined, usage, quota });
+    deps.metrics.billed({ model: plan.model, group: this.#group, firstTokenMs: undefined, usage, quota });
     if (!plan.holds || this.#closing) return;
     try {
       this.#reservation = await holdNext(deps, plan.caller);
@@ -425,7 +424,7 @@ export class RealtimeSession {
       channelId: channel.id,
       channelName: channel.name,
       modelName: plan.model,
-      group: this.#caller.group,
+      group: this.#group,
       useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
       isStream: true,
       ip: '',
@@ -445,7 +444,7 @@ export class RealtimeSession {
         requestPath: '/v1/realtime',
         mode: 'realtime',
         ...(this.#tiered ? { tiered: this.#tiered } : {}),
-        ...(plan.caller.autoGroups ? { extra: { auto_group: this.#caller.group } } : {}),
+        ...(plan.caller.autoGroups ? { extra: { auto_group: this.#group } } : {}),
       }),
     });
   }
