@@ -6,6 +6,7 @@ import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { type MockMidjourney, startMockMidjourney } from '../support/mock-midjourney.ts';
 import { type MockRealtime, realtimeUsage, startMockRealtime } from '../support/mock-realtime.ts';
+import { type MockSora, startMockSora } from '../support/mock-sora.ts';
 import { type MockSuno, startMockSuno } from '../support/mock-suno.ts';
 import { billed as billedBy } from '../support/usage.ts';
 import { eventually, waitFor } from '../support/wait.ts';
@@ -17,10 +18,10 @@ import { eventually, waitFor } from '../support/wait.ts';
 // cannot pass; every quota is the formula worked out by hand, to the unit.
 const RATIOS = { default: 0.5, vip: 2, svip: 3 };
 const QUOTA_PER_UNIT = 500_000;
-const PRICES = { mj_imagine: 0.1, mj_describe: 0.05, suno_music: 0.2 };
-/** Per-call price × QuotaPerUnit × group ratio. */
-const taskQuota = (model: keyof typeof PRICES, group: keyof typeof RATIOS) =>
-  Math.round(PRICES[model] * QUOTA_PER_UNIT * RATIOS[group]);
+const PRICES = { mj_imagine: 0.1, mj_describe: 0.05, mj_upscale: 0.04, suno_music: 0.2, 'sora-2': 0.3 };
+/** Per-call price × QuotaPerUnit × group ratio (× the task's own ratios: a Sora video's seconds). */
+const taskQuota = (model: keyof typeof PRICES, group: keyof typeof RATIOS, ratio = 1) =>
+  Math.round(PRICES[model] * QUOTA_PER_UNIT * RATIOS[group] * ratio);
 const RT_USAGE = { textIn: 100, audioIn: 0, textOut: 50, audioOut: 0 };
 /** (text in + text out × completion ratio 1) × model ratio 1 × group ratio. */
 const realtimeQuota = (group: keyof typeof RATIOS) => Math.round((100 + 50) * RATIOS[group]);
@@ -31,12 +32,14 @@ let root: DashboardClient;
 let mj: MockMidjourney;
 let suno: MockSuno;
 let realtime: MockRealtime;
+let sora: MockSora;
 const channelIds: Record<string, number> = {};
 
 beforeAll(async () => {
   mj = await startMockMidjourney('mj-secret');
   suno = await startMockSuno('suno-key');
   realtime = await startMockRealtime(['rt-key']);
+  sora = await startMockSora('sora-key');
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
@@ -63,6 +66,8 @@ beforeAll(async () => {
       base_url: mj.url,
       models: 'mj_imagine,mj_describe',
     },
+    { name: 'sora-vip', type: 55, group: 'vip', key: 'sora-wrong', base_url: sora.url, models: 'sora-2' },
+    { name: 'sora-default', type: 55, group: 'default', key: 'sora-key', base_url: sora.url, models: 'sora-2' },
     { name: 'suno-default', type: 36, group: 'default', key: 'suno-key', base_url: suno.url, models: 'suno_music' },
     { name: 'rt-vip', type: 1, group: 'vip', key: 'rt-wrong', base_url: realtime.url, models: 'rt-refused' },
     {
@@ -88,12 +93,14 @@ afterAll(async () => {
   await mj?.close();
   await suno?.close();
   await realtime?.close();
+  await sora?.close();
 });
 
 beforeEach(() => {
   mj.requests.length = 0;
   suno.requests.length = 0;
   realtime.connections.length = 0;
+  sora.requests.length = 0;
 });
 
 /** A new token of root's; the first request of a new key may race the routing index, so it waits for the model list. */
@@ -165,6 +172,25 @@ describe('Midjourney submissions of an auto token', () => {
     expect(log).toMatchObject({ group: 'default', channel_id: channelIds['mj-default'] });
     expect(log.other).toMatchObject({ auto_group: 'default', group_ratio: RATIOS.default });
     expect(await mjRow(answer.result)).toMatchObject({ group: 'default', quota: taskQuota('mj_describe', 'default') });
+    await expectBooksBalance();
+  });
+
+  it('send a follow-up to the channel of its task, billed in the group that task was served in', async () => {
+    const key = await tokenKey({ group: 'auto' });
+    const submitted = await post(key, '/mj/submit/imagine', { prompt: 'a harbour' });
+    const original = ((await submitted.json()) as Record<string, any>).result as string;
+    await gateway.options.set('MjActionCheckSuccessEnabled', 'false');
+    try {
+      const log = await billedBy(gateway, async () => {
+        const response = await post(key, '/mj/submit/change', { action: 'UPSCALE', index: 1, taskId: original });
+        expect(response.status).toBe(200);
+      });
+      expect(log.quota).toBe(taskQuota('mj_upscale', 'default'));
+      expect(log).toMatchObject({ group: 'default', channel_id: channelIds['mj-default'], model_name: 'mj_upscale' });
+      expect(log.other).toMatchObject({ auto_group: 'default', group_ratio: RATIOS.default });
+    } finally {
+      await gateway.options.set('MjActionCheckSuccessEnabled', 'true');
+    }
   });
 
   it('without cross_group_retry, stay in the first group: its refusal is the answer, nothing charged', async () => {
@@ -197,6 +223,24 @@ describe('Suno submissions of an auto token', () => {
       .where('task_id', '=', answer.data)
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ group: 'default', quota: taskQuota('suno_music', 'default') });
+  });
+});
+
+describe('video submissions of an auto token', () => {
+  it('with cross_group_retry, move to the next group when the first refuses, billed there with the seconds ratio', async () => {
+    const key = await tokenKey({ group: 'auto', cross_group_retry: true });
+    let video: Record<string, any> = {};
+    const log = await billedBy(gateway, async () => {
+      const response = await post(key, '/v1/videos', { model: 'sora-2', prompt: 'a lighthouse', seconds: '4' });
+      video = (await response.json()) as Record<string, any>;
+      expect(response.status).toBe(200);
+    });
+    const submissions = sora.requests.filter((r) => r.method === 'POST' && r.path === '/v1/videos');
+    expect(submissions.map((r) => r.headers.authorization)).toEqual(['Bearer sora-wrong', 'Bearer sora-key']);
+    expect(log.quota).toBe(taskQuota('sora-2', 'default', 4));
+    expect(log).toMatchObject({ group: 'default', channel_id: channelIds['sora-default'] });
+    expect(log.other).toMatchObject({ auto_group: 'default', group_ratio: RATIOS.default, task_id: video.id });
+    await expectBooksBalance();
   });
 });
 
@@ -237,6 +281,7 @@ describe('Realtime sessions of an auto token', () => {
       group_ratio: RATIOS.default,
       admin_info: { use_channel: [String(channelIds['rt-vip']), String(channelIds['rt-default'])] },
     });
+    await expectBooksBalance();
   });
 });
 
@@ -247,4 +292,43 @@ async function consumeLogCount(): Promise<number> {
     .where('type', '=', 2)
     .executeTakeFirstOrThrow();
   return Number(row.count);
+}
+
+/**
+ * The books: what the consume logs charged equals what root and each channel record as used, and what
+ * each of root's tokens records (the usage writer applies relay charges in batches, hence the wait).
+ */
+async function expectBooksBalance(): Promise<void> {
+  const db = gateway.store.db;
+  const logged = async (column: 'token_id' | 'user_id' | 'channel_id', id: number) =>
+    Number(
+      (
+        await db
+          .selectFrom('logs')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('quota'), eb.val(0)).as('total'))
+          .where('type', '=', 2)
+          .where(column, '=', id)
+          .executeTakeFirstOrThrow()
+      ).total,
+    );
+  const books = await eventually(
+    async () => {
+      const user = await db
+        .selectFrom('users')
+        .select(['id', 'used_quota'])
+        .where('username', '=', 'root')
+        .executeTakeFirstOrThrow();
+      const tokens = await db.selectFrom('tokens').select(['id', 'used_quota']).execute();
+      const channels = await db.selectFrom('channels').select(['id', 'used_quota']).execute();
+      return [
+        [Number(user.used_quota), await logged('user_id', user.id)],
+        ...(await Promise.all(tokens.map(async (t) => [Number(t.used_quota), await logged('token_id', t.id)]))),
+        ...(await Promise.all(channels.map(async (c) => [Number(c.used_quota), await logged('channel_id', c.id)]))),
+      ];
+    },
+    (rows) => rows.every(([recorded, charged]) => recorded === charged),
+    5000,
+  );
+  for (const [recorded, charged] of books) expect(recorded).toBe(charged);
+  expect(books[0]?.[0]).toBeGreaterThan(0);
 }
