@@ -187,7 +187,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits on task submissions'
   });
 });
 
-/** A Realtime session of the plain `ws` client: every server event, and a way to wait for the next of a type. */
+/** A Realtime session of the plain `ws` client: every server event, and a way to wait for the next one of a type. */
 async function openSession(key: string) {
   const socket = new WebSocket(`${gateway.url.replace(/^http/, 'ws')}/v1/realtime?model=gpt-realtime`, {
     headers: { authorization: `Bearer ${key}`, 'accept-language': 'en' },
@@ -202,7 +202,7 @@ async function openSession(key: string) {
   const next = async (type: string) => {
     const seen = events.filter((e) => e.type === type).length;
     await waitFor(() => events.filter((e) => e.type === type).length > seen, 5000);
-    return events.filter((e) => e.type === type).at(-1);
+    return events.filter((e) => e.type === type)[seen];
   };
   const turn = (maxOutputTokens?: number) =>
     socket.send(
@@ -290,6 +290,26 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits on Realtime sessions
     expect(error.error).toMatchObject({ type: 'tokens', code: 'tpm_limit_exceeded' });
     expect(error.error.message).toContain('at most 500 tokens per minute');
     expect(upstreamTurns() - turnsBefore).toBe(1);
+    // A response the upstream starts by itself (server VAD) is admitted at its start: 300 + the model's
+    // completion budget (2048) does not fit either, so the client is told and the upstream asked to cancel it.
+    realtime.push(
+      JSON.stringify({ type: 'response.created', response: { id: 'resp_vad', status: 'in_progress' } }),
+      false,
+    );
+    const vad = await session.next('error');
+    expect(vad.error).toMatchObject({ type: 'tokens', code: 'tpm_limit_exceeded' });
+    await waitFor(
+      () =>
+        realtime.connections.at(-1)!.events.some((e) => e.type === 'response.cancel' && e.response_id === 'resp_vad'),
+      5000,
+    );
+    // The upstream ends it cancelled, its prompt billed.
+    const cancelled = realtimeUsage({ textIn: 300, audioIn: 0, textOut: 0, audioOut: 0 });
+    realtime.push(
+      JSON.stringify({ type: 'response.done', response: { id: 'resp_vad', status: 'cancelled', usage: cancelled } }),
+      false,
+    );
+    await session.next('response.done');
 
     // A new minute: 300 + 150 estimated, 10 + 10 used.
     nextMinute();
@@ -303,7 +323,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits on Realtime sessions
     expect(upstreamTurns() - turnsBefore).toBe(3);
     await session.close();
 
-    // The session's one consume log carries the three responses it was billed for.
+    // The session's one consume log carries the four responses it was billed for.
     const books = await eventually(
       async () => tokenBooks(id),
       (seen) => seen.logs === 1,
@@ -314,7 +334,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())('rate limits on Realtime sessions
       'select prompt_tokens, completion_tokens from logs where type = 2 and token_id = $1',
       [id],
     );
-    expect(rows[0]).toEqual({ prompt_tokens: 320, completion_tokens: 120 });
+    expect(rows[0]).toEqual({ prompt_tokens: 620, completion_tokens: 120 });
   });
 });
 

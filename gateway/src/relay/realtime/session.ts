@@ -306,8 +306,8 @@ export class RealtimeSession {
   #refuseServerTurn(responseId: string, error: unknown): void {
     this.#refuseTurn(error);
     const upstream = this.#upstream;
-    if (upstream?.readyState === upstream?.OPEN) {
-      upstream?.send(JSON.stringify({ type: 'response.cancel', response_id: responseId }));
+    if (upstream && upstream.readyState === upstream.OPEN) {
+      upstream.send(JSON.stringify({ type: 'response.cancel', response_id: responseId }));
     }
   }
 
