@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import {
@@ -14,6 +13,7 @@ import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../aut
 import type { RelayPluginDeps } from '../../index.ts';
 import { pinnedChannel } from '../../pipeline.ts';
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
@@ -213,6 +213,8 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
+  // A submission is one request for the RPM limits, refused before anything is held or sent.
+  await deps.rateLimits.admitRequest(who, submission.model);
   const reservation = await reserveTaskQuota(deps, who, quota, () => new MjFailure('quota_not_enough'));
 
   let settled = false;

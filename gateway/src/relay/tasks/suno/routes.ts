@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
@@ -10,6 +9,7 @@ import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../aut
 import type { RelayPluginDeps } from '../../index.ts';
 import { pinnedChannel } from '../../pipeline.ts';
 import { sunoRequest } from '../../protocols/suno/index.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
 import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
@@ -144,6 +144,8 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
+  // A submission is one request for the RPM limits, refused before anything is held or sent.
+  await deps.rateLimits.admitRequest(who, model);
   const reservation = await reserveTaskQuota(
     deps,
     who,

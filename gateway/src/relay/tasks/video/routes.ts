@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../../api/auth.ts';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestCookie } from '../../../http/cookies.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
@@ -9,6 +8,7 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import type { UpstreamResponse } from '../../transport.ts';
 import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';

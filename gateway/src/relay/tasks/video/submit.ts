@@ -164,6 +164,8 @@ export async function submitVideo(
   });
   const ratio = Object.values(plan.ratios).reduce((product, value) => product * value, 1);
   const quota = taskCallQuota(price, options, ratio);
+  // A submission is one request for the RPM limits, refused before anything is held or sent.
+  await deps.rateLimits.admitRequest(who, job.model);
   const reservation = await reserveTaskQuota(
     deps,
     who,
