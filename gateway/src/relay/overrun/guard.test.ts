@@ -73,7 +73,7 @@ async function stream(options: { tokenQuota: number; reserve: number; stepTokens
   const guard = new StreamGuard({
     ledger,
     reservation,
-    budget: { tokens: options.stepTokens, quotaPerToken: 1 },
+    budget: { tokens: options.stepTokens, quota: options.stepTokens, quotaPerToken: 1 },
     price,
     options: fakeOptions(),
     model: MODEL,
