@@ -43,7 +43,8 @@ export interface StreamGuardSpec {
  * Keeps a stream of a request without max_tokens within what its holder can pay (issue 17): as the
  * delivered output's cost nears what the request holds, it holds another completion budget's worth
  * (QuotaLedger.extend, atomic against the balance like a reservation); when that is refused, the
- * stream is cut (decision.ts says when). Cheap: event data is only counted between thresholds; the
+ * stream is cut (decision.ts says when). The output is priced as the model is, by its ratios or by its
+ * billing expression (cost.ts). Cheap: event data is only counted between thresholds; the
  * text is read and tokenized (only what is new) when one is crossed.
  */
 export class StreamGuard implements StreamBudget {
