@@ -1252,7 +1252,7 @@ export const en = {
       chats: 'Chat clients, e.g. [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
       default_completion_tokens:
-        'Completion tokens a request without max_tokens reserves, by model, e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
+        'Completion tokens a request without max_tokens reserves, by model (priced by its ratios or its billing expression), e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',

@@ -1444,7 +1444,7 @@ export const zh = {
       chats: '聊天客户端列表，例如 [{"Next Chat": "https://chat.example/#/?key={key}"}]',
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
       default_completion_tokens:
-        '未设置 max_tokens 的请求按模型预扣的补全 Token 数，例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
+        '未设置 max_tokens 的请求按模型预扣的补全 Token 数（按倍率或计费表达式计价），例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
       comma_separated: '以逗号分隔',
       completion_ratio: '补全倍率：输出价格 / 输入价格',
       footer: '页脚 HTML，留空使用默认页脚',

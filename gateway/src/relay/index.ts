@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { BILLING_OPENAI_CODES } from '../domain/billing/index.ts';
-import { setRetryAfter } from '../domain/ledger/periods/errors.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { requestLanguage, toAppError } from '../http/errors.ts';
@@ -18,8 +17,8 @@ import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { type PipelineDeps, type RelayRequest, relay } from './pipeline.ts';
-import { RateLimitError } from './rate-limits.ts';
 import { realtimeRoute, routeUpgrades } from './realtime/index.ts';
+import { setRetryAfter } from './retry-after.ts';
 import type { WireFormat } from './types.ts';
 
 export interface RelayPluginDeps extends PipelineDeps {
@@ -354,6 +353,5 @@ async function renderError(error: unknown, request: FastifyRequest, reply: Fasti
     code,
   });
   setRetryAfter(reply, error);
-  if (error instanceof RateLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply.code(appError.status).send(body);
 }

@@ -32,7 +32,6 @@ import { isTimeout, type RelayNotes } from './outcome.ts';
 import {
   type CompletionBudget,
   completionBudget,
-  completionQuota,
   deliveredUsage,
   type StreamBudget,
   streamGuardFor,
@@ -144,7 +143,7 @@ export async function relay(
   const charge = await requestCharge(input.format, input.model, input.body);
   // What a billing expression may read: the same clock for the reservation and the settlement.
   const exprRequest: ExprRequest = { body: input.body, headers: ctx.headers, now: new Date(started) };
-  const budget = completionBudget(input.format, input.model, reservedPrice, charge, options);
+  const budget = completionBudget(input.format, input.model, reservedPrice, charge, options, exprRequest);
   const rated = await deps.rateLimits.admit(caller, input.model, charge);
   // A refused reservation gives the rate limits back what the request was counted for.
   const reservation = await reserve(deps, caller, reservedPrice, charge, budget, exprRequest).catch(
@@ -162,6 +161,7 @@ export async function relay(
     budget,
     price: reservedPrice,
     charge,
+    exprRequest,
   });
 
   let settled = false;
@@ -285,7 +285,7 @@ async function reserve(
       n: charge.n,
       priceMultiplier: charge.priceMultiplier,
       request,
-    }) + (budget ? completionQuota(budget) : 0);
+    }) + (budget?.quota ?? 0);
   // Period budgets hold the estimate even when the wallet's trust skips it (periods/budget.ts).
   const hold = (reserved: number) =>
     ledger.reserve({

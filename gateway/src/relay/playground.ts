@@ -3,7 +3,6 @@ import type { authGuards } from '../api/auth.ts';
 import { signedIn } from '../api/auth.ts';
 import { usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
-import { setRetryAfter } from '../domain/ledger/periods/errors.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
@@ -12,6 +11,7 @@ import { RELAY_ERRORS } from './errors.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { relay } from './pipeline.ts';
+import { setRetryAfter } from './retry-after.ts';
 
 /**
  * POST /pg/chat/completions: the console's playground (spec doc 3 §2, reference Appendix B). It signs

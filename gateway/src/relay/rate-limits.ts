@@ -25,6 +25,7 @@ export interface RateTicket {
 
 /** A request refused by a rate limit: answered 429 with `Retry-After`. */
 export class RateLimitError extends AppError {
+  readonly kind: RateKind;
   readonly retryAfterSeconds: number;
 
   constructor(kind: RateKind, params: { scope: RateScope; limit: number; model: string }, retryAfterMs: number) {
@@ -34,6 +35,7 @@ export class RateLimitError extends AppError {
       model: params.model === ANY_MODEL ? 'any model' : params.model,
       modelZh: params.model === ANY_MODEL ? '任意模型' : params.model,
     });
+    this.kind = kind;
     // Whole seconds, at least 1: a client that waits that long finds the window freed enough.
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   }
@@ -78,17 +80,38 @@ export class RateLimiter {
    * Admits the request or throws a RateLimitError, before anything is reserved or sent upstream.
    * The charge's prompt estimate is read only when a TPM limit applies (counting costs a tokenizer pass).
    */
-  async admit(
+  admit(
     caller: RelayCaller,
     model: string,
     charge: Pick<RequestCharge, 'promptEstimate' | 'maxTokens'>,
   ): Promise<RateTicket | undefined> {
-    const checks = this.#checks(caller, model);
+    return this.#admit(this.#checks(caller, model), () => {
+      const completion = charge.maxTokens > 0 ? charge.maxTokens : defaultCompletionTokens(this.#options, model);
+      return charge.promptEstimate + completion;
+    });
+  }
+
+  /**
+   * Admits a request that spends no tokens of its own (a task submission, the opening of a Realtime
+   * session): one request in each RPM budget; TPM limits do not apply to it.
+   */
+  async admitRequest(caller: RelayCaller, model: string): Promise<void> {
+    await this.#admit(
+      this.#checks(caller, model).filter((check) => check.kind === 'rpm'),
+      () => 0,
+    );
+  }
+
+  /** Admits a request whose token estimate the caller made (a Realtime turn), as `admit` does. */
+  admitTokens(caller: RelayCaller, model: string, estimate: number): Promise<RateTicket | undefined> {
+    return this.#admit(this.#checks(caller, model), () => estimate);
+  }
+
+  async #admit(checks: Check[], estimate: () => number): Promise<RateTicket | undefined> {
     if (checks.length === 0) return undefined;
     let tokens = 0;
     if (checks.some((check) => check.kind === 'tpm')) {
-      const completion = charge.maxTokens > 0 ? charge.maxTokens : defaultCompletionTokens(this.#options, model);
-      tokens = Math.max(0, Math.ceil(charge.promptEstimate + completion));
+      tokens = Math.max(0, Math.ceil(estimate()));
       for (const check of checks) if (check.kind === 'tpm') check.charge.cost = tokens;
     }
     const result = await this.#budgets.admit(

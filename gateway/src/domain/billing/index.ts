@@ -32,6 +32,7 @@ export {
   resolvePrice,
 } from './price.ts';
 export {
+  ceilExact,
   isFreePrice,
   type PreConsumeInput,
   preConsumeQuota,

@@ -252,4 +252,5 @@ function nonNegative(value: number | undefined): number {
 // snapping to 6 decimals first makes rounding agree with exact decimal arithmetic, as new-api's does.
 const snap = (value: number): number => Math.round(value * 1e6) / 1e6;
 const roundExact = (value: number): number => Math.max(0, Math.round(snap(value)));
-const ceilExact = (value: number): number => Math.max(0, Math.ceil(snap(value)));
+/** Rounded up to whole quota, as a reservation is (after snapping off binary noise). */
+export const ceilExact = (value: number): number => Math.max(0, Math.ceil(snap(value)));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeOptions } from '../../domain/billing/fake-options.ts';
 import type { ModelPrice } from '../types.ts';
-import { completionBudget, completionQuota, defaultCompletionTokens } from './budget.ts';
+import { completionBudget, defaultCompletionTokens } from './budget.ts';
 
 const price: ModelPrice = {
   modelRatio: 1.25,
@@ -21,11 +21,16 @@ describe('the completion budget of a request without max_tokens', () => {
   it('is the model’s entry, else the default, at the completion price', () => {
     expect(defaultCompletionTokens(options, 'gpt-4o')).toBe(300);
     expect(defaultCompletionTokens(options, 'other')).toBe(1_000);
-    const budget = completionBudget('openai-chat', 'gpt-4o', price, noMax, options);
-    expect(budget).toEqual({ tokens: 300, quotaPerToken: 10 });
-    expect(completionQuota(budget!)).toBe(3_000);
-    expect(completionQuota({ tokens: 3, quotaPerToken: 0.35 })).toBe(2);
-    expect(completionQuota({ tokens: 10, quotaPerToken: 0.3 })).toBe(3);
+    expect(completionBudget('openai-chat', 'gpt-4o', price, noMax, options)).toEqual({
+      tokens: 300,
+      quota: 3_000,
+      quotaPerToken: 10,
+    });
+    // Rounded up: 3 × 0.35 = 1.05 holds 2; 10 × 0.3 holds 3.
+    const cheap = { ...price, modelRatio: 0.35, completionRatio: 1, groupRatio: 1 };
+    const three = fakeOptions({ 'quota_setting.default_completion_tokens': { default: 3, ten: 10 } });
+    expect(completionBudget('openai-chat', 'm', cheap, noMax, three)?.quota).toBe(2);
+    expect(completionBudget('openai-chat', 'ten', { ...cheap, modelRatio: 0.3 }, noMax, three)?.quota).toBe(3);
   });
 
   it('is none when the request sets max_tokens, generates no text, pays per call, is free or the model has 0', () => {

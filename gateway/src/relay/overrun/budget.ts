@@ -1,6 +1,8 @@
+import type { ExprRequest } from '../../domain/billing/index.ts';
 import { type BillingOptions, isRecord } from '../../domain/billing/options.ts';
 import type { RequestCharge } from '../charge.ts';
 import type { ModelPrice, WireFormat } from '../types.ts';
+import { expressionBudget } from './expression.ts';
 
 /** The option naming, per model, the completion a request without max_tokens reserves (Tollgate's own). */
 const DEFAULT_COMPLETION_OPTION = 'quota_setting.default_completion_tokens';
@@ -15,19 +17,22 @@ const GENERATING = new Set<WireFormat>([
 ]);
 
 /**
- * What a request without max_tokens may produce before it must hold more: `tokens` of completion,
- * reserved up front and added again by each top-up of its stream, at `quotaPerToken` each (the
- * completion's price: model ratio × group ratio × completion ratio).
+ * What a request without max_tokens may produce before it must hold more: `tokens` of completion, whose
+ * `quota` is reserved up front and added again by each top-up of its stream. `quotaPerToken` is what a
+ * completion token costs: the completion's price (model ratio × group ratio × completion ratio), or for
+ * a model priced by an expression the steepest the expression climbs over the budget (expression.ts).
  */
 export interface CompletionBudget {
   tokens: number;
+  quota: number;
   quotaPerToken: number;
 }
 
 /**
  * The completion budget of a request, or undefined when it needs none: it sets its own max_tokens
  * (reserved as new-api does), its format generates no text, its price is per call or free, or the
- * option gives the model 0 tokens.
+ * option gives the model 0 tokens. `request` is what a billing expression reads, with the
+ * reservation's clock.
  */
 export function completionBudget(
   format: WireFormat,
@@ -35,17 +40,16 @@ export function completionBudget(
   price: ModelPrice,
   charge: RequestCharge,
   options: BillingOptions,
+  request?: ExprRequest,
 ): CompletionBudget | undefined {
   if (charge.maxTokens > 0 || !GENERATING.has(format) || price.perCallUsd !== undefined) return undefined;
-  const quotaPerToken = price.modelRatio * price.groupRatio * price.completionRatio;
   const tokens = defaultCompletionTokens(options, model);
-  if (!(quotaPerToken > 0) || tokens === 0) return undefined;
-  return { tokens, quotaPerToken };
-}
-
-/** The quota of `tokens` of completion, rounded up so that a reservation never falls short of it. */
-export function completionQuota(budget: CompletionBudget): number {
-  return Math.ceil(budget.tokens * budget.quotaPerToken);
+  if (tokens === 0) return undefined;
+  if (price.expression) return expressionBudget(price, tokens, charge.promptEstimate, request, options);
+  const quotaPerToken = price.modelRatio * price.groupRatio * price.completionRatio;
+  if (!(quotaPerToken > 0)) return undefined;
+  // Rounded up so that a reservation never falls short of it.
+  return { tokens, quota: Math.ceil(tokens * quotaPerToken), quotaPerToken };
 }
 
 /** The option's entry for the model, else its "default", else 0 (none). */

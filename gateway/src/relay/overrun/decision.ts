@@ -4,7 +4,7 @@ export interface Standing {
   reserved: number;
   /** What the output delivered so far costs, with the prompt (the bill if the stream ended now). */
   spent: number;
-  /** Quota of one completion token. */
+  /** Quota of one completion token from here on (at most: an expression's price may climb ahead). */
   quotaPerToken: number;
   /** Quota one top-up adds (a completion budget's worth). */
   stepQuota: number;

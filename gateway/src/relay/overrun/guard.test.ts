@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore } from '../../../../tests/support/database.ts';
+import { compileExpression } from '../../domain/billing/expr/index.ts';
 import { fakeOptions } from '../../domain/billing/fake-options.ts';
 import { countTextTokens } from '../../domain/billing/index.ts';
 import { QuotaLedger } from '../../domain/ledger/index.ts';
 import { OpenAIStreamObserver } from '../protocols/openai/stream.ts';
 import { jsonEvent, type SseEvent } from '../sse.ts';
 import type { ModelPrice } from '../types.ts';
+import { type CompletionBudget, completionBudget } from './budget.ts';
 import { StreamGuard } from './guard.ts';
 
 let store: Awaited<ReturnType<typeof createTestStore>>;
@@ -65,16 +67,37 @@ async function account(tokenQuota: number) {
 const chunk = (): SseEvent =>
   jsonEvent({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: PIECE } }] });
 
-/** Streams `chunks` pieces through a guard holding `reserve` of a token with `tokenQuota`, as forward.ts does. */
-async function stream(options: { tokenQuota: number; reserve: number; stepTokens: number; chunks: number }) {
+/** A model priced by an expression, rather than `price`: its budget, and the quota of a completion. */
+interface Priced {
+  price: ModelPrice;
+  budget: CompletionBudget;
+  quotaOf: (completionTokens: number) => number;
+}
+
+/**
+ * Streams `chunks` pieces through a guard holding `reserve` of a token with `tokenQuota`, as forward.ts
+ * does: at `price` with a budget of `stepTokens`, or as `priced` says.
+ */
+async function stream(options: {
+  tokenQuota: number;
+  reserve: number;
+  stepTokens: number;
+  chunks: number;
+  priced?: Priced;
+}) {
   const ids = await account(options.tokenQuota);
   const reservation = await ledger.reserve({ ...ids, amount: options.reserve });
   let cuts = 0;
+  const priced = options.priced ?? {
+    price,
+    budget: { tokens: options.stepTokens, quota: options.stepTokens, quotaPerToken: 1 },
+    quotaOf: (completionTokens: number) => PROMPT + completionTokens,
+  };
   const guard = new StreamGuard({
     ledger,
     reservation,
-    budget: { tokens: options.stepTokens, quotaPerToken: 1 },
-    price,
+    budget: priced.budget,
+    price: priced.price,
     options: fakeOptions(),
     model: MODEL,
     promptEstimate: () => PROMPT,
@@ -108,7 +131,7 @@ async function stream(options: { tokenQuota: number; reserve: number; stepTokens
       break;
     }
   }
-  const spent = PROMPT + delivered * PIECE_TOKENS;
+  const spent = priced.quotaOf(delivered * PIECE_TOKENS);
   return { guard, reservation, cuts, cut, delivered, spent, textReads, check };
 }
 
@@ -136,6 +159,41 @@ describe('the stream guard', () => {
     // The guard stays shut; settling what was delivered releases every top-up.
     expect(await run.check(chunk())).toBe(false);
     expect(run.cuts).toBe(1);
+    await ledger.settle(run.reservation, run.spent);
+    expect(ledger.stats().reservedQuota).toBe(0);
+  });
+
+  it('meters an expression-priced stream by its expression: into a dearer tier, cut past its hold by one chunk', async () => {
+    // Quota (QuotaPerUnit 500,000: cost / 2): the prompt at 1 a token, completion at 1 up to 300 tokens, 3 past them.
+    const expression = compileExpression(
+      'c <= 300 ? tier("short", p * 2 + c * 2) : tier("long", p * 2 + 600 + (c - 300) * 6)',
+    );
+    const expressionPrice: ModelPrice = { ...price, modelRatio: 0, expression };
+    const options = fakeOptions({ 'quota_setting.default_completion_tokens': { default: 100 } });
+    const budget = completionBudget(
+      'openai-chat',
+      MODEL,
+      expressionPrice,
+      { promptEstimate: PROMPT, maxTokens: 0 },
+      options,
+    )!;
+    expect(budget.quota).toBe(100);
+    const quotaOf = (c: number) => PROMPT + (c <= 300 ? c : 300 + 3 * (c - 300));
+    const tokenQuota = 1_500;
+    const run = await stream({
+      tokenQuota,
+      reserve: PROMPT + budget.quota,
+      stepTokens: budget.tokens,
+      chunks: 1_000,
+      priced: { price: expressionPrice, budget, quotaOf },
+    });
+    expect(run.cut).toBe(true);
+    // Well into the dearer tier: the ratio of the first would have run to 1,450 tokens.
+    expect(run.delivered * PIECE_TOKENS).toBeGreaterThan(600);
+    expect(run.delivered * PIECE_TOKENS).toBeLessThan(1_450);
+    expect(run.guard.reserved).toBeLessThanOrEqual(tokenQuota);
+    expect(run.spent).toBeGreaterThanOrEqual(run.guard.reserved);
+    expect(run.spent - run.guard.reserved).toBeLessThanOrEqual(3 * PIECE_TOKENS);
     await ledger.settle(run.reservation, run.spent);
     expect(ledger.stats().reservedQuota).toBe(0);
   });

@@ -1,11 +1,12 @@
-import { countTextTokens, settleQuota, TOKENS_PER_TOOL_CALL } from '../../domain/billing/index.ts';
+import { countTextTokens, type ExprRequest, TOKENS_PER_TOOL_CALL } from '../../domain/billing/index.ts';
 import type { BillingOptions } from '../../domain/billing/options.ts';
 import type { Reservation } from '../../domain/ledger/index.ts';
 import type { RelayErrorInfo } from '../convert/index.ts';
 import type { StreamObserver } from '../protocols/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { ModelPrice, Usage } from '../types.ts';
-import { type CompletionBudget, completionQuota } from './budget.ts';
+import type { CompletionBudget } from './budget.ts';
+import { type DeliveredCost, deliveredCost } from './cost.ts';
 import { afterTopUp, type Decision, decide, type Standing } from './decision.ts';
 import { QUOTA_EXHAUSTED } from './ending.ts';
 
@@ -30,6 +31,8 @@ export interface StreamGuardSpec {
   price: ModelPrice;
   options: BillingOptions;
   model: string;
+  /** What a billing expression reads: the request and clock of the reservation. */
+  request?: ExprRequest;
   /** Prompt tokens counted locally: the prompt billed until the upstream reports its own. */
   promptEstimate: () => number;
   /** Told once, when the stream is cut (metrics, the request's outcome). */
@@ -40,18 +43,17 @@ export interface StreamGuardSpec {
  * Keeps a stream of a request without max_tokens within what its holder can pay (issue 17): as the
  * delivered output's cost nears what the request holds, it holds another completion budget's worth
  * (QuotaLedger.extend, atomic against the balance like a reservation); when that is refused, the
- * stream is cut (decision.ts says when). Cheap: event data is only counted between thresholds; the
+ * stream is cut (decision.ts says when). The output is priced as the model is, by its ratios or by its
+ * billing expression (cost.ts). Cheap: event data is only counted between thresholds; the
  * text is read and tokenized (only what is new) when one is crossed.
  */
 export class StreamGuard implements StreamBudget {
   readonly cutError = QUOTA_EXHAUSTED;
   readonly #spec: StreamGuardSpec;
-  readonly #stepQuota: number;
   #reserved: number;
 
   constructor(spec: StreamGuardSpec) {
     this.#spec = spec;
-    this.#stepQuota = completionQuota(spec.budget);
     this.#reserved = spec.reservation.amount;
   }
 
@@ -62,6 +64,8 @@ export class StreamGuard implements StreamBudget {
 
   follow(observer: StreamObserver): StreamCheck {
     const meter = new DeliveredMeter(this.#spec.model, observer);
+    // Per attempt, as the meter: an expression's highest bill is of this stream's output.
+    const cost: DeliveredCost = deliveredCost(this.#spec);
     let unchecked = 0;
     let checkAfter = 0;
     let refused = false;
@@ -78,13 +82,16 @@ export class StreamGuard implements StreamBudget {
       unchecked += event.data.length;
       if (unchecked < checkAfter) return true;
       unchecked = 0;
-      const standing = (): Standing => ({
-        reserved: this.#reserved,
-        spent: this.#cost(meter.usage(this.#spec.promptEstimate)),
-        quotaPerToken: this.#spec.budget.quotaPerToken,
-        stepQuota: this.#stepQuota,
-        refused,
-      });
+      const standing = (): Standing => {
+        const usage = meter.usage(this.#spec.promptEstimate);
+        return {
+          reserved: this.#reserved,
+          spent: cost.quota(usage),
+          quotaPerToken: cost.quotaPerToken(usage),
+          stepQuota: this.#spec.budget.quota,
+          refused,
+        };
+      };
       const decision = decide(standing());
       if (decision.action !== 'top-up') return apply(decision);
       return this.#topUp(decision.amount, standing).then((next) => {
@@ -111,11 +118,6 @@ export class StreamGuard implements StreamBudget {
     // A top-up the database could not answer counts as refused: an answer nothing holds quota for is
     // what this guard exists to stop.
     return this.#spec.ledger.extend(this.#spec.reservation, amount).catch(() => false);
-  }
-
-  #cost(usage: Usage): number {
-    const { price, options, model } = this.#spec;
-    return settleQuota({ price, usage, options, semantics: 'openai', model }).quota;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ExprRequest } from '../../domain/billing/index.ts';
 import type { BillingOptions } from '../../domain/billing/options.ts';
 import type { QuotaLedger, Reservation } from '../../domain/ledger/index.ts';
 import type { RequestCharge } from '../charge.ts';
@@ -23,6 +24,8 @@ export function streamGuardFor(
     group: string;
     charge: RequestCharge;
     notes: RelayNotes;
+    /** What a billing expression reads: the reservation's request and clock. */
+    exprRequest: ExprRequest;
   },
 ): StreamGuard | undefined {
   const { reservation, budget } = request;
@@ -34,6 +37,7 @@ export function streamGuardFor(
     price: request.price,
     options: deps.options,
     model: request.model,
+    request: request.exprRequest,
     promptEstimate: () => request.charge.promptEstimate,
     onCut: () => {
       deps.metrics.streamCut({ model: request.model, group: request.group });

@@ -11,19 +11,22 @@ const LOW_WATER_BYTES = 1 << 18;
  * read (TCP pushes back on its peer) until the queue drains. `inspect` sees each frame after it was
  * handed on, and also a frame the receiver was gone for (a response finishing after the client left
  * is still billed). `rewrite`, when given, decides first what goes on: the frame, another in its
- * place, or nothing (then nothing is inspected either).
+ * place, or nothing (then nothing is inspected either). It may decide later (a promise, which must
+ * not reject): the frames after it then wait for it, so that the order of frames is kept.
  */
 export function relayFrames(
   from: WebSocket,
   to: WebSocket,
   inspect?: (data: Buffer, isBinary: boolean) => void,
-  rewrite?: (data: Buffer, isBinary: boolean) => Buffer | undefined,
+  rewrite?: (data: Buffer, isBinary: boolean) => Buffer | undefined | Promise<Buffer | undefined>,
 ): void {
   let queued = 0;
-  from.on('message', (raw: RawData, isBinary: boolean) => {
-    const data = rewrite ? rewrite(toBuffer(raw), isBinary) : toBuffer(raw);
+  const pass = (data: Buffer | undefined, isBinary: boolean): void => {
     if (data === undefined) return;
-    if (to.readyState !== to.OPEN) return inspect?.(data, isBinary);
+    if (to.readyState !== to.OPEN) {
+      inspect?.(data, isBinary);
+      return;
+    }
     queued += data.length;
     if (queued > HIGH_WATER_BYTES && !from.isPaused) from.pause();
     to.send(data, { binary: isBinary }, () => {
@@ -31,6 +34,25 @@ export function relayFrames(
       if (queued <= LOW_WATER_BYTES && from.isPaused && from.readyState === from.OPEN) from.resume();
     });
     inspect?.(data, isBinary);
+  };
+  const relay = (data: Buffer, isBinary: boolean): Promise<void> | undefined => {
+    const decided = rewrite ? rewrite(data, isBinary) : data;
+    if (!(decided instanceof Promise)) {
+      pass(decided, isBinary);
+      return undefined;
+    }
+    return decided.then((later) => pass(later, isBinary));
+  };
+  // The frames that came while a rewrite was deciding, chained behind it.
+  let waiting: Promise<void> | undefined;
+  from.on('message', (raw: RawData, isBinary: boolean) => {
+    const data = toBuffer(raw);
+    const pending = waiting ? waiting.then(() => relay(data, isBinary)) : relay(data, isBinary);
+    if (!pending) return;
+    waiting = pending;
+    void pending.then(() => {
+      if (waiting === pending) waiting = undefined;
+    });
   });
 }
 

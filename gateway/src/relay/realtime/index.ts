@@ -22,7 +22,8 @@ const REALTIME_SUBPROTOCOL = 'realtime';
 /**
  * `GET /v1/realtime?model=` (OpenAI's Realtime API over a WebSocket). Everything that can refuse the
  * session is checked before the handshake is accepted, and refused in HTTP in OpenAI's error shape
- * (the key 401, the model 403, no channel 503, no quota 403); the rest is the session's.
+ * (the key 401, the model 403, no channel 503, a rate limit 429 with `Retry-After`, no quota 403);
+ * the rest is the session's.
  */
 export function realtimeRoute(app: FastifyInstance, deps: PipelineDeps, maxPayload: number): void {
   const server = new WebSocketServer({
@@ -98,6 +99,8 @@ async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise
   const free = isFreePrice(price);
   const holds =
     !(free || price.groupRatio === 0) || deps.options.getBoolean('quota_setting.enable_free_model_pre_consume');
+  // The opening is one request for the RPM limits; each turn counts again in the session (turn-limits.ts).
+  await deps.rateLimits.admitRequest(caller, model);
   const reservation = holds ? await holdNext(deps, caller) : undefined;
   return {
     caller,

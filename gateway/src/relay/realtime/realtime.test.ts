@@ -209,6 +209,28 @@ describe('relayFrames', () => {
     expect(to.sent).toEqual([]);
     expect(inspected).toEqual(['x']);
   });
+
+  it('holds the frames after one a rewrite decides later, and passes them on in order once it has', async () => {
+    const from = new FakeSocket();
+    const to = new FakeSocket();
+    let admit: (frame: Buffer | undefined) => void = () => {};
+    relayFrames(from as unknown as WebSocket, to as unknown as WebSocket, undefined, (data) =>
+      String(data) === 'turn' ? new Promise<Buffer | undefined>((resolve) => (admit = resolve)) : data,
+    );
+    from.emit('message', Buffer.from('a'), false);
+    from.emit('message', Buffer.from('turn'), false);
+    from.emit('message', Buffer.from('b'), false);
+    expect(to.sent.map((f) => String(f.data))).toEqual(['a']);
+    admit(Buffer.from('turn'));
+    await vi.waitFor(() => expect(to.sent.map((f) => String(f.data))).toEqual(['a', 'turn', 'b']));
+    // A refused one is dropped, the frames behind it still passed on.
+    from.emit('message', Buffer.from('turn'), false);
+    from.emit('message', Buffer.from('c'), false);
+    admit(undefined);
+    await vi.waitFor(() => expect(to.sent.map((f) => String(f.data))).toEqual(['a', 'turn', 'b', 'c']));
+    from.emit('message', Buffer.from('d'), false);
+    expect(to.sent.map((f) => String(f.data)).at(-1)).toBe('d');
+  });
 });
 
 describe('watchLiveness', () => {

@@ -12,12 +12,14 @@ import type { RelayErrorType } from '../metrics.ts';
 import { errorTypeOf, noteRelay, noteSessionFailure } from '../outcome.ts';
 import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
+import { RateLimitError } from '../rate-limits.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickKey } from '../routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
 import type { Pick as RoutePick } from '../routing/route-plan.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
 import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
+import { type ResponseRequest, TurnLimits } from './turn-limits.ts';
 import { DialError, dialRealtime, realtimeTarget } from './upstream.ts';
 import { addUsage, realtimeUsage } from './usage.ts';
 
@@ -61,7 +63,8 @@ export interface SessionPlan {
  * event and closed; what was used is billed. When the client leaves while a response is being
  * generated, the upstream is asked to cancel it and read until its `response.done` (at most
  * DRAIN_MS), so that what the upstream produced is billed. One consume log, with the session's
- * totals, is written when it ends (new-api's `other.ws`).
+ * totals, is written when it ends (new-api's `other.ws`). Each response is held to the rate limits
+ * (turn-limits.ts): a refused turn is told with an `error` event and the session goes on.
  */
 export class RealtimeSession {
   readonly #deps: PipelineDeps;
@@ -73,6 +76,7 @@ export class RealtimeSession {
   #price: ModelPrice;
   #upstream: WebSocket | undefined;
   #reservation: Reservation | undefined;
+  readonly #turns: TurnLimits;
   #billing: Promise<void> = Promise.resolve();
   #total: Usage = { promptTokens: 0, completionTokens: 0 };
   #quota = 0;
@@ -102,6 +106,7 @@ export class RealtimeSession {
     this.#group = plan.caller.group;
     this.#price = plan.price;
     this.#reservation = plan.reservation;
+    this.#turns = new TurnLimits(deps.rateLimits, deps.options, plan.caller, plan.model);
   }
 
   /** Dials the upstream and starts relaying; the session then lives until either side closes. */
@@ -279,15 +284,45 @@ export class RealtimeSession {
 
   /**
    * The sensitive-word check of a client event: one with a listed word is answered with an `error`
-   * event and not passed on (the session goes on), or passed on with the words starred.
+   * event and not passed on (the session goes on), or passed on with the words starred. A
+   * `response.create` is then passed on only once the rate limits admitted its turn.
    */
-  #screenClient(data: Buffer, isBinary: boolean): Buffer | undefined {
+  #screenClient(data: Buffer, isBinary: boolean): Buffer | undefined | Promise<Buffer | undefined> {
     if (isBinary) return data;
     const screened = this.#deps.sensitive.screenFrame(data);
-    if (!(screened instanceof AppError)) return screened;
-    const message = this.#withRequestId(screened.localized(requestLanguage(this.#request)));
-    this.#send(errorEvent('invalid_request_error', screened.code, message));
-    return undefined;
+    if (screened instanceof AppError) {
+      const message = this.#withRequestId(screened.localized(requestLanguage(this.#request)));
+      this.#send(errorEvent('invalid_request_error', screened.code, message));
+      return undefined;
+    }
+    if (!screened.includes(RESPONSE_CREATE)) return screened;
+    const event = parseEvent(screened) as { type?: unknown; response?: ResponseRequest } | undefined;
+    if (event?.type !== 'response.create') return screened;
+    return this.#turns.ask(event.response).then(
+      () => screened,
+      (error: unknown) => {
+        this.#refuseTurn(error);
+        return undefined;
+      },
+    );
+  }
+
+  /** Tells the client a turn was refused (a rate limit, in OpenAI's `requests`/`tokens` error types). */
+  #refuseTurn(error: unknown): void {
+    const appError = toAppError(error);
+    const type = error instanceof RateLimitError ? (error.kind === 'rpm' ? 'requests' : 'tokens') : 'server_error';
+    this.#send(
+      errorEvent(type, appError.code, this.#withRequestId(appError.localized(requestLanguage(this.#request)))),
+    );
+  }
+
+  /** A response the upstream started by itself was refused by the rate limits: it is cancelled. */
+  #refuseServerTurn(responseId: string, error: unknown): void {
+    this.#refuseTurn(error);
+    const upstream = this.#upstream;
+    if (upstream && upstream.readyState === upstream.OPEN) {
+      upstream.send(JSON.stringify({ type: 'response.cancel', response_id: responseId }));
+    }
   }
 
   /** Client events pass through as screened; a `response.create` is counted as in flight. */
@@ -307,7 +342,13 @@ export class RealtimeSession {
       const event = parseEvent(data);
       if (event?.type === 'response.created') {
         this.#asked = Math.max(0, this.#asked - 1);
-        if (typeof event.response?.id === 'string') this.#active.add(event.response.id);
+        const id = event.response?.id;
+        if (typeof id === 'string') {
+          this.#active.add(id);
+          void this.#turns.created(id).then((refusal) => {
+            if (refusal) this.#refuseServerTurn(id, refusal);
+          });
+        }
       }
       return;
     }
@@ -324,7 +365,10 @@ export class RealtimeSession {
     if (typeof event.response?.id === 'string') this.#active.delete(event.response.id);
     if (this.#drained && event.response?.status === 'cancelled') this.#asked = 0;
     const usage = realtimeUsage(event.response?.usage);
-    if (usage) this.#bill(usage);
+    if (usage) {
+      this.#turns.done(typeof event.response?.id === 'string' ? event.response.id : undefined, usage);
+      this.#bill(usage);
+    }
     if (this.#idle()) this.#drained?.();
   }
 
@@ -407,6 +451,7 @@ export class RealtimeSession {
   /** Waits for the last charge, releases the open hold, writes the session's consume log. */
   async #finish(): Promise<void> {
     await this.#billing;
+    await this.#turns.close();
     const deps = this.#deps;
     const plan = this.#plan;
     if (this.#reservation) await deps.ledger.refund(this.#reservation);

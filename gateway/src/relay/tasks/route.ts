@@ -42,11 +42,15 @@ export async function routeSubmission<T>(
   if (who.pinnedChannelId !== undefined) {
     const pinned = pinnedChannel(deps.routing, who);
     if (!route.accepts(pinned)) throw route.notAccepted();
+    await admitSubmission(deps, who, model);
     return route.attempt(who, pinned);
   }
+  const groups = routeGroups(deps.routing, who, model);
+  // Limited as the relay limits a request: once, in the first group that serves the model.
+  await admitSubmission(deps, inGroup(who, groups[0] ?? who.group), model);
   const plan = new RoutePlan({
     routing: deps.routing,
-    groups: routeGroups(deps.routing, who, model),
+    groups,
     crossGroup: who.crossGroupRetry === true,
     retries: deps.options.getNumber('RetryTimes'),
     model,
@@ -62,6 +66,14 @@ export async function routeSubmission<T>(
     }
   }
   throw refusal ?? route.noChannel(plan.group);
+}
+
+/**
+ * A submission is one request for the RPM limits (however many channels it is sent to), refused
+ * before anything is held or sent.
+ */
+export function admitSubmission(deps: RelayPluginDeps, who: RelayCaller, model: string): Promise<void> {
+  return deps.rateLimits.admitRequest(who, model);
 }
 
 /**

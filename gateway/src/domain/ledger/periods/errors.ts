@@ -30,8 +30,3 @@ export class PeriodQuotaExceeded extends AppError {
     this.retryAfterSeconds = resetsInSeconds;
   }
 }
-
-/** Sets `Retry-After` on a reply when the error is a period refusal (every relay error handler calls it). */
-export function setRetryAfter(reply: { header(name: string, value: string): unknown }, error: unknown): void {
-  if (error instanceof PeriodQuotaExceeded) reply.header('retry-after', String(error.retryAfterSeconds));
-}

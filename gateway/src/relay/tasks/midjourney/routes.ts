@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolvePrice, taskCallQuota } from '../../../domain/billing/index.ts';
 import { channelType } from '../../../domain/channels/registry.ts';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import {
@@ -13,10 +12,11 @@ import {
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { type ChosenKey, pickTaskKey, taskKey } from '../keys.ts';
-import { inTaskGroup, routeSubmission } from '../route.ts';
+import { admitSubmission, inTaskGroup, routeSubmission } from '../route.ts';
 import { describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS, upstreamBody } from './actions.ts';
 import { mjTaskView } from './view.ts';
 
@@ -193,7 +193,9 @@ async function submit(
     sendSubmission(deps, { who: caller, channel, key, body, submission, started }, request, reply);
   if (submission.originalTaskId !== undefined) {
     const target = await followUpTarget(deps, who, submission.originalTaskId);
-    return send(inTaskGroup(who, target.group), target.channel, target.key);
+    const caller = inTaskGroup(who, target.group);
+    await admitSubmission(deps, caller, submission.model);
+    return send(caller, target.channel, target.key);
   }
   // A chat channel that lists an mj_ model by mistake must never get a drawing request.
   return routeSubmission(deps, who, submission.model, {

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks } from '../../../store/repositories/task-billing.ts';
@@ -8,6 +7,7 @@ import { authenticateKey } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { IMAGE2VIDEO, TEXT2VIDEO } from '../../protocols/kling/video.ts';
 import { isRecord } from '../../protocols/video-fields.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, VideoFailure } from './submission.ts';
 import { createVideo } from './submit.ts';

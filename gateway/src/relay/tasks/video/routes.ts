@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SESSION_COOKIE } from '../../../api/auth.ts';
-import { setRetryAfter } from '../../../domain/ledger/periods/errors.ts';
 import { AppError } from '../../../errors.ts';
 import { requestCookie } from '../../../http/cookies.ts';
 import { requestLanguage, toAppError } from '../../../http/errors.ts';
@@ -9,8 +8,9 @@ import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
+import { setRetryAfter } from '../../retry-after.ts';
 import type { UpstreamResponse } from '../../transport.ts';
-import { inTaskGroup } from '../route.ts';
+import { admitSubmission, inTaskGroup } from '../route.ts';
 import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
@@ -237,7 +237,9 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
       };
       const plan = tasks.plan(job);
       if (typeof plan === 'string') throw new VideoFailure('channel_gone', plan, 503);
-      return submitVideo(deps, inTaskGroup(who, original.group), request, reply, {
+      const remixer = inTaskGroup(who, original.group);
+      await admitSubmission(deps, remixer, props.origin_model_name);
+      return submitVideo(deps, remixer, request, reply, {
         tasks,
         channel,
         keyIndex: ref.keyIndex ?? 0,
