@@ -175,6 +175,16 @@ describe('Midjourney submissions of an auto token', () => {
     await expectBooksBalance();
   });
 
+  it('count one request for RPM however many groups a submission is sent to', async () => {
+    const key = await tokenKey({ group: 'auto', cross_group_retry: true, rate_limits: { '*': { rpm: 2 } } });
+    const describe = () => post(key, '/mj/submit/describe', { base64: 'data:image/png;base64,AAAA' });
+    expect((await describe()).status).toBe(200);
+    expect((await describe()).status).toBe(200);
+    expect(mjSecretsUsed()).toEqual(['mj-wrong', 'mj-secret', 'mj-wrong', 'mj-secret']);
+    expect((await describe()).status).toBe(429);
+    expect(mjSecretsUsed()).toHaveLength(4);
+  });
+
   it('send a follow-up to the channel of its task, billed in the group that task was served in', async () => {
     const key = await tokenKey({ group: 'auto' });
     const submitted = await post(key, '/mj/submit/imagine', { prompt: 'a harbour' });
