@@ -48,17 +48,20 @@ function nestedOrText(value: unknown, nested: JsonPath | undefined): string | un
 }
 
 /**
- * A stable hash of a Claude Messages request up to and including its last `cache_control` block
- * (tools, then system, then the messages' content blocks, in the order Anthropic caches them):
- * requests sharing that prefix can reuse one upstream prompt cache. Undefined without a breakpoint.
+ * A stable hash of a Claude Messages request up to and including its first `cache_control` block
+ * (tools, then system, then the messages' content blocks, in the order Anthropic caches them): the
+ * prefix the upstream's prompt cache matches first. Clients such as Claude Code move their last
+ * breakpoint forward every turn, while the first (after system and tools) stays put, so this key
+ * keeps one conversation on one channel. Undefined without a breakpoint.
  */
 export function claudeCachePrefix(body: Record<string, unknown>): string | undefined {
   const parts: unknown[] = [];
-  let last = -1;
+  let found = false;
   /** `block` is where a breakpoint would be: the part itself, or the content block it wraps. */
   const add = (part: unknown, block: unknown = part) => {
+    if (found) return;
     parts.push(part);
-    if (isObject(block) && block.cache_control !== undefined && block.cache_control !== null) last = parts.length - 1;
+    found = isObject(block) && block.cache_control !== undefined && block.cache_control !== null;
   };
   if (Array.isArray(body.tools)) for (const tool of body.tools) add(tool);
   if (typeof body.system === 'string') add({ system: body.system });
@@ -71,9 +74,6 @@ export function claudeCachePrefix(body: Record<string, unknown>): string | undef
       else if (Array.isArray(message.content)) for (const block of message.content) add({ role, block }, block);
     }
   }
-  if (last < 0) return undefined;
-  return createHash('sha256')
-    .update(JSON.stringify(parts.slice(0, last + 1)))
-    .digest('hex')
-    .slice(0, 32);
+  if (!found) return undefined;
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }

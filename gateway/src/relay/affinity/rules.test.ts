@@ -122,25 +122,46 @@ describe('affinity key sources', () => {
     expect(extractKey(plain!, { headers: {}, body: new FormData() })).toBeUndefined();
   });
 
-  it('hashes a Claude request up to its last cache_control block, and only that prefix', () => {
-    const system = [{ type: 'text', text: 'You are helpful.', cache_control: { type: 'ephemeral' } }];
-    const a = claudeCachePrefix({ system, messages: [{ role: 'user', content: 'first question' }] });
-    const b = claudeCachePrefix({ system, messages: [{ role: 'user', content: 'another question' }] });
-    const other = claudeCachePrefix({
-      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
-      messages: [{ role: 'user', content: 'first question' }],
+  it('hashes a Claude request up to its first cache_control block, and only that prefix', () => {
+    const breakpoint = { type: 'ephemeral' };
+    const system = [{ type: 'text', text: 'You are helpful.', cache_control: breakpoint }];
+    const tools = [{ name: 'read', description: 'reads a file', input_schema: { type: 'object' } }];
+    // Two turns of one Claude Code conversation: the last breakpoint moves to the newest message.
+    const turn1 = claudeCachePrefix({
+      tools,
+      system,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'first question', cache_control: breakpoint }] }],
     });
-    expect(a).toMatch(/^[0-9a-f]{32}$/);
-    expect(b).toBe(a);
-    expect(other).not.toBe(a);
-    const withBreakpointInMessage = claudeCachePrefix({
+    const turn2 = claudeCachePrefix({
+      tools,
       system,
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'doc', cache_control: { type: 'ephemeral' } }] },
-        { role: 'user', content: 'question' },
+        { role: 'user', content: [{ type: 'text', text: 'first question' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'an answer' }] },
+        { role: 'user', content: [{ type: 'text', text: 'second question', cache_control: breakpoint }] },
       ],
     });
-    expect(withBreakpointInMessage).not.toBe(a);
+    expect(turn1).toMatch(/^[0-9a-f]{32}$/);
+    expect(turn2).toBe(turn1);
+    // Another system prompt, or other tools, is another prefix.
+    const otherSystem = claudeCachePrefix({
+      tools,
+      system: [{ type: 'text', text: 'You are terse.', cache_control: breakpoint }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'first question', cache_control: breakpoint }] }],
+    });
+    expect(otherSystem).not.toBe(turn1);
+    expect(claudeCachePrefix({ tools: [], system, messages: [] })).not.toBe(turn1);
+    // With the first breakpoint in a message, the prefix runs through that message.
+    const inMessage = (text: string) =>
+      claudeCachePrefix({
+        system: 'plain',
+        messages: [
+          { role: 'user', content: [{ type: 'text', text, cache_control: breakpoint }] },
+          { role: 'user', content: 'question' },
+        ],
+      });
+    expect(inMessage('doc')).toMatch(/^[0-9a-f]{32}$/);
+    expect(inMessage('another doc')).not.toBe(inMessage('doc'));
     expect(claudeCachePrefix({ system: 'plain', messages: [{ role: 'user', content: 'hi' }] })).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@ import { type JsonPath, parsePath } from '../overrides/json-path.ts';
  * - new-api's: `path_regex` / `model_regex` (lists of Go regular expressions), `key_sources` (objects
  *   `{type: "gjson", path, nested_path}` or `{type: "request_header", key, nested_path}`, or strings).
  * Key sources as strings: `body:<dotted path>`, `header:<name>`, `claude:cache_prefix` (a hash of a
- * Claude request up to its last `cache_control` block). Anything else is refused when saved.
+ * Claude request up to its first `cache_control` block). Anything else is refused when saved.
  */
 
 export type KeySource =

@@ -3,10 +3,12 @@ import { WebSocketServer } from 'ws';
 import { isFreePrice, resolvePrice } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { AppError } from '../../errors.ts';
-import { assertModelAllowed } from '../auth/key-auth.ts';
+import { assertModelAllowed, type RelayCaller } from '../auth/key-auth.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { noteRelay } from '../outcome.ts';
 import { type PipelineDeps, pinnedChannel } from '../pipeline.ts';
+import { inGroup, routeGroups } from '../routing/auto-group.ts';
+import { RoutePlan } from '../routing/route-plan.ts';
 import type { ChannelSnapshot } from '../types.ts';
 import { closeReason } from './frames.ts';
 import { holdNext, RealtimeSession, type SessionPlan } from './session.ts';
@@ -69,48 +71,31 @@ export function realtimeRoute(app: FastifyInstance, deps: PipelineDeps, maxPaylo
 
 /** The session's caller, model, price, channels and first hold, or the HTTP refusal. */
 async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise<SessionPlan> {
-  const caller = request.relayCaller;
-  if (!caller) throw new AppError(RELAY_ERRORS.invalid_token);
+  const authenticated = request.relayCaller;
+  if (!authenticated) throw new AppError(RELAY_ERRORS.invalid_token);
   const model = (request.query as { model?: unknown }).model;
   if (typeof model !== 'string' || !model) throw new AppError(RELAY_ERRORS.model_required);
-  const { user } = caller.identity;
-  const candidates = deps.routing.candidates(caller.group, model);
-  const served = caller.pinnedChannelId !== undefined || candidates.length > 0;
+  const { user } = authenticated.identity;
+  const groups = routeGroups(deps.routing, authenticated, model);
+  // As the relay does: an auto token is limited and held in the first auto group that serves the model.
+  const caller = inGroup(authenticated, groups[0] ?? authenticated.group);
+  const served = caller.pinnedChannelId !== undefined || deps.routing.candidates(caller.group, model).length > 0;
   noteRelay(request, { format: 'openai-realtime', group: caller.group, model: served ? model : 'unknown' });
   assertModelAllowed(caller, model);
   await deps.limits.admit(user.id, caller.group);
 
-  let pinned: ChannelSnapshot | undefined;
-  const exclude = new Set<number>();
-  if (caller.pinnedChannelId !== undefined) {
-    pinned = pinnedChannel(deps.routing, caller);
-    if (!servesRealtime(pinned.type)) throw unsupported(pinned);
-  } else {
-    let servable: ChannelSnapshot | undefined;
-    let other: ChannelSnapshot | undefined;
-    for (const tier of candidates) {
-      for (const channel of tier.channels) {
-        if (servesRealtime(channel.type)) servable = channel;
-        else {
-          other = channel;
-          exclude.add(channel.id);
-        }
-      }
-    }
-    if (!servable) {
-      throw other ? unsupported(other) : new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model });
-    }
-  }
-
+  const channels = routeChannels(deps, caller, groups, model);
   const maps = deps.pricing.maps();
-  const price = resolvePrice({
-    model,
-    usingGroup: caller.group,
-    userGroup: user.group,
-    maps,
-    options: deps.options,
-    acceptUnset: user.acceptUnsetModels,
-  });
+  const priceIn = (group: string) =>
+    resolvePrice({
+      model,
+      usingGroup: group,
+      userGroup: user.group,
+      maps,
+      options: deps.options,
+      acceptUnset: user.acceptUnsetModels,
+    });
+  const price = priceIn(caller.group);
   const free = isFreePrice(price);
   const holds =
     !(free || price.groupRatio === 0) || deps.options.getBoolean('quota_setting.enable_free_model_pre_consume');
@@ -121,14 +106,47 @@ async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise
     caller,
     model,
     price,
+    priceIn,
     holds,
     reservation,
-    candidates,
-    exclude,
-    ...(pinned ? { pinned } : {}),
+    ...channels,
     beta: wantsBeta(request.headers),
     started: Date.now(),
   };
+}
+
+/**
+ * The channels a session may be dialled on, in the relay's order (routing/route-plan.ts): the pinned
+ * one, else the groups' channels that serve Realtime. The first is picked now, so that a session no
+ * channel can serve is refused before the handshake.
+ */
+function routeChannels(
+  deps: PipelineDeps,
+  caller: RelayCaller,
+  groups: readonly string[],
+  model: string,
+): Pick<SessionPlan, 'next' | 'remainingRetries' | 'pinned'> {
+  if (caller.pinnedChannelId !== undefined) {
+    const pinned = pinnedChannel(deps.routing, caller);
+    if (!servesRealtime(pinned.type)) throw unsupported(pinned);
+    const picks = [{ channel: pinned, group: caller.group, preferred: false }];
+    return { pinned, next: () => picks.shift(), remainingRetries: () => 0 };
+  }
+  const route = new RoutePlan({
+    routing: deps.routing,
+    groups,
+    crossGroup: caller.crossGroupRetry === true,
+    retries: deps.options.getNumber('RetryTimes'),
+    model,
+    accepts: (channel) => servesRealtime(channel.type),
+  });
+  const first = route.next();
+  if (!first) {
+    const other = deps.routing.candidates(caller.group, model)[0]?.channels[0];
+    throw other ? unsupported(other) : new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model });
+  }
+  const picks = [first];
+  return { next: () => picks.shift() ?? route.next(), remainingRetries: () => route.remainingRetries() };
 }
 
 const unsupported = (channel: ChannelSnapshot) =>

@@ -14,8 +14,9 @@ import { applyHeaderOverride } from '../overrides/header-override.ts';
 import type { PipelineDeps } from '../pipeline.ts';
 import { RateLimitError } from '../rate-limits.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
-import { pickChannel, pickKey, type Tier } from '../routing/picker.ts';
+import { pickKey } from '../routing/picker.ts';
 import { mapStatusCode, retryStatusRanges, shouldRetry } from '../routing/retry.ts';
+import type { Pick as RoutePick } from '../routing/route-plan.ts';
 import type { ChannelSnapshot, ModelPrice, Usage } from '../types.ts';
 import { closeReason, errorEvent, relayFrames, sendableCloseCode, watchLiveness } from './frames.ts';
 import { type ResponseRequest, TurnLimits } from './turn-limits.ts';
@@ -37,14 +38,18 @@ const CANCEL_NOT_ACTIVE = Buffer.from('"response_cancel_not_active"');
 export interface SessionPlan {
   caller: RelayCaller;
   model: string;
+  /** The price in the caller's group (the first group that serves the model). */
   price: ModelPrice;
+  /** The price in a group: the session is billed in the group of the channel it was dialled on. */
+  priceIn: (group: string) => ModelPrice;
   /** Whether responses are held for on the ledger (not for a free model, unless pre-consume is on). */
   holds: boolean;
   /** The balance check of the first response, made before the handshake was accepted. */
   reservation: Reservation | undefined;
-  /** Routing candidates, and those that cannot serve Realtime (never picked). */
-  candidates: readonly Tier[];
-  exclude: Set<number>;
+  /** The next channel to dial and the group it serves in (the route plan's, or the pinned channel once). */
+  next: () => RoutePick | undefined;
+  /** Attempts still allowed after the last one. */
+  remainingRetries: () => number;
   /** The administrator's pinned channel, already checked. */
   pinned?: ChannelSnapshot;
   beta: boolean;
@@ -66,6 +71,9 @@ export class RealtimeSession {
   readonly #request: FastifyRequest;
   readonly #plan: SessionPlan;
   readonly #client: WebSocket;
+  /** The group billed, and its price: the group of the channel the session was dialled on. */
+  #group: string;
+  #price: ModelPrice;
   #upstream: WebSocket | undefined;
   #reservation: Reservation | undefined;
   readonly #turns: TurnLimits;
@@ -95,6 +103,8 @@ export class RealtimeSession {
     this.#request = request;
     this.#plan = plan;
     this.#client = client;
+    this.#group = plan.caller.group;
+    this.#price = plan.price;
     this.#reservation = plan.reservation;
     this.#turns = new TurnLimits(deps.rateLimits, deps.options, plan.caller, plan.model);
   }
@@ -185,17 +195,14 @@ export class RealtimeSession {
   async #connect(): Promise<WebSocket | undefined> {
     const deps = this.#deps;
     const plan = this.#plan;
-    const retries = plan.pinned ? 0 : deps.options.getNumber('RetryTimes');
     const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
     let lastError = 'no channel serves the Realtime API for this model';
     let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
-    for (let index = 0; index <= retries && !this.#closing; index++) {
-      const channel = plan.pinned ?? pickChannel({ candidates: plan.candidates, exclude: plan.exclude });
-      if (!channel) break;
-      plan.exclude.add(channel.id);
+    for (let pick = plan.next(); pick && !this.#closing; pick = plan.next()) {
+      const { channel } = pick;
       this.#tried.push(channel.id);
       const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
-      const attempt = await this.#dial(channel, keyIndex);
+      const attempt = await this.#dial(channel, keyIndex, pick.group);
       if (!(attempt instanceof DialError)) return attempt;
       // As the relay treats a failed attempt: counted, through the auto-disable rules, retried where they allow.
       lastError = attempt.message;
@@ -211,7 +218,7 @@ export class RealtimeSession {
         {
           status: mapStatusCode(attempt.status, channel.statusCodeMapping),
           errorCode: attempt.code,
-          remainingRetries: retries - index,
+          remainingRetries: plan.remainingRetries(),
           pinned: plan.pinned !== undefined,
           skipRetry: !attempt.fromUpstream,
         },
@@ -242,8 +249,11 @@ export class RealtimeSession {
     return undefined;
   }
 
-  /** One attempt on a channel: its open socket, or why not (the channel's settings, or the upstream's refusal). */
-  async #dial(channel: ChannelSnapshot, keyIndex: number): Promise<WebSocket | DialError> {
+  /**
+   * One attempt on a channel: its open socket, or why not (the channel's settings, or the upstream's
+   * refusal). The session is billed in the group the channel that opened serves in.
+   */
+  async #dial(channel: ChannelSnapshot, keyIndex: number, group: string): Promise<WebSocket | DialError> {
     const plan = this.#plan;
     const key = channel.keys[keyIndex];
     const mapping = resolveModelMapping(plan.model, channel.modelMapping);
@@ -259,8 +269,12 @@ export class RealtimeSession {
     if (headerError) return settingError(headerError);
     try {
       const socket = await dialRealtime(target, channel, this.#deps.transport.timeouts.headersTimeoutMs);
-      noteRelay(this.#request, { channel: String(channel.id) });
+      noteRelay(this.#request, { channel: String(channel.id), group });
       this.#channel = channel;
+      if (group !== this.#group) {
+        this.#group = group;
+        this.#price = plan.priceIn(group);
+      }
       this.#upstreamModel = mapping.upstreamModel;
       return socket;
     } catch (error) {
@@ -374,7 +388,7 @@ export class RealtimeSession {
     const plan = this.#plan;
     const { user, token } = plan.caller.identity;
     const { quota, tiered } = settleQuota({
-      price: plan.price,
+      price: this.#price,
       usage,
       options: deps.options,
       semantics: 'openai',
@@ -402,7 +416,7 @@ export class RealtimeSession {
     this.#total = addUsage(this.#total, usage);
     this.#responses += 1;
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
-    deps.metrics.billed({ model: plan.model, group: plan.caller.group, firstTokenMs: undefined, usage, quota });
+    deps.metrics.billed({ model: plan.model, group: this.#group, firstTokenMs: undefined, usage, quota });
     if (!plan.holds || this.#closing) return;
     try {
       this.#reservation = await holdNext(deps, plan.caller);
@@ -455,7 +469,7 @@ export class RealtimeSession {
       channelId: channel.id,
       channelName: channel.name,
       modelName: plan.model,
-      group: plan.caller.group,
+      group: this.#group,
       useTimeSeconds: Math.round((Date.now() - plan.started) / 1000),
       isStream: true,
       ip: '',
@@ -466,7 +480,7 @@ export class RealtimeSession {
       completionTokens: this.#total.completionTokens,
       clientType: clientType(this.#request.headers['user-agent']),
       other: buildConsumeOther({
-        price: plan.price,
+        price: this.#price,
         usage: this.#total,
         firstResponseMs: this.#firstFrameMs ?? Date.now() - plan.started,
         requestedModel: plan.model,
@@ -475,6 +489,7 @@ export class RealtimeSession {
         requestPath: '/v1/realtime',
         mode: 'realtime',
         ...(this.#tiered ? { tiered: this.#tiered } : {}),
+        ...(plan.caller.autoGroups ? { extra: { auto_group: this.#group } } : {}),
       }),
     });
   }

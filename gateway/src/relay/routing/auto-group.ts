@@ -11,3 +11,8 @@ export function routeGroups(routing: RoutingIndex, caller: RelayCaller, model: s
   const serving = caller.autoGroups.filter((group) => routing.candidates(group, model).length > 0);
   return serving.length > 0 ? serving : [caller.group];
 }
+
+/** The caller billed in `group`: the group an auto token's request was routed (and is charged) in. */
+export function inGroup(caller: RelayCaller, group: string): RelayCaller {
+  return group === caller.group ? caller : { ...caller, group };
+}

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_STATUS_CODES, mapStatusCode, type RetryInput, retryStatusRanges, shouldRetry } from './retry.ts';
+import {
+  DEFAULT_RETRY_STATUS_CODES,
+  mapStatusCode,
+  type RetryInput,
+  retryStatusRanges,
+  shouldRetry,
+  shouldRetryTask,
+} from './retry.ts';
 
 const options = { retryStatusCodes: retryStatusRanges(DEFAULT_RETRY_STATUS_CODES) };
 const retry = (input: Partial<RetryInput>) => shouldRetry({ status: 500, remainingRetries: 2, ...input }, options);
@@ -39,6 +46,27 @@ describe('shouldRetry', () => {
     expect(shouldRetry({ status: 504, remainingRetries: 1 }, narrow)).toBe(false);
     expect(shouldRetry({ status: 524, remainingRetries: 1 }, narrow)).toBe(false);
     expect(shouldRetry({ status: 500, remainingRetries: 1 }, { retryStatusCodes: retryStatusRanges('') })).toBe(false);
+  });
+});
+
+describe('shouldRetryTask', () => {
+  it.each([
+    [429, true],
+    [307, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [504, false],
+    [524, false],
+    [400, false],
+    [408, false],
+    [200, false],
+    [202, false],
+    [401, true],
+    [404, true],
+    [302, true],
+  ])('%s → %s', (status, expected) => {
+    expect(shouldRetryTask(status)).toBe(expected);
   });
 });
 

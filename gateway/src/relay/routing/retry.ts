@@ -45,6 +45,19 @@ export function shouldRetry(input: RetryInput, options: RetryOptions): boolean {
   return statusCodeInRanges(status, options.retryStatusCodes);
 }
 
+/**
+ * Whether a task submission (Midjourney, Suno, video) the upstream refused with this status goes to
+ * another channel (reference §4.3, task relay): a rate limit or a redirect does; a server error does
+ * unless it is a gateway timeout (the task may have been taken); 400, 408 and 2xx never do; any other
+ * status does.
+ */
+export function shouldRetryTask(status: number): boolean {
+  if (status === 429 || status === 307) return true;
+  if (status >= 500) return status !== 504 && status !== 524;
+  if (status === 400 || status === 408) return false;
+  return status < 200 || status >= 300;
+}
+
 export const DEFAULT_RETRY_STATUS_CODES = '100-199,300-399,401-407,409-499,500-503,505-523,525-599';
 
 const DEFAULT_RANGES: readonly StatusCodeRange[] = Object.freeze(rangesOf(DEFAULT_RETRY_STATUS_CODES) ?? []);

@@ -72,4 +72,12 @@ describe('the route plan', () => {
     expect(gone.next()).toMatchObject({ group: 'a', preferred: false });
     expect(plan({ routing: index, groups: ['a'], preferred: 99 }).preferredAvailable()).toBe(false);
   });
+
+  it('never picks a channel of a protocol the request cannot use, and moves on when a group has no other', () => {
+    const index = routing({ a: [1, 2], b: [3, 4] });
+    const speaks = (channel: { id: number }) => channel.id % 2 === 0;
+    const route = plan({ routing: index, groups: ['a', 'b'], crossGroup: true, retries: 5, accepts: speaks });
+    expect(walk(route)).toEqual(['a:2', 'b:4']);
+    expect(walk(plan({ routing: index, groups: ['a', 'b'], accepts: () => false }))).toEqual([]);
+  });
 });

@@ -14,7 +14,10 @@ export interface RoutePlanInput {
   /** RetryTimes: each group gets this many retries after its first attempt. */
   retries: number;
   model: string;
-  format: WireFormat;
+  /** The request's wire format: channels that cannot serve it are passed over. None for the task platforms. */
+  format?: WireFormat | undefined;
+  /** The channels that speak the request's protocol at all (a task platform's, Realtime's): no other is picked. */
+  accepts?: ((channel: ChannelSnapshot) => boolean) | undefined;
   /** The channel channel affinity remembers for this request: tried first when it can serve. */
   preferred?: number | undefined;
   random?: (() => number) | undefined;
@@ -122,9 +125,14 @@ export class RoutePlan {
     return this.#input.routing.candidates(group, this.#input.model);
   }
 
-  /** Channels never picked: those that failed in this request, and those that cannot serve its format. */
+  /** Channels never picked: those that failed in this request, and those that cannot serve its format or protocol. */
   #excluded(candidates: readonly Tier[]): Set<number> {
-    const excluded = unservable(candidates, this.#input.format, this.#input.model);
+    const { format, accepts, model } = this.#input;
+    const excluded = format ? unservable(candidates, format, model) : new Set<number>();
+    if (accepts) {
+      for (const tier of candidates)
+        for (const channel of tier.channels) if (!accepts(channel)) excluded.add(channel.id);
+    }
     for (const id of this.#failed) excluded.add(id);
     return excluded;
   }

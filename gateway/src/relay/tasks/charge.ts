@@ -95,6 +95,8 @@ export async function chargeTask(
       group_ratio: charge.price.groupRatio,
       per_call: true,
       request_path: request.url.split('?')[0] ?? '',
+      // As the relay logs it: the auto group the task was routed and billed in.
+      ...(who.autoGroups ? { auto_group: who.group } : {}),
       ...charge.other,
     },
   });

@@ -11,13 +11,12 @@ import {
 } from '../../../store/repositories/task-billing.ts';
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
-import { pinnedChannel } from '../../pipeline.ts';
 import { midjourneyRequest } from '../../protocols/midjourney/index.ts';
 import { setRetryAfter } from '../../retry-after.ts';
-import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { type ChosenKey, pickTaskKey, taskKey } from '../keys.ts';
+import { admitSubmission, inTaskGroup, routeSubmission } from '../route.ts';
 import { describeSubmission, MjRequestError, type MjSubmission, SUBMIT_PATHS, upstreamBody } from './actions.ts';
 import { mjTaskView } from './view.ts';
 
@@ -29,14 +28,31 @@ const MJ_FAILURE = 4;
 const PREFIXES = ['', '/mj-fast', '/mj-relax', '/mj-turbo'];
 const SUBMIT_TIMEOUT_MS = 60_000;
 
-/** A refusal in midjourney-proxy's error shape (as new-api answers it): HTTP 400, 429 for code 30. */
+/**
+ * A refusal in midjourney-proxy's error shape (as new-api answers it): HTTP 400, 429 for code 30.
+ * `upstream` when the upstream failed to answer, so that another channel may take the submission.
+ */
 class MjFailure extends Error {
   readonly status: number;
   readonly code: number;
-  constructor(description: string, code = MJ_FAILURE, status = 400) {
+  readonly upstream: boolean;
+  constructor(description: string, code = MJ_FAILURE, status = 400, upstream = false) {
     super(description);
     this.code = code;
     this.status = code === 30 ? 429 : status;
+    this.upstream = upstream;
+  }
+}
+
+/** The upstream's refusal of a submission with an HTTP error: passed on as it came, unless another channel takes it. */
+class MjRefused extends Error {
+  readonly status: number;
+  readonly answer: Record<string, unknown>;
+  readonly upstream = true;
+  constructor(status: number, answer: Record<string, unknown>) {
+    super(`the upstream refused the submission with HTTP ${status}`);
+    this.status = status;
+    this.answer = answer;
   }
 }
 
@@ -63,6 +79,7 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
   const { db, options } = deps;
   app.setErrorHandler(async (error, request, reply) => {
     setRetryAfter(reply, error);
+    if (error instanceof MjRefused) return reply.code(error.status).send(error.answer);
     if (error instanceof MjFailure) {
       return reply.code(error.status).send({ code: error.code, description: error.message, type: 'upstream_error' });
     }
@@ -139,50 +156,22 @@ export async function midjourneyPlugin(app: FastifyInstance, deps: RelayPluginDe
   }
 }
 
-/** Where a submission is sent: a channel, and which of its keys (the upstream account) takes it. */
-interface MjTarget {
-  channel: ChannelSnapshot;
-  key: ChosenKey;
-}
-
-/**
- * Where a submission goes: a follow-up to its original task's channel and key (only that account knows
- * the original), anything else to a channel picked for its model and a key by the channel's multi-key mode.
- */
-async function targetFor(deps: RelayPluginDeps, who: RelayCaller, submission: MjSubmission): Promise<MjTarget> {
-  if (submission.originalTaskId !== undefined) {
-    const original = await findUserMidjourney(deps.db, who.identity.user.id, submission.originalTaskId);
-    if (!original) throw new MjFailure('task_not_found');
-    if (deps.options.getBoolean('MjActionCheckSuccessEnabled') && original.status !== 'SUCCESS') {
-      throw new MjFailure('task_status_not_success');
-    }
-    const channel = deps.routing.channel(original.channel_id);
-    if (channel?.status !== 1) throw new MjFailure('channel_not_available');
-    const key = taskKey(channel, original.key_index);
-    if (key === undefined) throw new MjFailure('channel_has_no_key');
-    return { channel, key: { index: original.key_index ?? 0, key } };
+/** Where a follow-up goes: its original task's channel and key (only that account knows the original), and its group. */
+async function followUpTarget(
+  deps: RelayPluginDeps,
+  who: RelayCaller,
+  originalTaskId: string,
+): Promise<{ channel: ChannelSnapshot; key: ChosenKey; group: string }> {
+  const original = await findUserMidjourney(deps.db, who.identity.user.id, originalTaskId);
+  if (!original) throw new MjFailure('task_not_found');
+  if (deps.options.getBoolean('MjActionCheckSuccessEnabled') && original.status !== 'SUCCESS') {
+    throw new MjFailure('task_status_not_success');
   }
-  const channel = channelFor(deps, who, submission.model);
-  const key = pickTaskKey(channel, deps.routing);
-  if (!key) throw new MjFailure('channel_has_no_key');
-  return { channel, key };
-}
-
-/** The channel a new submission goes to: the pinned one, else one picked for its model. */
-function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): ChannelSnapshot {
-  if (who.pinnedChannelId !== undefined) {
-    const pinned = pinnedChannel(deps.routing, who);
-    if (!speaksMidjourney(pinned)) throw new MjFailure('channel_not_midjourney');
-    return pinned;
-  }
-  const candidates = deps.routing.candidates(who.group, model);
-  // A chat channel that lists an mj_ model by mistake must never get a drawing request.
-  const others = new Set(
-    candidates.flatMap((tier) => tier.channels.filter((ch) => !speaksMidjourney(ch)).map((ch) => ch.id)),
-  );
-  const channel = pickChannel({ candidates, exclude: others });
-  if (!channel) throw new MjFailure(`no channel serves ${model} in group ${who.group}`);
-  return channel;
+  const channel = deps.routing.channel(original.channel_id);
+  if (channel?.status !== 1) throw new MjFailure('channel_not_available');
+  const key = taskKey(channel, original.key_index);
+  if (key === undefined) throw new MjFailure('channel_has_no_key');
+  return { channel, key: { index: original.key_index ?? 0, key }, group: original.group };
 }
 
 const speaksMidjourney = (channel: ChannelSnapshot) => channelType(channel.type)?.protocol === 'midjourney';
@@ -195,15 +184,51 @@ async function submit(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const started = Date.now();
-  const { options, ledger } = deps;
-  const { user, token } = who.identity;
   if (!isRecord(request.body)) throw new MjFailure('the body must be a JSON object');
   const body = request.body;
   const submission = describeSubmission(path, body);
   assertModelAllowed(who, submission.model);
   deps.sensitive.screen('midjourney', body);
-  const { channel, key } = await targetFor(deps, who, submission);
+  const send = (caller: RelayCaller, channel: ChannelSnapshot, key: ChosenKey) =>
+    sendSubmission(deps, { who: caller, channel, key, body, submission, started }, request, reply);
+  if (submission.originalTaskId !== undefined) {
+    const target = await followUpTarget(deps, who, submission.originalTaskId);
+    const caller = inTaskGroup(who, target.group);
+    await admitSubmission(deps, caller, submission.model);
+    return send(caller, target.channel, target.key);
+  }
+  // A chat channel that lists an mj_ model by mistake must never get a drawing request.
+  return routeSubmission(deps, who, submission.model, {
+    accepts: speaksMidjourney,
+    notAccepted: () => new MjFailure('channel_not_midjourney'),
+    noChannel: (group) => new MjFailure(`no channel serves ${submission.model} in group ${group}`),
+    attempt: (caller, channel) => {
+      const key = pickTaskKey(channel, deps.routing);
+      if (!key) throw new MjFailure('channel_has_no_key');
+      return send(caller, channel, key);
+    },
+  });
+}
 
+/** A submission on its way to one channel, priced and billed in the group of `who`. */
+interface MjSend {
+  who: RelayCaller;
+  channel: ChannelSnapshot;
+  key: ChosenKey;
+  body: Record<string, unknown>;
+  submission: MjSubmission;
+  started: number;
+}
+
+/** Sends a submission with its price held; charged when the upstream took it, refused (and released) otherwise. */
+async function sendSubmission(
+  deps: RelayPluginDeps,
+  { who, channel, key, body, submission, started }: MjSend,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const { options, ledger } = deps;
+  const { user, token } = who.identity;
   const price = resolvePrice({
     model: submission.model,
     usingGroup: who.group,
@@ -213,8 +238,6 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
-  // A submission is one request for the RPM limits, refused before anything is held or sent.
-  await deps.rateLimits.admitRequest(who, submission.model);
   const reservation = await reserveTaskQuota(deps, who, quota, () => new MjFailure('quota_not_enough'));
 
   let settled = false;
@@ -240,6 +263,7 @@ async function submit(
         `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
         MJ_FAILURE,
         502,
+        true,
       );
     }
     let answer: Record<string, unknown>;
@@ -248,7 +272,12 @@ async function submit(
       if (!isRecord(parsed)) throw new Error('not an object');
       answer = parsed;
     } catch {
-      throw new MjFailure(`unmarshal_response_body_failed (HTTP ${status})`, MJ_FAILURE, status === 200 ? 502 : status);
+      throw new MjFailure(
+        `unmarshal_response_body_failed (HTTP ${status})`,
+        MJ_FAILURE,
+        status === 200 ? 502 : status,
+        true,
+      );
     }
     const code = typeof answer.code === 'number' ? answer.code : 0;
     const taskId = typeof answer.result === 'string' ? answer.result : '';
@@ -279,6 +308,8 @@ async function submit(
       if (taskId || status === 200) {
         await insertMidjourney(deps.db, { ...row, status: 'FAILURE', fail_reason: description, quota: 0 });
       }
+      // An HTTP error may be another channel's to take; a refusal in a 200 (queue full, banned prompt) is final.
+      if (status !== 200) throw new MjRefused(status, answer);
       return reply.code(status).send(answer);
     }
 

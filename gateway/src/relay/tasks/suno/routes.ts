@@ -7,14 +7,13 @@ import { requestLanguage, toAppError } from '../../../http/errors.ts';
 import { findUserTasks, insertTask, type TaskBillingContext } from '../../../store/repositories/task-billing.ts';
 import { assertModelAllowed, authenticateKey, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
-import { pinnedChannel } from '../../pipeline.ts';
 import { sunoRequest } from '../../protocols/suno/index.ts';
 import { setRetryAfter } from '../../retry-after.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
-import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { pickTaskKey } from '../keys.ts';
+import { routeSubmission } from '../route.ts';
 import { SUNO_PLATFORM } from './platform.ts';
 import { isSunoAction, SUNO_ACTIONS, type SunoAction, sunoTaskView } from './wire.ts';
 
@@ -22,14 +21,19 @@ const SUBMIT_TIMEOUT_MS = 60_000;
 /** Ids one batch fetch may ask for. */
 const MAX_FETCH_IDS = 500;
 
-/** A refusal in the Suno proxy's shape `{code, message, data}`, `code` a stable error code. */
+/**
+ * A refusal in the Suno proxy's shape `{code, message, data}`, `code` a stable error code;
+ * `upstream` when the upstream refused or did not answer, so that another channel may take the submission.
+ */
 class SunoFailure extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(code: string, message: string, status = 400) {
+  readonly upstream: boolean;
+  constructor(code: string, message: string, status = 400, upstream = false) {
     super(message);
     this.code = code;
     this.status = status;
+    this.upstream = upstream;
   }
 }
 
@@ -95,22 +99,6 @@ export async function sunoPlugin(app: FastifyInstance, deps: RelayPluginDeps): P
 
 const speaksSuno = (channel: ChannelSnapshot) => channelType(channel.type)?.protocol === 'suno';
 
-function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): ChannelSnapshot {
-  if (who.pinnedChannelId !== undefined) {
-    const pinned = pinnedChannel(deps.routing, who);
-    if (!speaksSuno(pinned)) throw new SunoFailure('channel_not_suno', 'the pinned channel is not a Suno channel');
-    return pinned;
-  }
-  const candidates = deps.routing.candidates(who.group, model);
-  // A chat channel that lists a suno_ model by mistake must never get a music request.
-  const others = new Set(
-    candidates.flatMap((tier) => tier.channels.filter((ch) => !speaksSuno(ch)).map((ch) => ch.id)),
-  );
-  const channel = pickChannel({ candidates, exclude: others });
-  if (!channel) throw new SunoFailure('no_available_channel', `no channel serves ${model} in group ${who.group}`, 503);
-  return channel;
-}
-
 /** The public id a client fetches its task by; the upstream's own id stays in the billing context. */
 const publicTaskId = () => `task_${randomBytes(16).toString('base64url')}`;
 
@@ -122,14 +110,40 @@ async function submit(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const started = Date.now();
-  const { options, ledger } = deps;
-  const { user, token } = who.identity;
   if (!isRecord(request.body)) throw new SunoFailure('invalid_request', 'the body must be a JSON object');
   const body = request.body;
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
   assertModelAllowed(who, model);
   deps.sensitive.screen('suno', body);
-  const channel = channelFor(deps, who, model);
+  // A chat channel that lists a suno_ model by mistake must never get a music request.
+  return routeSubmission(deps, who, model, {
+    accepts: speaksSuno,
+    notAccepted: () => new SunoFailure('channel_not_suno', 'the pinned channel is not a Suno channel'),
+    noChannel: (group) => new SunoFailure('no_available_channel', `no channel serves ${model} in group ${group}`, 503),
+    attempt: (caller, channel) =>
+      sendSubmission(deps, { who: caller, channel, action, model, body, started }, request, reply),
+  });
+}
+
+/** A submission on its way to one channel, priced and billed in the group of `who`. */
+interface SunoSend {
+  who: RelayCaller;
+  channel: ChannelSnapshot;
+  action: SunoAction;
+  model: string;
+  body: Record<string, unknown>;
+  started: number;
+}
+
+/** Sends a submission with its price held; charged when the upstream took it, refused (and released) otherwise. */
+async function sendSubmission(
+  deps: RelayPluginDeps,
+  { who, channel, action, model, body, started }: SunoSend,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const { options, ledger } = deps;
+  const { user, token } = who.identity;
   const chosen = pickTaskKey(channel, deps.routing);
   if (!chosen) throw new SunoFailure('channel_has_no_key', 'the channel has no enabled key', 503);
   const mapping = resolveModelMapping(model, channel.modelMapping);
@@ -144,8 +158,6 @@ async function submit(
     acceptUnset: user.acceptUnsetModels,
   });
   const quota = taskCallQuota(price, options);
-  // A submission is one request for the RPM limits, refused before anything is held or sent.
-  await deps.rateLimits.admitRequest(who, model);
   const reservation = await reserveTaskQuota(
     deps,
     who,
@@ -171,6 +183,7 @@ async function submit(
         'do_request_failed',
         `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
         502,
+        true,
       );
     }
     let answer: Record<string, unknown> | undefined;
@@ -189,6 +202,7 @@ async function submit(
         typeof answer?.code === 'string' && answer.code !== 'success' ? answer.code : 'upstream_error',
         message || `upstream answered HTTP ${status}`,
         status >= 400 ? status : 502,
+        true,
       );
     }
 

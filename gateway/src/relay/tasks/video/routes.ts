@@ -10,6 +10,7 @@ import type { RelayPluginDeps } from '../../index.ts';
 import { openAIError } from '../../openai-error.ts';
 import { setRetryAfter } from '../../retry-after.ts';
 import type { UpstreamResponse } from '../../transport.ts';
+import { admitSubmission, inTaskGroup } from '../route.ts';
 import { jimengRoutes } from './jimeng-routes.ts';
 import { klingRoutes } from './kling-routes.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
@@ -236,7 +237,9 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
       };
       const plan = tasks.plan(job);
       if (typeof plan === 'string') throw new VideoFailure('channel_gone', plan, 503);
-      return submitVideo(deps, who, request, reply, {
+      const remixer = inTaskGroup(who, original.group);
+      await admitSubmission(deps, remixer, props.origin_model_name);
+      return submitVideo(deps, remixer, request, reply, {
         tasks,
         channel,
         keyIndex: ref.keyIndex ?? 0,

@@ -1,14 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import { isRecord } from '../../protocols/video-fields.ts';
 
-/** A refusal in OpenAI's error shape, `code` a stable error code. */
+/**
+ * A refusal in OpenAI's error shape, `code` a stable error code; `upstream` when the upstream refused
+ * a submission or did not answer, so that another channel may take it.
+ */
 export class VideoFailure extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(code: string, message: string, status = 400) {
+  readonly upstream: boolean;
+  constructor(code: string, message: string, status = 400, upstream = false) {
     super(message);
     this.code = code;
     this.status = status;
+    this.upstream = upstream;
   }
 }
 

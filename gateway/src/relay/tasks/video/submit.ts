@@ -11,7 +11,6 @@ import {
 import type { TaskRow } from '../../../store/repositories/tasks.ts';
 import { assertModelAllowed, type RelayCaller } from '../../auth/key-auth.ts';
 import type { RelayPluginDeps } from '../../index.ts';
-import { pinnedChannel } from '../../pipeline.ts';
 import { PROVIDERS, type UpstreamRequest } from '../../protocols/index.ts';
 import {
   isRefusal,
@@ -21,10 +20,10 @@ import {
   type VideoTasks,
 } from '../../protocols/video-tasks.ts';
 import { resolveModelMapping } from '../../routing/model-mapping.ts';
-import { pickChannel } from '../../routing/picker.ts';
 import type { ChannelSnapshot } from '../../types.ts';
 import { chargeTask, reserveTaskQuota } from '../charge.ts';
 import { pickTaskKey, taskKey } from '../keys.ts';
+import { routeSubmission } from '../route.ts';
 import { VIDEO_PLATFORM } from './platform.ts';
 import { invalidVideo, type Submission, VideoFailure } from './submission.ts';
 import { sendVideoRequest } from './upstream.ts';
@@ -45,26 +44,6 @@ export function videoTaskKey(channel: ChannelSnapshot, index: number | undefined
   const key = taskKey(channel, index);
   if (key === undefined) throw new VideoFailure('channel_has_no_key', 'the channel has no key', 503);
   return key;
-}
-
-function channelFor(deps: RelayPluginDeps, who: RelayCaller, model: string): ChannelSnapshot {
-  if (who.pinnedChannelId !== undefined) {
-    const pinned = pinnedChannel(deps.routing, who);
-    if (!videoTasksOf(pinned)) {
-      throw new VideoFailure('channel_not_video', 'the pinned channel makes no videos');
-    }
-    return pinned;
-  }
-  const candidates = deps.routing.candidates(who.group, model);
-  // A channel whose protocol makes no videos must never get a video request, even if it lists the model.
-  const others = new Set(
-    candidates.flatMap((tier) => tier.channels.filter((ch) => !videoTasksOf(ch)).map((ch) => ch.id)),
-  );
-  const channel = pickChannel({ candidates, exclude: others });
-  if (!channel) {
-    throw new VideoFailure('no_available_channel', `no channel serves ${model} in group ${who.group}`, 503);
-  }
-  return channel;
 }
 
 /** What a route asks to be made: the fields as the route read them, and how to answer with the new task. */
@@ -90,7 +69,32 @@ export async function createVideo(
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
   if (prompt.trim() === '' && !order.promptOptional) throw invalidVideo('prompt is required');
   assertModelAllowed(who, model);
-  const channel = channelFor(deps, who, model);
+  // A channel whose protocol makes no videos must never get a video request, even if it lists the model.
+  return routeSubmission(deps, who, model, {
+    accepts: (channel) => videoTasksOf(channel) !== undefined,
+    notAccepted: () => new VideoFailure('channel_not_video', 'the pinned channel makes no videos'),
+    noChannel: (group) => new VideoFailure('no_available_channel', `no channel serves ${model} in group ${group}`, 503),
+    attempt: (caller, channel) => createOn(deps, caller, channel, { request, reply, order, model, prompt }),
+  });
+}
+
+/** A route's order as read before it is routed: the client's request, its model and prompt. */
+interface VideoCall {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  order: VideoOrder;
+  model: string;
+  prompt: string;
+}
+
+/** A new video on one channel: the route's order, read for that channel's protocol and mapping. */
+async function createOn(
+  deps: RelayPluginDeps,
+  who: RelayCaller,
+  channel: ChannelSnapshot,
+  { request, reply, order, model, prompt }: VideoCall,
+): Promise<FastifyReply> {
+  const { fields } = order;
   const tasks = videoTasksOf(channel);
   if (!tasks) throw new VideoFailure('channel_not_video', 'the channel makes no videos');
   const mapping = resolveModelMapping(model, channel.modelMapping);
@@ -164,8 +168,6 @@ export async function submitVideo(
   });
   const ratio = Object.values(plan.ratios).reduce((product, value) => product * value, 1);
   const quota = taskCallQuota(price, options, ratio);
-  // A submission is one request for the RPM limits, refused before anything is held or sent.
-  await deps.rateLimits.admitRequest(who, job.model);
   const reservation = await reserveTaskQuota(
     deps,
     who,
@@ -192,11 +194,12 @@ export async function submitVideo(
         'do_request_failed',
         `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
         502,
+        true,
       );
     }
     const answer = submit.tasks.accepted(status, text);
     // Refused upstream: nothing charged, the refusal passed on in OpenAI's shape.
-    if (isRefusal(answer)) throw new VideoFailure(answer.code, answer.message, answer.status);
+    if (isRefusal(answer)) throw new VideoFailure(answer.code, answer.message, answer.status, true);
 
     const taskId = publicVideoId();
     const billing: TaskBillingContext = {
