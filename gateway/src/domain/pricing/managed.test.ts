@@ -92,6 +92,7 @@ describe('groupColumns', () => {
         description: '',
         selectable: false,
         user_group_ratios: '{"default":1,"svip":0.5}',
+        rate_limits: '{}',
       },
     });
   });
