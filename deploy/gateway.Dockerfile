@@ -42,6 +42,9 @@ COPY operator/package.json operator/
 COPY console/package.json console/
 RUN npm ci --workspace console --no-audit --no-fund
 COPY tsconfig.base.json ./
+# The settings page checks billing expressions with the gateway's own parser (no dependencies of its own).
+COPY gateway/src/domain/billing/expr/ gateway/src/domain/billing/expr/
+COPY gateway/src/domain/time-zones.ts gateway/src/domain/
 COPY console/ console/
 RUN npm run build --workspace console
 
