@@ -11,7 +11,7 @@
 /** Longest run of one kind of character counted in one piece, and the slice a longer run is cut into. */
 export const RUN_LIMIT = 256;
 /** Characters (UTF-16 units) counted exactly; beyond, the count is estimated by bytes. */
-export const EXACT_LIMIT = 65_536;
+export const EXACT_LIMIT = 32_768;
 
 // A run of letters (with their marks), of symbols or of white space longer than RUN_LIMIT. The
 // look-behinds start a match only where a run starts, so the scan stays linear.
