@@ -1,8 +1,8 @@
 /**
  * Time to count the prompt tokens of unbroken text, the input that made the count quadratic (issue 18):
  * 200 KB and 1 MB of one repeated letter, of base64 and of unpunctuated Chinese, and of ordinary prose
- * for comparison. "after" is countTextTokens (runs cut at RUN_LIMIT, exact up to EXACT_LIMIT, then by
- * bytes); "before" is the encoder's plain count, which countTextTokens called until then. "before" takes
+ * for comparison, with o200k (gpt-4o) and cl100k (gpt-4). "after" is countTextTokens (runs cut at RUN_LIMIT, exact up to EXACT_LIMIT, then by
+ * bytes); "before" is the o200k encoder's plain count, which countTextTokens called until then. "before" takes
  * seconds to minutes per sample, so it runs only when asked, and on 1 MB only when asked for that too.
  * Each figure is the slowest of three runs, after a warm-up (the vocabulary loads once).
  *
@@ -11,7 +11,7 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { countTextTokens } from '../gateway/src/domain/billing/tokenizer.ts';
 
-const MODEL = 'gpt-4o';
+const MODELS = ['gpt-4o', 'gpt-4'];
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const before = process.argv.includes('--before');
 const beforeLarge = process.argv.includes('--before-1mb');
@@ -40,20 +40,22 @@ function slowest(count: () => number): { ms: number; tokens: number } {
   return { ms, tokens };
 }
 
-countTextTokens(MODEL, 'warm up');
+for (const model of MODELS) countTextTokens(model, 'warm up');
 countTokens('warm up', PLAIN_TEXT);
 for (const [label, chars] of [
   ['200 KB', 200_000],
   ['1 MB', 1_000_000],
 ] as const) {
   for (const [kind, text] of Object.entries(samples(chars))) {
-    const after = slowest(() => countTextTokens(MODEL, text));
-    let line = `${label.padEnd(7)}${kind.padEnd(9)}after ${after.ms.toFixed(1).padStart(7)} ms ${after.tokens} tokens`;
+    const columns = MODELS.map((model) => {
+      const after = slowest(() => countTextTokens(model, text));
+      return `${model} after ${after.ms.toFixed(1).padStart(5)} ms ${String(after.tokens).padStart(7)} tokens`;
+    });
     if (before && (chars < 1_000_000 || beforeLarge || kind === 'prose')) {
       const start = performance.now();
       const exact = countTokens(text, PLAIN_TEXT);
-      line += ` | before ${(performance.now() - start).toFixed(1).padStart(9)} ms ${exact} tokens`;
+      columns.push(`gpt-4o before ${(performance.now() - start).toFixed(1).padStart(9)} ms ${exact} tokens`);
     }
-    console.log(line);
+    console.log(`${label.padEnd(7)}${kind.padEnd(9)}${columns.join(' | ')}`);
   }
 }
