@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { countBounded } from './bounded-count.ts';
 
 type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -21,10 +22,14 @@ export function encodingFor(model: string): EncodingName {
 const O200K =
   /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-image|gpt-realtime|gpt-audio|gpt-oss|chatgpt-|o\d|codex-|computer-use|omni-moderation)/;
 
-/** Tokens of `text` as the model's tokenizer counts them. */
+/**
+ * Tokens of `text` as the model's tokenizer counts them: exactly for ordinary text, by the bounded
+ * rule of bounded-count.ts for unbroken runs and beyond its size limit.
+ */
 export function countTextTokens(model: string, text: string): number {
   if (text.length === 0) return 0;
-  return encoder(encodingFor(model)).countTokens(text, PLAIN_TEXT);
+  const encoding = encoder(encodingFor(model));
+  return countBounded(text, (piece) => encoding.countTokens(piece, PLAIN_TEXT));
 }
 
 // Loaded on first use, one encoding at a time, and synchronously (CommonJS build) so that counting stays a
