@@ -76,11 +76,16 @@ async function channel(fields: Record<string, unknown> = {}) {
   });
   expect(created.body.success, JSON.stringify(created.body)).toBe(true);
   const id: number = created.body.data.id;
-  await eventually(
-    async () => (await chat(b, model)).status,
-    (status) => status === 200,
-    2000,
-  );
+  // Both gateways must route to it before a test starts: each learns of a new channel on its own, so b
+  // serving it says nothing of a (a busy CI machine once had a answer 503 right after b answered 200).
+  for (const gateway of [a, b]) {
+    const status = await eventually(
+      async () => (await chat(gateway, model)).status,
+      (answered) => answered === 200,
+      10_000,
+    );
+    expect(status, `${gateway === a ? 'a' : 'b'} routes ${model}`).toBe(200);
+  }
   return { id, model };
 }
 
