@@ -21,6 +21,7 @@ import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RateLimiter } from './rate-limits.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { SecretScrubber } from './secrets/scrubber.ts';
 import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
@@ -61,6 +62,12 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'routing index', run: () => routing.close() });
+  const secrets = new SecretScrubber({
+    options,
+    masterSecret: keyring.masterSecret(),
+    channel: (id) => routing.channel(id),
+  });
+  opened.push({ name: 'secret scrubber', run: async () => secrets.close() });
   const recorder = new UsageRecorder({
     writer: databaseUsageWriter(db),
     settings: usageSettings(options, config.relay.errorLogEnabled),
@@ -153,6 +160,7 @@ export async function startRelay(
     health,
     affinity,
     sensitive,
+    secrets,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };
