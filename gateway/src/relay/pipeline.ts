@@ -46,6 +46,7 @@ import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import { RoutePlan } from './routing/route-plan.ts';
 import { scrubFailure } from './secrets/failure.ts';
 import type { SecretScrubber } from './secrets/scrubber.ts';
+import { scrubbingSink } from './secrets/sink.ts';
 import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
@@ -507,7 +508,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     },
     budget: run.guard,
   });
-  return exchange.run(ctx.sink);
+  return exchange.run(scrubbingSink(ctx.sink, deps.secrets, channel));
 }
 
 /** `: PING` lines for a silent upstream; Gemini's clients read every event as JSON, so not for them. */

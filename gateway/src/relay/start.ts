@@ -125,6 +125,7 @@ export async function startRelay(
     cluster,
     intervalMs: config.tasks.pollIntervalMs,
     logger,
+    scrubReason: (reason, channelId) => secrets.scrub(reason, channelId),
     platforms: [
       midjourneyPlatform({
         db,
