@@ -104,6 +104,7 @@ export async function startRelay(
     logger,
     timeoutMs: config.channelHealth.testTimeoutMs,
     usernameOf: async (id) => (await findUserById(db, id))?.username ?? '',
+    secrets,
   });
   opened.push({ name: 'channel tests', run: () => tester.close() });
   startHealthJobs(config, logger, services, tester, opened);
