@@ -62,6 +62,9 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'routing index', run: () => routing.close() });
+  // Read-your-writes: a channel change made on this pod is routed by before the change's answer goes out.
+  const unfollow = services.channels.followLocally((ids) => routing.reload(ids));
+  opened.push({ name: 'channel changes', run: async () => unfollow() });
   const secrets = new SecretScrubber({
     options,
     masterSecret: keyring.masterSecret(),
