@@ -145,7 +145,10 @@ beforeAll(async () => {
   }
   const listed = await root.get('/api/channel/?p=1&page_size=50');
   for (const item of listed.body.data.items as Array<{ id: number; name: string }>) channelIds[item.name] = item.id;
-  await gateway.options.setMany({ EpayKey: EPAY_SECRET, ModelPrice: JSON.stringify({ suno_music: 0.1, 'gpt-realtime': 0.01 }) });
+  await gateway.options.setMany({
+    EpayKey: EPAY_SECRET,
+    ModelPrice: JSON.stringify({ suno_music: 0.1, 'gpt-realtime': 0.01 }),
+  });
 
   user = new DashboardClient(gateway.url);
   expect((await user.post('/api/user/register', { username: 'quoted', password: 'password-1' })).body.success).toBe(
