@@ -25,10 +25,14 @@ export function keyParts(key: string): string[] {
   return parts;
 }
 
-/** A value whole, its `|`-separated parts, and its lines and words. */
+/**
+ * A value whole and its `|`-separated parts; a value with spaces or lines (`Bearer <token>`, a PEM key, its
+ * newlines escaped or not) by its words only, so that the words around a credential stay readable.
+ */
 export function textParts(value: string): string[] {
-  const unescaped = value.replace(/\\n/g, '\n');
-  return [value, unescaped, ...value.split('|'), ...unescaped.split(/\s+/)];
+  const words = value.replace(/\\n/g, '\n').split(/\s+/);
+  const pieces = words.length > 1 ? words : [value];
+  return pieces.flatMap((piece) => [piece, ...piece.split('|')]);
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -473,7 +473,7 @@ export class ChannelService {
     return () => this.#localFollowers.delete(reload);
   }
 
-    useProtocolModelLister(lister: ProtocolModelLister): void {
+  useProtocolModelLister(lister: ProtocolModelLister): void {
     this.#protocolModelLister = lister;
   }
 
