@@ -55,6 +55,8 @@ interface QuotingUpstream {
   url: string;
   message: () => string;
   inStream: boolean;
+  /** Answer the error with a 200, as some upstreams do. */
+  errorWith200: boolean;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ async function startQuotingUpstream(): Promise<QuotingUpstream> {
     url: '',
     message: () => QUOTES.whole!(KEY),
     inStream: false,
+    errorWith200: false,
     close: async () => {},
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -85,7 +88,8 @@ async function startQuotingUpstream(): Promise<QuotingUpstream> {
         }
         return;
       }
-      res.writeHead(protocol === 'gemini' ? 400 : 401, { 'content-type': 'application/json' });
+      const status = upstream.errorWith200 ? 200 : protocol === 'gemini' ? 400 : 401;
+      res.writeHead(status, { 'content-type': 'application/json' });
       if (protocol === 'claude') {
         res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message } }));
       } else if (protocol === 'gemini') {
@@ -237,6 +241,27 @@ describe('upstream errors never carry secrets', () => {
       }
     });
   }
+
+  it('masks an error answered with a 200, and an upstream token count refused', async () => {
+    upstream.message = () => QUOTES.whole!(KEY);
+    upstream.errorWith200 = true;
+    try {
+      const answer = await call(CLIENTS[0]!, false);
+      expect(leaks(answer.text), answer.text).toEqual([]);
+      expect(answer.text).toContain('Incorrect API key provided: ***');
+    } finally {
+      upstream.errorWith200 = false;
+    }
+    const counted = await fetch(`${gateway.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await counted.text();
+    expect(counted.status, text).toBe(401);
+    expect(leaks(text), text).toEqual([]);
+    expect(text).toContain('Incorrect API key provided: ***');
+  });
 
   it("masks a header override's credential and the gateway's secret options", async () => {
     upstream.message = () => `rejected: org ${ORG_SECRET}, merchant key ${EPAY_SECRET}, key ${KEY}`;

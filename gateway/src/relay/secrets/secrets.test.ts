@@ -146,4 +146,19 @@ describe('SecretScrubber', () => {
     });
     expect(scrubbing.started).toBe(true);
   });
+
+  it('scrubs a whole JSON answer that carries an error, and passes any other answer as it is', async () => {
+    const answered: Uint8Array[] = [];
+    const sink = { answer: async (_s, _t, body) => void answered.push(body) } as ClientSink;
+    const scrubbing = scrubbingSink(sink, scrubber, channel);
+    const ok = Buffer.from('{"choices":[{"message":{"content":"sk-channel-seven-0123456789"}}]}');
+    await scrubbing.answer(200, 'application/json', ok);
+    expect(answered[0]).toBe(ok);
+    const failed = Buffer.from('{"error":{"message":"key sk-channel-seven-0123456789"}}');
+    await scrubbing.answer(200, 'application/json; charset=utf-8', failed);
+    expect(Buffer.from(answered[1]!).toString()).toBe('{"error":{"message":"key ***"}}');
+    const audio = Buffer.from('"error" sk-channel-seven-0123456789');
+    await scrubbing.answer(200, 'audio/mpeg', audio);
+    expect(answered[2]).toBe(audio);
+  });
 });
