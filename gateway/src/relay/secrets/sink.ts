@@ -38,9 +38,15 @@ export function scrubbingSink(sink: ClientSink, secrets: SecretScrubber, channel
     answer: (status, contentType, body) => sink.answer(status, contentType, scrubAnswer(contentType, body)),
     open: (headers) => sink.open(headers),
     write(events, bytes) {
-      const scrubbed = events.map(scrubEvent);
-      const changed = scrubbed.some((event, i) => event !== events[i]);
-      return changed ? sink.write(scrubbed) : sink.write(events, bytes);
+      // On the hot path: nothing is allocated unless an event had something to hide.
+      let scrubbed: SseEvent[] | undefined;
+      events.forEach((event, i) => {
+        const shown = scrubEvent(event);
+        if (shown === event) return;
+        scrubbed ??= [...events];
+        scrubbed[i] = shown;
+      });
+      return scrubbed ? sink.write(scrubbed) : sink.write(events, bytes);
     },
     drained: () => sink.drained(),
     ping: () => sink.ping(),
