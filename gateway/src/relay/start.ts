@@ -139,6 +139,7 @@ export async function startRelay(
         notifyEnabled: () => options.getBoolean('MjNotifyEnabled'),
         outbound: services.outbound,
         logger,
+        scrub: (text, channelId) => secrets.scrub(text, channelId),
       }),
       sunoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
       videoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
