@@ -43,7 +43,8 @@ export interface MockSuno {
   keys: string[];
   requests: RecordedSunoRequest[];
   tasks: Map<string, SunoTask>;
-  behaviour: { refuseNext: boolean; failNext: boolean; stuckNext: boolean };
+  /** `failReason`: what a failing task says (default: lyrics flagged). */
+  behaviour: { refuseNext: boolean; failNext: boolean; stuckNext: boolean; failReason?: string };
   close(): Promise<void>;
 }
 
@@ -99,7 +100,8 @@ export async function startMockSuno(key: string | string[] = 'suno-key'): Promis
     const next = STEPS[STEPS.indexOf(task.status as (typeof STEPS)[number]) + 1] ?? 'SUCCESS';
     if (next === 'IN_PROGRESS') Object.assign(task, { status: next, progress: '50%', start_time: now });
     else if (next === 'SUCCESS' && task.fate === 'failure') {
-      Object.assign(task, { status: 'FAILURE', fail_reason: 'Unable to generate: lyrics flagged', finish_time: now });
+      const reason = mock.behaviour.failReason ?? 'Unable to generate: lyrics flagged';
+      Object.assign(task, { status: 'FAILURE', fail_reason: reason, finish_time: now });
     } else if (next === 'SUCCESS') {
       Object.assign(task, { status: 'SUCCESS', progress: '100%', finish_time: now, data: result(task) });
     } else Object.assign(task, { status: next, progress: '0%' });

@@ -22,8 +22,11 @@ export class Keyring {
   /** A key object, made once: building one from raw bytes on every lookup costs more than the HMAC. */
   readonly #hmacKey: KeyObject;
   readonly #encryptionKey: Buffer;
+  /** Kept only so that text shown to users can be masked of it (relay/secrets). */
+  readonly #master: string;
 
   constructor(masterSecret: string) {
+    this.#master = masterSecret;
     const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', masterSecret, 'tollgate', purpose, 32));
     this.#hmacKey = createSecretKey(derive('lookup-hmac'));
     this.#encryptionKey = derive('at-rest-encryption');
@@ -40,6 +43,11 @@ export class Keyring {
     if (configured) return { keyring: new Keyring(configured), generated: false };
     const master = await getOrCreateInstanceSecret(db, 'master', () => randomBytes(32).toString('base64url'));
     return { keyring: new Keyring(master), generated: true };
+  }
+
+  /** The master secret, for the secret mask only: never sent or logged. */
+  masterSecret(): string {
+    return this.#master;
   }
 
   hmac(value: string): string {

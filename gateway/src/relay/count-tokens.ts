@@ -13,12 +13,15 @@ import { providerFor } from './protocols/index.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { resolveModelMapping } from './routing/model-mapping.ts';
 import { pickChannel, pickKey } from './routing/picker.ts';
+import { scrubFailure } from './secrets/failure.ts';
+import type { SecretScrubber } from './secrets/scrubber.ts';
 import type { Transport } from './transport.ts';
 
 export interface CountTokensDeps {
   options: OptionsService;
   routing: RoutingIndex;
   transport: Transport;
+  secrets: SecretScrubber;
 }
 
 /**
@@ -93,7 +96,7 @@ export async function countTokens(
   try {
     await exchange.run(sink);
   } catch (error) {
-    throw countFailure(error);
+    throw countFailure(error instanceof UpstreamFailure ? scrubFailure(deps.secrets, error, channel) : error);
   }
 }
 
@@ -102,9 +105,9 @@ function countFailure(error: unknown): unknown {
   if (!(error instanceof UpstreamFailure)) return error;
   const { code, status, message } = error.error;
   if (code === 'upstream_unreachable') {
-    const cause = error.cause;
+    // The scrubbed message carries the cause's text ("upstream unreachable: …").
     return new AppError(RELAY_ERRORS.upstream_unreachable, {
-      detail: cause instanceof Error ? cause.message : String(cause),
+      detail: message.replace(/^upstream unreachable: /, ''),
     });
   }
   if (code === 'bad_response_body') {

@@ -44,6 +44,9 @@ import type { RoutingIndex } from './routing/index-cache.ts';
 import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import { RoutePlan } from './routing/route-plan.ts';
+import { scrubFailure } from './secrets/failure.ts';
+import type { SecretScrubber } from './secrets/scrubber.ts';
+import { scrubbingSink } from './secrets/sink.ts';
 import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
@@ -62,6 +65,8 @@ export interface PipelineDeps {
   health: ChannelHealth;
   affinity: ChannelAffinity;
   sensitive: SensitiveWords;
+  /** Takes secrets out of upstream text before a client or a user-readable log sees it. */
+  secrets: SecretScrubber;
 }
 
 /** A parsed client request, ready to route. */
@@ -394,13 +399,14 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
       // Errors raised before the upstream was reached do not improve on another channel, unless a rule says so.
       const skipRetry = error instanceof RelayRuleError ? error.skipRetry : !(error instanceof UpstreamFailure);
       if (!(error instanceof UpstreamFailure) && !(error instanceof AppError)) throw error;
-      lastFailure = error;
+      // From here on the failure is what the client, the error log and the health records see.
+      lastFailure = scrubFailure(deps.secrets, error, channel);
       lastChannel = channel;
       deps.metrics.upstreamError(channel, String(code ?? status));
       void deps.health.failed(channel, error instanceof UpstreamFailure ? error.keyIndex : undefined, {
         status,
         code,
-        message: error.message,
+        message: lastFailure.message,
         skipRetry,
       });
       const again = shouldRetry(
@@ -502,7 +508,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
     },
     budget: run.guard,
   });
-  return exchange.run(ctx.sink);
+  return exchange.run(scrubbingSink(ctx.sink, deps.secrets, channel));
 }
 
 /** `: PING` lines for a silent upstream; Gemini's clients read every event as JSON, so not for them. */

@@ -21,6 +21,7 @@ import { protocolModelLister } from './protocols/model-listing.ts';
 import { QuotaAlerts } from './quota-alerts.ts';
 import { RateLimiter } from './rate-limits.ts';
 import { RoutingIndex } from './routing/index-cache.ts';
+import { SecretScrubber } from './secrets/scrubber.ts';
 import { SensitiveWords } from './sensitive/screen.ts';
 import { midjourneyPlatform } from './tasks/midjourney/platform.ts';
 import { sunoPlatform } from './tasks/suno/platform.ts';
@@ -61,6 +62,15 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'routing index', run: () => routing.close() });
+  // Read-your-writes: a channel change made on this pod is routed by before the change's answer goes out.
+  const unfollow = services.channels.followLocally((ids) => routing.reload(ids));
+  opened.push({ name: 'channel changes', run: async () => unfollow() });
+  const secrets = new SecretScrubber({
+    options,
+    masterSecret: keyring.masterSecret(),
+    channel: (id) => routing.channel(id),
+  });
+  opened.push({ name: 'secret scrubber', run: async () => secrets.close() });
   const recorder = new UsageRecorder({
     writer: databaseUsageWriter(db),
     settings: usageSettings(options, config.relay.errorLogEnabled),
@@ -97,6 +107,7 @@ export async function startRelay(
     logger,
     timeoutMs: config.channelHealth.testTimeoutMs,
     usernameOf: async (id) => (await findUserById(db, id))?.username ?? '',
+    secrets,
   });
   opened.push({ name: 'channel tests', run: () => tester.close() });
   startHealthJobs(config, logger, services, tester, opened);
@@ -118,6 +129,7 @@ export async function startRelay(
     cluster,
     intervalMs: config.tasks.pollIntervalMs,
     logger,
+    scrubReason: (reason, channelId) => secrets.scrub(reason, channelId),
     platforms: [
       midjourneyPlatform({
         db,
@@ -127,6 +139,7 @@ export async function startRelay(
         notifyEnabled: () => options.getBoolean('MjNotifyEnabled'),
         outbound: services.outbound,
         logger,
+        scrub: (text, channelId) => secrets.scrub(text, channelId),
       }),
       sunoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
       videoPlatform({ db, routing, transport, timeoutMs: config.tasks.taskTimeoutMs }),
@@ -153,6 +166,7 @@ export async function startRelay(
     health,
     affinity,
     sensitive,
+    secrets,
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };

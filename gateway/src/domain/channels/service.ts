@@ -174,6 +174,8 @@ export class ChannelService {
   readonly #fetchTimeoutMs: number;
   readonly #usdExchangeRate: () => number;
   #protocolModelLister: ProtocolModelLister | undefined;
+  /** This pod's caches of channels (the routing index), reloaded by every change this pod makes. */
+  readonly #localFollowers = new Set<(ids: readonly number[]) => Promise<void>>();
 
   constructor(deps: ChannelServiceDeps) {
     this.#db = deps.db;
@@ -270,7 +272,7 @@ export class ChannelService {
       await syncAbilities(trx, rows);
       return rows;
     });
-    this.#announce(created.map((c) => c.id));
+    await this.#announce(created.map((c) => c.id));
     return { channels: created.map(channelView), warnings };
   }
 
@@ -301,7 +303,7 @@ export class ChannelService {
       return { row: updated ?? row, warnings, updated: true };
     });
     // Keys, mappings and overrides live in routing caches too, so any change is announced.
-    if (result.updated) this.#announce([result.row.id]);
+    if (result.updated) await this.#announce([result.row.id]);
     return { channel: channelView(result.row), warnings: result.warnings };
   }
 
@@ -347,7 +349,7 @@ export class ChannelService {
       return updated;
     });
     if (!row) return undefined;
-    this.#announce([id]);
+    await this.#announce([id]);
     return channelView(row);
   }
 
@@ -372,7 +374,7 @@ export class ChannelService {
       await syncAbilities(trx, [row]);
       return row;
     });
-    this.#announce([copied.id]);
+    await this.#announce([copied.id]);
     return channelView(copied);
   }
 
@@ -384,7 +386,7 @@ export class ChannelService {
       assertUnmanaged(row, 'Channel', ['delete']);
       await deleteChannels(trx, [id]);
     });
-    this.#announce([id]);
+    await this.#announce([id]);
   }
 
   /** Deletes several channels; all or none: one managed channel among them refuses the whole batch. */
@@ -398,21 +400,21 @@ export class ChannelService {
         rows.map((r) => r.id),
       );
     });
-    this.#announce([...ids]);
+    await this.#announce([...ids]);
     return deleted;
   }
 
   /** Deletes every manually or automatically disabled channel (status 2 and 3) that no resource owns. */
   async deleteDisabled(): Promise<number> {
     const deleted = await this.#db.transaction().execute((trx) => deleteDisabledUnmanagedChannels(trx));
-    if (deleted > 0) this.#announce([]);
+    if (deleted > 0) await this.#announce([]);
     return deleted;
   }
 
   /** Rebuilds the abilities table from every channel; answers how many channels it covered. */
   async fixAbilities(): Promise<number> {
     const count = await this.#db.transaction().execute((trx) => rebuildAbilities(trx));
-    this.#announce([]);
+    await this.#announce([]);
     return count;
   }
 
@@ -462,6 +464,15 @@ export class ChannelService {
    * The relay's protocols, for types whose model list needs the protocol's own auth. Given once the
    * relay has started (it owns the upstream connections); until then such types are refused.
    */
+  /**
+   * Registers a cache of this pod that a change must reach before it returns; `reload` gets the changed ids
+   * (empty: all) and must not reject. Returns what stops it.
+   */
+  followLocally(reload: (ids: readonly number[]) => Promise<void>): () => void {
+    this.#localFollowers.add(reload);
+    return () => this.#localFollowers.delete(reload);
+  }
+
   useProtocolModelLister(lister: ProtocolModelLister): void {
     this.#protocolModelLister = lister;
   }
@@ -578,7 +589,7 @@ export class ChannelService {
     const time = now();
     const [updated] = await updateChannels(this.#db, [row.id], { balance, balance_updated_time: time });
     if (!updated) throw new AppError(CHANNEL_ERRORS.CHANNEL_NOT_FOUND);
-    this.#announce([row.id]);
+    await this.#announce([row.id]);
     return { balance, balance_updated_time: time };
   }
 
@@ -643,7 +654,7 @@ export class ChannelService {
       await syncAbilities(trx, result);
       return result;
     });
-    this.#announce(updated.map((r) => r.id));
+    await this.#announce(updated.map((r) => r.id));
     return updated.length;
   }
 
@@ -678,9 +689,14 @@ export class ChannelService {
     return row;
   }
 
-  /** Tells every pod's routing cache; an empty list means "reload everything". Caches also resync on a timer. */
-  #announce(ids: number[]): void {
+  /**
+   * Tells every pod's routing cache; an empty list means "reload everything". Caches also resync on a timer.
+   * This pod's own caches are reloaded before the change returns (read-your-writes): an administrator who
+   * saves a channel and then calls the relay on the same pod is routed by what was saved, bus or no bus.
+   */
+  async #announce(ids: number[]): Promise<void> {
     this.#bus?.publish(CHANNELS_CHANNEL, JSON.stringify({ ids })).catch(() => {});
+    await Promise.all([...this.#localFollowers].map((reload) => reload(ids)));
   }
 }
 

@@ -1,5 +1,7 @@
 import { AppError } from '../../errors.ts';
+import { MASK, SecretMask } from '../secret-mask.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
+import { keyParts } from './key-parts.ts';
 import type { ChannelType } from './registry.ts';
 
 export const FETCH_MODELS_TIMEOUT_MS = 10_000;
@@ -179,7 +181,11 @@ export function errorDetail(text: string): string {
   return text.trim().slice(0, 500) || '(empty body)';
 }
 
-/** Upstreams sometimes echo the key they were given; it must not reach the answer. */
+/**
+ * Upstreams sometimes echo the key they were given; it must not reach the answer, whole, in its parts or
+ * in fragments (domain/secret-mask.ts). A short key is still taken out where it appears whole.
+ */
 export function redact(text: string, key: string): string {
-  return key.length >= 4 ? text.split(key).join('***') : text;
+  const whole = key.length >= 4 ? text.split(key).join(MASK) : text;
+  return new SecretMask(keyParts(key)).mask(whole);
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pollPlatform, type TaskPlatform, type TaskRecord, type TaskUpdate } from './engine.ts';
 
 const silent = { warn() {} };
+const unchanged = (reason: string) => reason;
 
 function platform(records: TaskRecord[], upstream: Record<string, Record<string, TaskUpdate> | Error>) {
   const log: string[] = [];
@@ -54,7 +55,7 @@ describe('task engine', () => {
       2: new Error('down'),
       3: { c4: { status: 'SUBMITTED', progress: '0%', failReason: '' } },
     });
-    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent, unchanged);
     expect(fetched).toEqual([
       [1, ['a1', 'a2']],
       [2, ['b3']],
@@ -70,6 +71,15 @@ describe('task engine', () => {
     ]);
   });
 
+  it("stores an upstream's failure reason as the scrubber gives it back for the task's channel", async () => {
+    const { p, log } = platform([task('a1', 7)], {
+      7: { a1: { status: 'FAILURE', progress: '', failReason: 'bad key sk-secret' } },
+    });
+    const scrub = (reason: string, channelId: number) => reason.replace('sk-secret', `*** (channel ${channelId})`);
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent, scrub);
+    expect(log).toEqual(['fail a1 bad key *** (channel 7)', 'told a1']);
+  });
+
   it('asks each key of a channel apart, since each key is its own upstream account', async () => {
     const { p, log, byKey } = platform(
       [task('a1', 1), task('b2', 1, { keyIndex: 1 }), task('a3', 1), task('c4', 2, { keyIndex: 1 })],
@@ -79,7 +89,7 @@ describe('task engine', () => {
         '2:1': { c4: { status: 'SUCCESS', progress: '100%', failReason: '' } },
       },
     );
-    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent, unchanged);
     expect(byKey).toEqual([
       ['1:0', ['a1', 'a3']],
       ['1:1', ['b2']],
@@ -99,17 +109,17 @@ describe('task engine', () => {
       [task('old5', 1, { submitTimeMs: 0 }), task('done6', 1, { submitTimeMs: 0, progress: '100%' })],
       { 1: {} },
     );
-    await pollPlatform(p, 100, () => 5_000, new AbortController().signal, silent);
+    await pollPlatform(p, 100, () => 5_000, new AbortController().signal, silent, unchanged);
     expect(log).toEqual(['fail old5 upstream timeout', 'told old5']);
     expect(fetched).toEqual([[1, ['done6']]]);
   });
 
   it('asks nothing about a task the upstream never gave an id, and lets it time out', async () => {
     const { p, log, fetched } = platform([task('a7', 1), task('', 1, { id: 8 }), task('', 2, { id: 9 })], { 1: {} });
-    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent);
+    await pollPlatform(p, 100, () => 10_500, new AbortController().signal, silent, unchanged);
     expect(fetched).toEqual([[1, ['a7']]]);
     expect(log).toEqual([]);
-    await pollPlatform(p, 100, () => 20_000, new AbortController().signal, silent);
+    await pollPlatform(p, 100, () => 20_000, new AbortController().signal, silent, unchanged);
     expect(log).toEqual([
       'fail a7 upstream timeout',
       'told a7',
@@ -124,7 +134,7 @@ describe('task engine', () => {
     const controller = new AbortController();
     controller.abort();
     const { p, fetched } = platform([task('a1', 1)], { 1: {} });
-    await pollPlatform(p, 100, () => 10_000, controller.signal, silent);
+    await pollPlatform(p, 100, () => 10_000, controller.signal, silent, unchanged);
     expect(fetched).toEqual([]);
   });
 });

@@ -64,6 +64,8 @@ export interface TaskEngineConfig {
   batchLimit?: number;
   now?: () => number;
   logger: { warn(obj: object, msg: string): void };
+  /** Takes secrets out of an upstream's failure reason before it is stored where its user reads it. */
+  scrubReason: (reason: string, channelId: number) => string;
 }
 
 export const TASK_FAILURE = 'FAILURE';
@@ -87,7 +89,7 @@ export function startTaskEngine(config: TaskEngineConfig): OnePodJob {
     async (signal) => {
       for (const platform of config.platforms) {
         if (signal.aborted) return;
-        await pollPlatform(platform, limit, now, signal, config.logger);
+        await pollPlatform(platform, limit, now, signal, config.logger, config.scrubReason);
       }
     },
   );
@@ -99,6 +101,7 @@ export async function pollPlatform<R extends TaskRecord>(
   now: () => number,
   signal: AbortSignal,
   logger: TaskEngineConfig['logger'],
+  scrubReason: TaskEngineConfig['scrubReason'],
 ): Promise<void> {
   const tasks = await platform.unfinished(limit);
   // One batch per channel and key: each key is its own upstream account, which knows only its own tasks.
@@ -130,7 +133,7 @@ export async function pollPlatform<R extends TaskRecord>(
       if (!update || signal.aborted) continue;
       const wrote =
         update.status === TASK_FAILURE
-          ? await platform.fail(task, update.failReason || 'task failed upstream')
+          ? await platform.fail(task, scrubReason(update.failReason || 'task failed upstream', task.channelId))
           : await platform.advance(task, update);
       if (wrote && (update.status !== task.status || update.progress !== task.progress)) {
         platform.transitioned?.(task);

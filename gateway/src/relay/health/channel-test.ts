@@ -18,6 +18,7 @@ import { servesRealtime } from '../realtime/upstream.ts';
 import type { RoutingIndex } from '../routing/index-cache.ts';
 import { resolveModelMapping } from '../routing/model-mapping.ts';
 import { pickKey } from '../routing/picker.ts';
+import type { SecretScrubber } from '../secrets/scrubber.ts';
 import type { Transport } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 import type { ChannelFailure } from './auto-disable.ts';
@@ -61,6 +62,8 @@ export interface ChannelTesterDeps {
   timeoutMs: number;
   /** The username of a user id, '' when there is none: a test's log row names the user it belongs to. */
   usernameOf: (userId: number) => Promise<string>;
+  /** A test's result is shown in the console and kept on the channel: the upstream's words without secrets. */
+  secrets: SecretScrubber;
 }
 
 const DEFAULT_TEST_MODEL = 'gpt-4o-mini';
@@ -122,7 +125,10 @@ export class ChannelTester {
     const elapsedMs = performance.now() - started;
     await channels.recordTest(id, elapsedMs).catch(() => {});
 
-    let failure = outcome.failure;
+    let failure = outcome.failure && {
+      ...outcome.failure,
+      message: this.#deps.secrets.scrub(outcome.failure.message, channel),
+    };
     const threshold = this.#deps.options.getNumber('ChannelDisableThreshold') * 1000;
     if (!failure && options.enforceThreshold && threshold > 0 && elapsedMs > threshold) {
       failure = {

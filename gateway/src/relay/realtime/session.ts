@@ -130,7 +130,12 @@ export class RealtimeSession {
       (data, isBinary) => this.#inspectClient(data, isBinary),
       (data, isBinary) => this.#screenClient(data, isBinary),
     );
-    relayFrames(upstream, client, (data, isBinary) => this.#inspect(data, isBinary));
+    relayFrames(
+      upstream,
+      client,
+      (data, isBinary) => this.#inspect(data, isBinary),
+      (data, isBinary) => this.#scrubUpstream(data, isBinary),
+    );
     upstream.on('error', (error) => {
       this.#request.log.warn({ err: error }, 'realtime upstream socket failed');
       this.#fail('upstream');
@@ -197,7 +202,7 @@ export class RealtimeSession {
     const plan = this.#plan;
     const retryRanges = retryStatusRanges(deps.options.get('AutomaticRetryStatusCodes'));
     let lastError = 'no channel serves the Realtime API for this model';
-    let lastFailure: { channel: ChannelSnapshot; error: DialError } | undefined;
+    let lastFailure: { channel: ChannelSnapshot; error: DialError; message: string } | undefined;
     for (let pick = plan.next(); pick && !this.#closing; pick = plan.next()) {
       const { channel } = pick;
       this.#tried.push(channel.id);
@@ -205,13 +210,14 @@ export class RealtimeSession {
       const attempt = await this.#dial(channel, keyIndex, pick.group);
       if (!(attempt instanceof DialError)) return attempt;
       // As the relay treats a failed attempt: counted, through the auto-disable rules, retried where they allow.
-      lastError = attempt.message;
-      lastFailure = { channel, error: attempt };
+      // The upstream's refusal may quote the key: the client, the error log and the health records see it scrubbed.
+      lastError = deps.secrets.scrub(attempt.message, channel);
+      lastFailure = { channel, error: attempt, message: lastError };
       deps.metrics.upstreamError(channel, attempt.code);
       void deps.health.failed(channel, attempt.fromUpstream ? keyIndex : undefined, {
         status: attempt.status,
         code: attempt.code,
-        message: attempt.message,
+        message: lastError,
         skipRetry: !attempt.fromUpstream,
       });
       const again = shouldRetry(
@@ -238,7 +244,7 @@ export class RealtimeSession {
           tried: this.#tried,
           status: lastFailure.error.status,
           code: lastFailure.error.code,
-          message: lastFailure.error.message,
+          message: lastFailure.message,
           fromUpstream: lastFailure.error.fromUpstream,
         },
       );
@@ -247,6 +253,21 @@ export class RealtimeSession {
     this.#send(errorEvent('server_error', 'upstream_unreachable', this.#withRequestId(lastError)));
     void this.close(1011, 'upstream unavailable');
     return undefined;
+  }
+
+  /**
+   * An upstream event that mentions an error goes to the client without the channel's or the gateway's
+   * secrets; other frames (audio, text deltas) pass untouched, not parsed.
+   */
+  #scrubUpstream(data: Buffer, isBinary: boolean): Buffer {
+    if (isBinary || !data.includes('"error"')) return data;
+    let event: unknown;
+    try {
+      event = JSON.parse(data.toString('utf8'));
+    } catch {
+      return Buffer.from(this.#deps.secrets.scrub(data.toString('utf8'), this.#channel));
+    }
+    return Buffer.from(JSON.stringify(this.#deps.secrets.scrubDeep(event, this.#channel)));
   }
 
   /**

@@ -65,6 +65,9 @@ export class RoutingIndex {
   #decrypted = new Map<number, { cipher: string; keys: string[] }>();
   readonly #reported = new Set<string>();
   #pending: Set<number> | 'all' | undefined;
+  /** Reload requests made, and how many of them a finished load has read (read-your-writes waits on it). */
+  #requested = 0;
+  #covered = 0;
   #draining: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => Promise<void>) | undefined;
@@ -134,10 +137,12 @@ export class RoutingIndex {
    * Re-reads the given channels (all when none are given) and resolves once the index reflects
    * them. A failed read is logged; the next message or the periodic reload retries it.
    */
-  reload(ids?: readonly number[]): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+  async reload(ids?: readonly number[]): Promise<void> {
+    if (this.#closed) return;
     this.#enqueue(ids);
-    return this.#schedule();
+    const wanted = ++this.#requested;
+    // A drain about to finish may have taken its batch before these ids were queued: wait for one that read them.
+    while (this.#covered < wanted && !this.#closed) await this.#schedule();
   }
 
   async close(): Promise<void> {
@@ -171,11 +176,14 @@ export class RoutingIndex {
     while (this.#pending !== undefined && !this.#closed) {
       const batch: Batch = this.#pending === 'all' ? 'all' : [...this.#pending];
       this.#pending = undefined;
+      const covers = this.#requested;
       try {
         await this.#load(batch);
       } catch (error) {
         this.#logger.error({ err: error, ids: batch }, 'could not reload channels for routing');
       }
+      // Read, or failed and logged: a waiting reload returns either way (the periodic reload repairs a failure).
+      this.#covered = Math.max(this.#covered, covers);
     }
   }
 

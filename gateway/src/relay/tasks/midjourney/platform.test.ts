@@ -35,6 +35,8 @@ function platform(answers: unknown[]) {
     notifyEnabled: () => false,
     outbound: undefined as never,
     logger: { warn() {} },
+    // Stands in for the secret scrubber: marks what went through it, with the task's channel.
+    scrub: (text, channelId) => text.replace(/secret-[ab]/g, `*** (channel ${channelId})`),
   });
   return { sent, mj };
 }
@@ -72,5 +74,19 @@ describe('midjourneyPlatform', () => {
     expect(states.get('mj-1')).toMatchObject({ status: 'IN_PROGRESS', progress: '50%' });
     await mj.fetch({ channelId: 4, keyIndex: 0 }, [tasks[0]!, tasks[2]!], new AbortController().signal);
     expect(sent[1]!.headers['mj-api-secret']).toBe('secret-a');
+  });
+
+  it("stores the upstream's description of a task through the scrubber, with the task's channel", async () => {
+    const id = await drawing('mj-quoting', 0);
+    const { mj } = platform([
+      [{ id: 'mj-quoting', status: 'IN_PROGRESS', progress: '10%', description: 'key secret-a' }],
+    ]);
+    const task = (await mj.unfinished(10)).find((t) => t.upstreamId === 'mj-quoting')!;
+    const update = (await mj.fetch({ channelId: 4, keyIndex: 0 }, [task], new AbortController().signal)).get(
+      'mj-quoting',
+    )!;
+    expect(await mj.advance(task, update)).toBe(true);
+    const row = await store.db.selectFrom('midjourneys').select('description').where('id', '=', id).executeTakeFirst();
+    expect(row?.description).toBe('key *** (channel 4)');
   });
 });

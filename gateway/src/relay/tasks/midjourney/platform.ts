@@ -29,6 +29,8 @@ export interface MidjourneyPlatformDeps {
   /** The notifyHook is the client's URL: called only where fetch_setting.* allows. */
   outbound: OutboundGuard;
   logger: { warn(obj: object, msg: string): void };
+  /** The upstream's description of a task, shown in task lists, without the channel's secrets (relay/secrets). */
+  scrub: (text: string, channelId: number) => string;
 }
 
 type Upstream = Record<string, unknown>;
@@ -89,7 +91,7 @@ export function midjourneyPlatform(deps: MidjourneyPlatformDeps): TaskPlatform<M
         status: update.status,
         progress: update.progress,
         prompt_en: text(raw.promptEn) || task.row.prompt_en,
-        description: text(raw.description) || task.row.description,
+        description: deps.scrub(text(raw.description), task.channelId) || task.row.description,
         state: text(raw.state) || task.row.state,
         start_time: millis(raw.startTime) || Number(task.row.start_time),
         finish_time: millis(raw.finishTime) || Number(task.row.finish_time),

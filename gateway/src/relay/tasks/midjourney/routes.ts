@@ -260,7 +260,7 @@ async function sendSubmission(
       text = await response.body.text();
     } catch (error) {
       throw new MjFailure(
-        `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
+        `do_request_failed: ${deps.secrets.scrub(error instanceof Error ? error.message : String(error), channel)}`,
         MJ_FAILURE,
         502,
         true,
@@ -270,7 +270,8 @@ async function sendSubmission(
     try {
       const parsed = JSON.parse(text) as unknown;
       if (!isRecord(parsed)) throw new Error('not an object');
-      answer = parsed;
+      // What the client and the task list read of the upstream's answer: never the channel's secrets.
+      answer = deps.secrets.scrubDeep(parsed, channel);
     } catch {
       throw new MjFailure(
         `unmarshal_response_body_failed (HTTP ${status})`,

@@ -181,7 +181,7 @@ async function sendSubmission(
     } catch (error) {
       throw new SunoFailure(
         'do_request_failed',
-        `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
+        `do_request_failed: ${deps.secrets.scrub(error instanceof Error ? error.message : String(error), channel)}`,
         502,
         true,
       );
@@ -200,7 +200,7 @@ async function sendSubmission(
         typeof answer?.message === 'string' && answer.message !== '' ? answer.message : text.slice(0, 500);
       throw new SunoFailure(
         typeof answer?.code === 'string' && answer.code !== 'success' ? answer.code : 'upstream_error',
-        message || `upstream answered HTTP ${status}`,
+        deps.secrets.scrub(message, channel) || `upstream answered HTTP ${status}`,
         status >= 400 ? status : 502,
         true,
       );

@@ -192,14 +192,16 @@ export async function submitVideo(
     } catch (error) {
       throw new VideoFailure(
         'do_request_failed',
-        `do_request_failed: ${error instanceof Error ? error.message : String(error)}`,
+        `do_request_failed: ${deps.secrets.scrub(error instanceof Error ? error.message : String(error), channel)}`,
         502,
         true,
       );
     }
     const answer = submit.tasks.accepted(status, text);
     // Refused upstream: nothing charged, the refusal passed on in OpenAI's shape.
-    if (isRefusal(answer)) throw new VideoFailure(answer.code, answer.message, answer.status, true);
+    if (isRefusal(answer)) {
+      throw new VideoFailure(answer.code, deps.secrets.scrub(answer.message, channel), answer.status, true);
+    }
 
     const taskId = publicVideoId();
     const billing: TaskBillingContext = {
