@@ -263,6 +263,14 @@ const requestsWith = (metrics: string, errorType: string) =>
     .filter((s) => s.labels.error_type === errorType)
     .reduce((sum, s) => sum + s.value, 0);
 
+/** Streams answered 200 and counted with error type upstream (ended by an upstream failure). */
+const upstreamEnded = (metrics: string) =>
+  parseSamples(metrics, 'tollgate_relay_requests_total')
+    .filter((s) => s.labels.status === '2xx' && s.labels.error_type === 'upstream')
+    .reduce((total, s) => total + s.value, 0);
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+
 function scriptAll(behaviour: { reply?: string; chunkDelayMs?: number; fault?: Record<string, number> }) {
   openai.behaviour = { ...behaviour };
   claude.behaviour = { ...behaviour };
@@ -274,6 +282,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('how a relayed stream ends when i
     scriptAll({ reply: REPLY, chunkDelayMs: 20, fault: { resetAfterWrites: 6 } });
     const formats: Format[] = ['chat', 'responses', 'claude', 'gemini'];
     const { key } = await token();
+    const counted = async () =>
+      sum(await Promise.all([a, b].map(async (pod) => upstreamEnded(await scrapeMetrics(pod)))));
+    const countedBefore = await counted();
     const runs = Array.from({ length: 20 }, (_, i) => {
       const format = formats[i % formats.length]!;
       return call(i % 2 === 0 ? a : b, key, format, true).then((answer) => ({ format, answer }));
@@ -284,6 +295,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('how a relayed stream ends when i
       expect(answer.bodyMs).toBeLessThan(IDLE_TIMEOUT_MS);
       await expectBilledDelivered(format, answer, 'upstream_reset');
     }
+    // Each counted once, with its 200 and error type upstream.
+    expect(await eventually(counted, (n) => n === countedBefore + 20, 2_000)).toBe(countedBefore + 20);
   }, 60_000);
 
   it('a whole answer whose upstream breaks off mid-body answers 502 in the client’s format, and bills nothing', async () => {

@@ -173,7 +173,6 @@ export async function relay(
     const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started, guard }, groups);
     // The group that served is the one billed: the ledger settles the difference with the reservation.
     const price = outcome.group === caller.group ? reservedPrice : priceIn(outcome.group);
-    if (outcome.ending) ctx.notes.failed(ENDING_ERROR_TYPES[outcome.ending]);
     const usage = outcome.ending
       ? deliveredUsage(outcome, input.model, charge.promptEstimate)
       : billedUsage(outcome, input.model, charge);
@@ -504,6 +503,7 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
       draining: deps.streamDrain?.signal,
+      onEnding: (reason) => ctx.notes.failed(ENDING_ERROR_TYPES[reason]),
     },
     budget: run.guard,
   });

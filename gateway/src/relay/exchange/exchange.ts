@@ -39,6 +39,8 @@ export interface ClientWishes {
   promptEstimate?: () => number;
   /** Aborted when this pod's drain timeout runs out: an open stream is ended with `draining` (stream-ending.ts). */
   draining?: AbortSignal;
+  /** Told why the gateway ended the stream early, before the stream's end goes out (the request's outcome). */
+  onEnding?: (reason: StreamEndReason) => void;
 }
 
 /** One attempt on one channel: the picked key, the prepared request, and who the answer is for. */
@@ -277,6 +279,7 @@ export class Exchange {
       sink.destroy();
       throw new StreamBroken(error);
     });
+    if (result.ending) client.onEnding?.(result.ending);
     sink.end();
     return {
       upstreamFormat,
