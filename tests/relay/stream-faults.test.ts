@@ -325,20 +325,21 @@ describe.skipIf(!hasPostgres() || !hasRedis())('how a relayed stream ends when i
     expect(await reservedQuota(b)).toBe(0);
   });
 
-  it('a client gone before the headers aborts the upstream call and releases its reservation at once', async () => {
+  it('a client gone before the headers aborts the upstream call and releases its reservation at once, stream or not', async () => {
     // Answered after 1.8 s: well within the relay timeout, long after the client left.
     scriptAll({ reply: REPLY, fault: { headersDelayMs: 1_800 } });
     const { key, id } = await token();
-    for (const [gateway, format] of [
-      [a, 'chat'],
-      [b, 'claude'],
-      [a, 'gemini'],
+    for (const [gateway, format, stream] of [
+      [a, 'chat', true],
+      [b, 'claude', true],
+      [a, 'gemini', true],
+      [b, 'chat', false],
     ] as const) {
       const mock = format === 'chat' ? openai : format === 'claude' ? claude : gemini;
       const before = { ...mock.traffic };
       const closedBefore = requestsWith(await scrapeMetrics(gateway), 'client_closed');
       const leaving = new AbortController();
-      const answer = call(gateway, key, format, true, leaving.signal).catch(() => 'gone');
+      const answer = call(gateway, key, format, stream, leaving.signal).catch(() => 'gone');
       // The request holds its reservation while the upstream has not answered.
       await eventually(
         async () => mock.traffic.received,
