@@ -56,14 +56,17 @@ export class StreamEnding {
   readonly #format: WireFormat;
   /** The Responses stream's own response (id, model, created_at), read from its first event. */
   #response: Record<string, unknown> | undefined;
+  /** Whether the first events were seen: `response.created` opens a Responses stream, nothing later is read. */
+  #looked = false;
 
   constructor(format: WireFormat) {
     this.#format = format;
   }
 
-  /** Sees the events going to the client (only a Responses stream's first event is read). */
+  /** Sees the events going to the client (only a Responses stream's first write is read). */
   observe(events: readonly SseEvent[]): void {
-    if (this.#format !== 'openai-responses' || this.#response !== undefined) return;
+    if (this.#looked || this.#format !== 'openai-responses') return;
+    this.#looked = true;
     for (const event of events) {
       const data = parsedData(event) as { type?: unknown; response?: Record<string, unknown> } | undefined;
       if (data?.type !== 'response.created') continue;
