@@ -1,3 +1,6 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import OpenAI from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTextTokens } from '../../gateway/src/domain/billing/index.ts';
@@ -402,6 +405,48 @@ describe.skipIf(!hasPostgres() || !hasRedis())('how a relayed stream ends when i
     }
     await stopping;
   }, 30_000);
+
+  it('the official SDKs read a reset stream’s ending as an error, after the text that came', async () => {
+    scriptAll({ reply: REPLY, chunkDelayMs: 20, fault: { resetAfterWrites: 6 } });
+    const { key } = await token();
+    const reads: Record<string, () => AsyncIterable<string>> = {
+      openai: async function* () {
+        const client = new OpenAI({ apiKey: key, baseURL: `${a.url}/v1`, maxRetries: 0 });
+        const stream = await client.chat.completions.create({
+          model: MODELS.openai,
+          messages: MESSAGES as never,
+          stream: true,
+        });
+        for await (const chunk of stream) yield chunk.choices[0]?.delta?.content ?? '';
+      },
+      anthropic: async function* () {
+        const client = new Anthropic({ apiKey: key, baseURL: b.url, maxRetries: 0 });
+        const stream = await client.messages.create({
+          model: MODELS.claude,
+          max_tokens: 500,
+          messages: [{ role: 'user', content: 'count the clock' }],
+          stream: true,
+        });
+        for await (const event of stream) {
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') yield event.delta.text;
+        }
+      },
+      gemini: async function* () {
+        const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: a.url } });
+        const stream = await ai.models.generateContentStream({ model: MODELS.gemini, contents: 'count the clock' });
+        for await (const chunk of stream) yield chunk.text ?? '';
+      },
+    };
+    for (const [sdk, read] of Object.entries(reads)) {
+      let text = '';
+      const reading = (async () => {
+        for await (const piece of read()) text += piece;
+      })();
+      await expect(reading, sdk).rejects.toThrow(/broke off/);
+      expect(text.length, sdk).toBeGreaterThan(0);
+      expect(REPLY.startsWith(text), sdk).toBe(true);
+    }
+  });
 
   it('afterwards the books balance: consume logs == used quota of user, tokens and channels, to the unit', async () => {
     await Promise.all([a.stop(), b.stop(), c.stop()]);
