@@ -194,6 +194,7 @@ export async function startGateway(config: Config, logger: Logger, start: StartO
       logger,
       drainTimeoutMs: config.shutdownTimeoutMs,
       onDrainStart: () => health.draining(),
+      onDrainTimeout: () => relay.streamDrain?.end(),
       // Pools close last, after everything that may still write to them; the private listener after them.
       steps: [...opened].reverse(),
     });

@@ -67,4 +67,30 @@ describe('graceful shutdown', () => {
     expect(await inFlight).toBe('cut off');
     expect(ran).toEqual(['close']);
   });
+
+  it('at the drain timeout lets open streams end themselves before connections are closed', async () => {
+    const app = Fastify();
+    const drain = new AbortController();
+    app.get('/stream', async (_request, reply) => {
+      reply.hijack();
+      reply.raw.writeHead(200, { 'content-type': 'text/event-stream' });
+      reply.raw.write('data: 1\n\n');
+      // Ends, as a relayed stream does with its `draining` ending, only when told.
+      drain.signal.addEventListener('abort', () => setTimeout(() => reply.raw.end('data: ended\n\n'), 100));
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const stop = shutdownOnce({
+      app,
+      logger: silent,
+      drainTimeoutMs: 200,
+      onDrainStart: () => {},
+      onDrainTimeout: () => drain.abort(),
+      steps: [],
+    });
+    const body = fetch(`${url}/stream`).then((r) => r.text());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await stop();
+    expect(drain.signal.aborted).toBe(true);
+    expect(await body).toBe('data: 1\n\ndata: ended\n\n');
+  });
 });

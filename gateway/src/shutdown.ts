@@ -13,6 +13,11 @@ export interface ShutdownPlan {
   drainTimeoutMs: number;
   /** Called first, so readiness fails and no new traffic is routed here. */
   onDrainStart(): void;
+  /**
+   * Called when the drain timeout runs out, before the remaining connections are closed: open streams
+   * end in their client's format (relay/exchange/stream-drain.ts) and get a moment to write it.
+   */
+  onDrainTimeout?(): void;
   /** Run in order once HTTP is drained: flush queues first, then close pools. */
   steps: ShutdownStep[];
 }
@@ -30,22 +35,35 @@ export function shutdownOnce(plan: ShutdownPlan): () => Promise<void> {
   };
 }
 
-async function shutdown({ app, logger, drainTimeoutMs, onDrainStart, steps }: ShutdownPlan): Promise<void> {
+/** How long streams ended at the drain timeout have to write their ending before connections are closed. */
+const ENDING_GRACE_MS = 1_000;
+
+async function shutdown({
+  app,
+  logger,
+  drainTimeoutMs,
+  onDrainStart,
+  onDrainTimeout,
+  steps,
+}: ShutdownPlan): Promise<void> {
   onDrainStart();
   logger.info({ drainTimeoutMs }, 'shutting down: draining in-flight requests');
   const closed = app.close();
   // Keep-alive connections whose last response finished after close() began would otherwise hold the
   // server open until their idle timeout: close each as soon as it goes idle.
   const sweeper = setInterval(() => app.server.closeIdleConnections(), 50);
+  let grace: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
-    logger.warn('drain timeout reached: closing remaining connections');
-    app.server.closeAllConnections();
+    logger.warn('drain timeout reached: ending open streams, closing remaining connections');
+    onDrainTimeout?.();
+    grace = setTimeout(() => app.server.closeAllConnections(), onDrainTimeout ? ENDING_GRACE_MS : 0);
   }, drainTimeoutMs);
   try {
     await closed;
   } finally {
     clearInterval(sweeper);
     clearTimeout(timer);
+    clearTimeout(grace);
   }
   for (const step of steps) {
     try {

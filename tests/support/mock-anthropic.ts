@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AGENT_CALL_ID, type AgentScript, agentStep, toolResultText } from './agent-script.ts';
-import { serveMock } from './mock-server.ts';
+import { type MockFault, type MockTraffic, serveMock } from './mock-server.ts';
 
 /**
  * A local upstream that speaks Anthropic's Messages API as documented: `POST /v1/messages` with
@@ -47,6 +47,8 @@ export interface AnthropicBehaviour {
   streamError?: { type: string; message: string };
   /** A coding agent's turn: requests offering its tool call it, then answer once its result is back. */
   agent?: AgentScript;
+  /** A network fault to play on every answer (slow headers, a reset, a stall: mock-server.ts). */
+  fault?: MockFault;
 }
 
 export interface MockAnthropic {
@@ -54,6 +56,8 @@ export interface MockAnthropic {
   requests: RecordedAnthropicRequest[];
   behaviour: AnthropicBehaviour;
   close(): Promise<void>;
+  /** Requests received and aborted by the gateway (mock-server.ts). */
+  readonly traffic: MockTraffic;
 }
 
 export const MOCK_ANTHROPIC_MODELS = [
@@ -81,6 +85,7 @@ export async function startMockAnthropic(): Promise<MockAnthropic> {
       else res.end();
     });
   });
+  server.playFaults(() => behaviour.fault);
   return {
     ...server,
     requests,

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { serveMock } from './mock-server.ts';
+import { type MockFault, type MockTraffic, serveMock } from './mock-server.ts';
 import { VeoOperations } from './veo-operations.ts';
 
 /**
@@ -64,6 +64,8 @@ export interface MockGeminiBehaviour {
   embedding?: number[];
   /** Models listed by GET /{version}/models. */
   models?: Array<{ name: string; supportedGenerationMethods: string[]; displayName?: string }>;
+  /** A network fault to play on every answer (slow headers, a reset, a stall: mock-server.ts). */
+  fault?: MockFault;
 }
 
 export interface MockGemini {
@@ -73,6 +75,8 @@ export interface MockGemini {
   /** Veo's operations, and how the next one ends. */
   veo: VeoOperations;
   close(): Promise<void>;
+  /** Requests received and aborted by the gateway (mock-server.ts). */
+  readonly traffic: MockTraffic;
 }
 
 const DEFAULT_MODELS: NonNullable<MockGeminiBehaviour['models']> = [
@@ -132,6 +136,7 @@ export async function startMockGemini(): Promise<MockGemini> {
       else res.end();
     });
   });
+  server.playFaults(() => behaviour.fault);
   return {
     ...server,
     requests,

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AGENT_CALL_ID, type AgentScript, agentStep, toolResultText } from './agent-script.ts';
-import { serveMock } from './mock-server.ts';
+import { type MockFault, type MockTraffic, serveMock } from './mock-server.ts';
 
 /**
  * A local upstream that speaks OpenAI's HTTP protocol (the documented request and response bodies,
@@ -40,6 +40,8 @@ export interface MockBehaviour {
   transcriptionSeconds?: number;
   /** A coding agent's turn (chat and Responses): requests offering its tool call it, then answer once its result is back. */
   agent?: AgentScript;
+  /** A network fault to play on every answer (slow headers, a reset, a stall: mock-server.ts). */
+  fault?: MockFault;
 }
 
 export interface MockOpenAI {
@@ -47,6 +49,8 @@ export interface MockOpenAI {
   requests: RecordedRequest[];
   behaviour: MockBehaviour;
   close(): Promise<void>;
+  /** Requests received and aborted by the gateway (mock-server.ts). */
+  readonly traffic: MockTraffic;
 }
 
 const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
@@ -66,6 +70,7 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
     requests.push({ method: req.method ?? '', path, headers: req.headers, body, raw });
     await handle(behaviour, req, res, path, body);
   });
+  server.playFaults(() => behaviour.fault);
   return {
     ...server,
     requests,

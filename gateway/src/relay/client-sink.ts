@@ -77,6 +77,11 @@ class ReplySink implements ClientSink {
     const onClose = () => {
       if (!raw.writableFinished) listener();
     };
+    // Gone already (while the request was being reserved and routed): told at once.
+    if (raw.destroyed) {
+      onClose();
+      return () => {};
+    }
     raw.on('close', onClose);
     return () => raw.off('close', onClose);
   }

@@ -12,6 +12,7 @@ import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { ClientGone } from './exchange/failure.ts';
 import { mayPassThrough } from './exchange/pass-through.ts';
 import type { ChannelTester } from './health/channel-test.ts';
 import { listShapeOf, modelList, oneModel } from './models.ts';
@@ -341,6 +342,8 @@ function formatOfPath(request: FastifyRequest): WireFormat {
 /** Every relay error in the client's error shape, with the request id appended as new-api does. */
 async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   noteRelayFailure(request, reply, errorTypeOf(error));
+  // Nobody is left to answer: counted (499), not logged as a fault.
+  if (error instanceof ClientGone) return;
   const appError = toAppError(error);
   if (appError.status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'relay request failed');
   const code = BILLING_OPENAI_CODES[appError.code as keyof typeof BILLING_OPENAI_CODES] ?? appError.code;

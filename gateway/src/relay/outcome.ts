@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
+import { ClientGone } from './exchange/failure.ts';
 import type { RelayErrorType, RelayMetrics } from './metrics.ts';
 import type { WireFormat } from './types.ts';
 
@@ -169,6 +170,7 @@ export function isTimeout(error: unknown): boolean {
 
 /** The error type of anything thrown while relaying: by its code when it has one, else by its status. */
 export function errorTypeOf(error: unknown): RelayErrorType {
+  if (error instanceof ClientGone) return 'client_closed';
   if (isTimeout(error)) return 'timeout';
   if (!(error instanceof AppError)) {
     const status = (error as { statusCode?: unknown } | null)?.statusCode;

@@ -25,6 +25,8 @@ import { Exchange, type ExchangeOutcome } from './exchange/exchange.ts';
 import { StreamBroken, UpstreamFailure } from './exchange/failure.ts';
 import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
 import type { ClientSink } from './exchange/sink.ts';
+import type { StreamDrain } from './exchange/stream-drain.ts';
+import { ENDING_ERROR_TYPES } from './exchange/stream-ending.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
@@ -67,6 +69,8 @@ export interface PipelineDeps {
   sensitive: SensitiveWords;
   /** Takes secrets out of upstream text before a client or a user-readable log sees it. */
   secrets: SecretScrubber;
+  /** Ends this pod's open streams when its drain timeout runs out (absent: never). */
+  streamDrain?: StreamDrain;
 }
 
 /** A parsed client request, ready to route. */
@@ -174,7 +178,7 @@ export async function relay(
     const outcome = await attempt({ deps, caller, input, ctx, charge, startedMs: started, guard }, groups);
     // The group that served is the one billed: the ledger settles the difference with the reservation.
     const price = outcome.group === caller.group ? reservedPrice : priceIn(outcome.group);
-    const usage = outcome.cut
+    const usage = outcome.ending
       ? deliveredUsage(outcome, input.model, charge.promptEstimate)
       : billedUsage(outcome, input.model, charge);
     const { quota, surcharges, tiered } = settleQuota({
@@ -224,7 +228,7 @@ export async function relay(
         upstreamFormat: outcome.upstreamFormat,
         claudeUsage: claudeUsage(input.format, outcome.upstreamFormat),
         ...(input.stream
-          ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.cut } }
+          ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.ending } }
           : {}),
         ...(outcome.affinity ? { channelAffinity: outcome.affinity.logInfo(outcome.channel.id, outcome.group) } : {}),
         ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
@@ -248,9 +252,8 @@ export async function relay(
   }
 }
 
-/** Why a stream ended, for the consume log: `quota_exhausted` when the quota could not cover more of it. */
-const streamEnd = (outcome: ExchangeOutcome) =>
-  outcome.cut ? 'quota_exhausted' : outcome.clientGone ? 'client_gone' : 'done';
+/** Why a stream ended, for the consume log: the gateway's ending (stream-ending.ts), the client leaving, or done. */
+const streamEnd = (outcome: ExchangeOutcome) => outcome.ending ?? (outcome.clientGone ? 'client_gone' : 'done');
 
 /** Trust quota (reference §5.3): $10 of quota on both the wallet and the token skips the reservation. */
 const TRUST_QUOTA_USD = 10;
@@ -505,6 +508,8 @@ async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number)
       pingIntervalMs: pingInterval(deps.options, input.format),
       streamQueueLength: deps.options.getNumber('StreamCacheQueueLength'),
       promptEstimate: () => charge.promptEstimate,
+      draining: deps.streamDrain?.signal,
+      onEnding: (reason) => ctx.notes.failed(ENDING_ERROR_TYPES[reason]),
     },
     budget: run.guard,
   });

@@ -8,6 +8,7 @@ import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
 import { relayContext } from './client-sink.ts';
 import { RELAY_ERRORS } from './errors.ts';
+import { ClientGone } from './exchange/failure.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
 import { relay } from './pipeline.ts';
@@ -28,6 +29,8 @@ export async function playgroundPlugin(
   app.setErrorHandler(async (error, request, reply) => {
     setRetryAfter(reply, error);
     noteRelayFailure(request, reply, errorTypeOf(error));
+    // Nobody is left to answer: counted (499), not rendered or logged as a fault.
+    if (error instanceof ClientGone) return;
     throw error;
   });
   app.post(

@@ -11,6 +11,7 @@ import { findUserById } from '../store/repositories/users.ts';
 import { ChannelAffinity } from './affinity/channel-affinity.ts';
 import { createAffinityMetrics } from './affinity/metrics.ts';
 import { KeyCache } from './auth/key-cache.ts';
+import { StreamDrain } from './exchange/stream-drain.ts';
 import { ChannelHealth } from './health/channel-health.ts';
 import { ChannelTester } from './health/channel-test.ts';
 import { startHealthJobs } from './health/jobs.ts';
@@ -167,6 +168,7 @@ export async function startRelay(
     affinity,
     sensitive,
     secrets,
+    streamDrain: new StreamDrain(),
     tester,
     bodyLimitBytes: config.relay.bodyLimitBytes,
   };

@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OPTION_DEFINITIONS, type OptionsService } from '../../domain/options/index.ts';
-import { QUOTA_EXHAUSTED } from '../overrun/ending.ts';
 import type { StreamBudget } from '../overrun/guard.ts';
 import { providerAnswer } from '../protocols/answer.ts';
 import { fakeTransport, testChannel } from '../protocols/test-support.ts';
@@ -11,6 +10,7 @@ import { Exchange, type ExchangeSpec } from './exchange.ts';
 import { UpstreamFailure } from './failure.ts';
 import { prepareUpstream, upstreamTarget } from './prepare.ts';
 import type { ClientSink } from './sink.ts';
+import { STREAM_ENDINGS } from './stream-ending.ts';
 
 /** The options service's getters over the defined defaults. */
 const options = (() => {
@@ -142,7 +142,6 @@ describe('Exchange', () => {
     const events = ['one', 'two', 'three', 'four'].map((word) => `data: ${chunk(word)}\n\n`).join('');
     const seen: string[] = [];
     const budget: StreamBudget = {
-      cutError: QUOTA_EXHAUSTED,
       follow: (observer) => (event) => {
         seen.push(event.data);
         return seen.length === 2 ? Promise.resolve(observer.text !== 'onetwo') : true;
@@ -154,12 +153,12 @@ describe('Exchange', () => {
 
     const outcome = await exchange.run(client.sink);
 
-    expect(outcome).toMatchObject({ cut: true, clientGone: false });
+    expect(outcome).toMatchObject({ ending: 'quota_exhausted', clientGone: false });
     expect(seen).toHaveLength(2);
     expect(outcome.text()).toBe('onetwo');
     expect(client.written.join('')).toBe(
       `data: ${chunk('one')}\n\ndata: ${chunk('two')}\n\n` +
-        `data: {"error":{"message":"${QUOTA_EXHAUSTED.message}","type":"insufficient_quota","param":null,"code":"quota_exhausted"}}\n\n` +
+        `data: {"error":{"message":"${STREAM_ENDINGS.quota_exhausted.message}","type":"insufficient_quota","param":null,"code":"quota_exhausted"}}\n\n` +
         'data: [DONE]\n\n',
     );
   });

@@ -6,17 +6,19 @@ import {
   responseInHub,
   type StreamConverter,
 } from '../convert/index.ts';
-import { type StreamBudget, streamErrorEvents } from '../overrun/index.ts';
+import { isTimeout } from '../outcome.ts';
+import type { StreamBudget } from '../overrun/index.ts';
 import { type StreamDecoder, sendUpstream, sendUpstreamWhole, streamDecoderFor } from '../protocols/index.ts';
 import { mapStatusCode } from '../routing/retry.ts';
 import { jsonEvent, parsedData, type SseEvent } from '../sse.ts';
 import type { Transport, UpstreamResponse } from '../transport.ts';
 import type { ChannelSnapshot, Usage, WireFormat } from '../types.ts';
 import { bodyText, type WholeAnswer, wholeOf } from '../whole-answer.ts';
-import { StreamBroken, UpstreamFailure } from './failure.ts';
+import { ClientGone, StreamBroken, UpstreamFailure } from './failure.ts';
 import { forwardStream } from './forward.ts';
 import type { PreparedUpstream } from './prepare.ts';
 import type { ClientSink } from './sink.ts';
+import { StreamEnding, type StreamEndReason } from './stream-ending.ts';
 
 /** What the client asked for, as far as the answer's shape goes. */
 export interface ClientWishes {
@@ -35,6 +37,10 @@ export interface ClientWishes {
    * no such chunk (the channel tester reads usage, it does not need one made up).
    */
   promptEstimate?: () => number;
+  /** Aborted when this pod's drain timeout runs out: an open stream is ended with `draining` (stream-ending.ts). */
+  draining?: AbortSignal;
+  /** Told why the gateway ended the stream early, before the stream's end goes out (the request's outcome). */
+  onEnding?: (reason: StreamEndReason) => void;
 }
 
 /** One attempt on one channel: the picked key, the prepared request, and who the answer is for. */
@@ -63,8 +69,8 @@ export interface ExchangeOutcome {
   toolCalls: number;
   firstTokenMs: number | undefined;
   clientGone: boolean;
-  /** The stream was cut off because the quota could not cover more of it. */
-  cut: boolean;
+  /** Why the gateway ended the stream before its upstream finished it (billed for what was delivered). */
+  ending: StreamEndReason | undefined;
 }
 
 /**
@@ -72,7 +78,10 @@ export interface ExchangeOutcome {
  * request, reads the whole answer or the stream, converts it to the client's format, meters its
  * usage, and writes it to a sink. An error answer (its status through the channel's
  * status_code_mapping) or an unreachable upstream is thrown as an UpstreamFailure before anything
- * is written; a stream the upstream breaks off is thrown as StreamBroken after the sink is cut off.
+ * is written (a whole answer whose body breaks off too: 502, or 504 when a wait ran out); a stream the
+ * upstream breaks off or stalls is ended in the client's format (forward.ts); a failure of ours mid-stream
+ * is thrown as StreamBroken after the sink is cut off. A client that leaves at any time aborts the
+ * upstream call at once; before anything was written that is thrown as ClientGone.
  */
 export class Exchange {
   readonly #spec: ExchangeSpec;
@@ -82,68 +91,106 @@ export class Exchange {
   }
 
   async run(sink: ClientSink): Promise<ExchangeOutcome> {
-    if (!this.#spec.client.stream) {
-      const answer = await this.#sendWhole();
-      if (answer.status >= 400) throw await this.#failure(answer);
-      return this.#whole(answer, sink);
-    }
-    // Made before the call: a client that leaves mid-stream aborts it (forward.ts).
+    // Made before the call: a client that leaves at any time aborts it, headers or not.
     const abort = new AbortController();
-    const response = await this.#send(abort.signal);
-    if (response.status >= 400) throw await this.#failure(wholeOf(response));
-    const contentType = String(response.headers['content-type'] ?? '');
-    const decoder = streamDecoderFor(this.#spec.prepared.provider, contentType);
-    return decoder ? this.#stream(response, decoder, sink, abort) : this.#whole(wholeOf(response), sink);
+    const stopListening = sink.onGone(() => abort.abort());
+    try {
+      if (!this.#spec.client.stream) {
+        const answer = await this.#sendWhole(abort.signal);
+        if (answer.status >= 400) throw await this.#failure(answer);
+        return await this.#whole(answer, sink, abort.signal);
+      }
+      const response = await this.#send(abort.signal);
+      if (response.status >= 400) throw await this.#failure(wholeOf(response));
+      const contentType = String(response.headers['content-type'] ?? '');
+      const decoder = streamDecoderFor(this.#spec.prepared.provider, contentType);
+      return decoder
+        ? await this.#stream(response, decoder, sink, abort)
+        : await this.#whole(wholeOf(response), sink, abort.signal);
+    } finally {
+      stopListening();
+    }
   }
 
-  /** A streaming call: aborted by `abort` (the client left) or by the spec's signal. */
+  /** The call's signal: `abort` (the client left) or the spec's signal. */
+  #signal(abort: AbortSignal): AbortSignal {
+    return this.#spec.signal ? AbortSignal.any([abort, this.#spec.signal]) : abort;
+  }
+
+  /** A streaming call. */
   async #send(abort: AbortSignal): Promise<UpstreamResponse> {
-    const { prepared, channel, key, transport, signal } = this.#spec;
+    const { prepared, channel, key, transport } = this.#spec;
     try {
       return await sendUpstream(prepared.provider, prepared.request, {
         channel,
         key,
         transport,
-        signal: signal ? AbortSignal.any([abort, signal]) : abort,
+        signal: this.#signal(abort),
         stream: true,
       });
     } catch (error) {
-      throw this.#unreachable(error);
+      throw this.#unreachable(error, abort);
     }
   }
 
-  /**
-   * A non-streaming call, read whole. Nothing but the spec's signal aborts it: a client that leaves
-   * before a whole answer is back does not stop it (as before; the answer is then written nowhere).
-   */
-  async #sendWhole(): Promise<WholeAnswer> {
-    const { prepared, channel, key, transport, signal } = this.#spec;
+  /** A non-streaming call, read whole. */
+  async #sendWhole(abort: AbortSignal): Promise<WholeAnswer> {
+    const { prepared, channel, key, transport } = this.#spec;
     try {
       return await sendUpstreamWhole(prepared.provider, prepared.request, {
         channel,
         key,
         transport,
-        signal,
+        signal: this.#signal(abort),
         stream: false,
       });
     } catch (error) {
-      throw this.#unreachable(error);
+      throw this.#unreachable(error, abort);
     }
   }
 
-  #unreachable(error: unknown): UpstreamFailure {
+  /** A call that failed before its headers: 504 when a wait ran out, else 502; the client's leaving is no failure. */
+  #unreachable(error: unknown, abort: AbortSignal): UpstreamFailure | ClientGone {
+    if (abort.aborted) return new ClientGone(error);
     const { channel, keyIndex } = this.#spec;
+    const timedOut = isTimeout(error);
     return new UpstreamFailure(
       {
-        status: 502,
-        message: `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
+        status: timedOut ? 504 : 502,
+        message: timedOut
+          ? 'the upstream did not answer in time'
+          : `upstream unreachable: ${error instanceof Error ? error.message : String(error)}`,
         type: 'upstream_error',
-        code: 'upstream_unreachable',
+        code: timedOut ? 'upstream_timeout' : 'upstream_unreachable',
       },
       channel,
       keyIndex,
       error,
     );
+  }
+
+  /** A whole answer's body that broke off after its headers: 504 when a wait ran out, else 502. */
+  async #read(answer: WholeAnswer, abort: AbortSignal): Promise<Buffer> {
+    try {
+      return await answer.bytes();
+    } catch (error) {
+      if (abort.aborted) throw new ClientGone(error);
+      const reason: StreamEndReason = isTimeout(error) ? 'upstream_timeout' : 'upstream_reset';
+      throw new UpstreamFailure(
+        {
+          status: reason === 'upstream_timeout' ? 504 : 502,
+          message:
+            reason === 'upstream_timeout'
+              ? 'the upstream stopped sending its answer'
+              : 'the upstream connection broke off mid-answer',
+          type: 'upstream_error',
+          code: reason,
+        },
+        this.#spec.channel,
+        this.#spec.keyIndex,
+        error,
+      );
+    }
   }
 
   async #failure(answer: WholeAnswer): Promise<UpstreamFailure> {
@@ -158,11 +205,11 @@ export class Exchange {
   }
 
   /** A whole answer: small enough to read at once (chat, embeddings, images); binary ones (speech) pass through. */
-  async #whole(answer: WholeAnswer, sink: ClientSink): Promise<ExchangeOutcome> {
+  async #whole(answer: WholeAnswer, sink: ClientSink, abort: AbortSignal): Promise<ExchangeOutcome> {
     const { prepared, client, channel, keyIndex } = this.#spec;
     const { provider, upstreamFormat, convert } = prepared;
     const contentType = String(answer.headers['content-type'] ?? '');
-    const read = await answer.bytes();
+    const read = await this.#read(answer, abort);
     let bytes: Uint8Array = read;
     let usage: Usage | undefined;
     let text = () => '';
@@ -199,7 +246,7 @@ export class Exchange {
       toolCalls: 0,
       firstTokenMs: Date.now() - this.#spec.startedMs,
       clientGone: false,
-      cut: false,
+      ending: undefined,
     };
   }
 
@@ -225,12 +272,14 @@ export class Exchange {
       transform: shape.transform(converter),
       finish: () => shape.finish(converter ? converter.end() : [], observer),
       check: budget?.follow(observer),
-      cutEvents: budget && (() => streamErrorEvents(client.format, budget.cutError)),
+      ending: new StreamEnding(client.format),
+      draining: client.draining,
     }).catch((error: unknown) => {
-      // The upstream broke off after the 200 went out: a cut connection is how the client learns it.
+      // A failure of ours after the 200 went out: a cut connection is how the client learns it.
       sink.destroy();
       throw new StreamBroken(error);
     });
+    if (result.ending) client.onEnding?.(result.ending);
     sink.end();
     return {
       upstreamFormat,
@@ -240,7 +289,7 @@ export class Exchange {
       toolCalls: observer.toolCalls,
       firstTokenMs,
       clientGone: result.clientGone,
-      cut: result.cut,
+      ending: result.ending,
     };
   }
 }

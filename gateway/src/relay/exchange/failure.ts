@@ -24,3 +24,14 @@ export class StreamBroken extends Error {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
   }
 }
+
+/**
+ * The client went away before anything was written to it: the upstream call was aborted, and no
+ * channel is to blame (no retry, no health mark). Counted as `client_closed` with status 499.
+ */
+export class ClientGone extends Error {
+  constructor(cause: unknown) {
+    super('the client closed the connection', { cause });
+    this.name = 'ClientGone';
+  }
+}

@@ -136,3 +136,81 @@ describe('forwardStream and a client that does not read (StreamCacheQueueLength)
     await done;
   });
 });
+
+describe('forwardStream ending a stream early', () => {
+  /**
+   * Two whole events and half a third, then `failure`; or, without one, silence until aborted, when its
+   * read fails as an undici body's does.
+   */
+  function failingUpstream(failure?: Error) {
+    const aborted = new AbortController();
+    async function* chunks() {
+      yield Buffer.from(chunkText(0) + chunkText(1));
+      yield Buffer.from('data: {"i":2,"pa');
+      if (failure) throw failure;
+      await new Promise((_, reject) => aborted.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    }
+    return {
+      stream: chunks() as unknown as Readable,
+      abort: () => aborted.abort(),
+      aborted: () => aborted.signal.aborted,
+    };
+  }
+
+  function endedClient() {
+    const client = pausedClient();
+    client.resume();
+    return client;
+  }
+
+  const ending = {
+    observe: () => {},
+    events: (reason: string) => [{ data: `{"ended":"${reason}"}` }],
+  };
+
+  it('ends with upstream_reset when the upstream breaks off, the partial event never forwarded', async () => {
+    const upstream = failingUpstream(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
+    const client = endedClient();
+    const result = await forwardStream(upstream.stream, new SseParser(), client.sink, observer, upstream.abort, {
+      pingIntervalMs: 0,
+      ending,
+      finish: () => [{ data: '[DONE]' }],
+    });
+    expect(result).toMatchObject({ ending: 'upstream_reset', clientGone: false });
+    expect(upstream.aborted()).toBe(true);
+    expect(Buffer.concat(client.received).toString()).toBe(
+      `${chunkText(0)}${chunkText(1)}data: {"ended":"upstream_reset"}\n\n`,
+    );
+  });
+
+  it('ends with upstream_timeout when the upstream went silent past its idle timeout', async () => {
+    const upstream = failingUpstream(Object.assign(new Error('Body Timeout Error'), { code: 'UND_ERR_BODY_TIMEOUT' }));
+    const client = endedClient();
+    const result = await forwardStream(upstream.stream, new SseParser(), client.sink, observer, upstream.abort, {
+      pingIntervalMs: 0,
+      ending,
+    });
+    expect(result.ending).toBe('upstream_timeout');
+    expect(Buffer.concat(client.received).toString()).toMatch(/data: \{"ended":"upstream_timeout"\}\n\n$/);
+  });
+
+  it('ends with draining when the pod’s drain runs out, whatever the upstream does', async () => {
+    const upstream = failingUpstream();
+    const client = endedClient();
+    const drain = new AbortController();
+    const forwarding = forwardStream(upstream.stream, new SseParser(), client.sink, observer, upstream.abort, {
+      pingIntervalMs: 0,
+      ending,
+      draining: drain.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(client.received).toHaveLength(1);
+    drain.abort();
+    const result = await forwarding;
+    expect(result.ending).toBe('draining');
+    expect(upstream.aborted()).toBe(true);
+    expect(Buffer.concat(client.received).toString()).toBe(
+      `${chunkText(0)}${chunkText(1)}data: {"ended":"draining"}\n\n`,
+    );
+  });
+});

@@ -1,7 +1,9 @@
 import type { Readable } from 'node:stream';
+import { isTimeout } from '../outcome.ts';
 import type { StreamDecoder, StreamObserver } from '../protocols/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { ClientSink } from './sink.ts';
+import type { StreamEndReason } from './stream-ending.ts';
 
 export interface ForwardOptions {
   /**
@@ -24,17 +26,23 @@ export interface ForwardOptions {
   /**
    * Meters the stream against its request's quota (relay/overrun): after each upstream event was
    * observed, false ends the stream there — that event still goes out, the rest of its chunk does not,
-   * the upstream is aborted and `cutEvents` close the client's stream.
+   * the upstream is aborted and the `quota_exhausted` ending closes the client's stream.
    */
   check?: (event: SseEvent) => boolean | Promise<boolean>;
-  cutEvents?: () => SseEvent[];
+  /** The closing events of a stream ended early, in the client's format (stream-ending.ts); absent: none sent. */
+  ending?: { observe(events: readonly SseEvent[]): void; events(reason: StreamEndReason): SseEvent[] };
+  /** Aborted when this pod's drain timeout runs out: the stream is ended with `draining`. */
+  draining?: AbortSignal;
 }
 
 export interface ForwardResult {
   /** True when the client went away before the end (the upstream call is then aborted). */
   clientGone: boolean;
-  /** True when the quota check ended the stream (the upstream call is then aborted). */
-  cut: boolean;
+  /**
+   * Why the stream was ended before its upstream finished it (the upstream call is then aborted and the
+   * client got the ending's events); undefined when it ran to its end or the client went away.
+   */
+  ending: StreamEndReason | undefined;
   events: number;
 }
 
@@ -45,7 +53,9 @@ export interface ForwardResult {
  * the options allow, the upstream is read only as fast as the client takes the bytes (backpressure:
  * at most `queueLength` chunks queued past the socket's own buffer), and a client that disconnects
  * aborts the upstream so billing stops at what was produced. Every upstream event is observed
- * (metering) before it is transformed.
+ * (metering) before it is transformed. A stream the gateway ends early — the quota check refused it,
+ * the upstream broke off or went silent past its idle timeout, the pod's drain ran out — gets its
+ * ending's events and a normal end, never a dangling connection.
  */
 export async function forwardStream(
   upstream: Readable,
@@ -56,12 +66,21 @@ export async function forwardStream(
   options: ForwardOptions,
 ): Promise<ForwardResult> {
   let clientGone = false;
-  let cut = false;
+  let ending: StreamEndReason | undefined;
   let events = 0;
   const stopListening = sink.onGone(() => {
     clientGone = true;
     abortUpstream();
   });
+  /** Ends the stream with `reason` (the first reason wins): the upstream is no longer read. */
+  const endWith = (reason: StreamEndReason) => {
+    if (ending || clientGone) return;
+    ending = reason;
+    abortUpstream();
+  };
+  const onDraining = () => endWith('draining');
+  options.draining?.addEventListener('abort', onDraining);
+  if (options.draining?.aborted) onDraining();
   let lastWrite = Date.now();
   const ping =
     options.pingIntervalMs > 0
@@ -109,6 +128,7 @@ export async function forwardStream(
     if (events === 0) options.onFirstEvent?.();
     events += out.length;
     lastWrite = Date.now();
+    options.ending?.observe(out);
     if (sink.write(out, bytes)) {
       queued = 0;
     } else if (queued < queueLength) {
@@ -119,10 +139,24 @@ export async function forwardStream(
     }
   };
 
+  const chunks = upstream[Symbol.asyncIterator]();
+  let drained = false;
   try {
-    for await (const chunk of upstream) {
-      const upstreamEvents = decoder.push(chunk as Uint8Array);
+    for (;;) {
+      // Only the upstream's own failures end the stream with an ending; anything else is thrown.
+      let next: IteratorResult<unknown>;
+      try {
+        next = await chunks.next();
+      } catch (error) {
+        endWith(isTimeout(error) ? 'upstream_timeout' : 'upstream_reset');
+        break;
+      }
+      drained = next.done === true;
+      if (drained || ending || clientGone) break;
+      const chunk = next.value as Uint8Array;
+      const upstreamEvents = decoder.push(chunk);
       let out: SseEvent[];
+      let cut = false;
       if (check) {
         out = [];
         cut = !(await forClientChecked(upstreamEvents, out, check));
@@ -130,28 +164,27 @@ export async function forwardStream(
         out = forClient(upstreamEvents);
       }
       // Every event of a whole-event chunk goes out unchanged: the chunk is their text already.
-      await send(out, !cut && decoder.exact && unchanged(upstreamEvents, out) ? (chunk as Uint8Array) : undefined);
+      await send(out, !cut && decoder.exact && unchanged(upstreamEvents, out) ? chunk : undefined);
       if (clientGone) break;
-      if (cut) {
-        abortUpstream();
-        await send(options.cutEvents?.() ?? []);
-        break;
-      }
+      if (cut) endWith('quota_exhausted');
+      if (ending) break;
     }
-    if (!clientGone && !cut) {
+    if (ending) {
+      await send(options.ending?.events(ending) ?? []);
+    } else if (!clientGone) {
       // The closing events are ours: sent as they are, after the last upstream event was observed.
       const last = forClient(decoder.end());
       for (const event of options.finish?.() ?? []) last.push(event);
       await send(last);
     }
-  } catch (error) {
-    // The upstream failing mid-stream after the client went away (or was cut off) is expected; anything else is not.
-    if (!clientGone && !cut) throw error;
   } finally {
     if (ping) clearInterval(ping);
+    options.draining?.removeEventListener('abort', onDraining);
     stopListening();
+    // An upstream left mid-way (an ending, a client gone, a failure here) is released.
+    if (!drained) void chunks.return?.().catch(() => {});
   }
-  return { clientGone, cut, events };
+  return { clientGone, ending, events };
 }
 
 /** Whether the client gets exactly the upstream's events: none dropped, rewritten or added. */

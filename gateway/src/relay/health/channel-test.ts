@@ -11,6 +11,7 @@ import { AppError } from '../../errors.ts';
 import { Exchange } from '../exchange/exchange.ts';
 import { StreamBroken, UpstreamFailure } from '../exchange/failure.ts';
 import { type PreparedUpstream, prepareUpstream, upstreamTarget } from '../exchange/prepare.ts';
+import { STREAM_ENDINGS } from '../exchange/stream-ending.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { isTimeout } from '../outcome.ts';
 import { probeRealtime } from '../realtime/probe.ts';
@@ -248,6 +249,11 @@ export class ChannelTester {
     });
     try {
       const outcome = await exchange.run(discardingSink());
+      // A stream its upstream broke off or let stall was ended early: the channel failed its test.
+      if (outcome.ending) {
+        const { status, code, message } = STREAM_ENDINGS[outcome.ending];
+        return { failure: { status, code, message, skipRetry: false } };
+      }
       return { usage: outcome.usage };
     } catch (error) {
       return { failure: this.#failure(error) };

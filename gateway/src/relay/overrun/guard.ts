@@ -1,14 +1,12 @@
 import { countTextTokens, type ExprRequest, TOKENS_PER_TOOL_CALL } from '../../domain/billing/index.ts';
 import type { BillingOptions } from '../../domain/billing/options.ts';
 import type { Reservation } from '../../domain/ledger/index.ts';
-import type { RelayErrorInfo } from '../convert/index.ts';
 import type { StreamObserver } from '../protocols/index.ts';
 import type { SseEvent } from '../sse.ts';
 import type { ModelPrice, Usage } from '../types.ts';
 import type { CompletionBudget } from './budget.ts';
 import { type DeliveredCost, deliveredCost } from './cost.ts';
 import { afterTopUp, type Decision, decide, type Standing } from './decision.ts';
-import { QUOTA_EXHAUSTED } from './ending.ts';
 
 /**
  * Whether a stream may go on after one upstream event was observed: true, false (cut it there), or a
@@ -20,8 +18,6 @@ export type StreamCheck = (event: SseEvent) => boolean | Promise<boolean>;
 export interface StreamBudget {
   /** Starts metering one attempt's stream, whose usage and text `observer` follows. */
   follow(observer: StreamObserver): StreamCheck;
-  /** The error a cut stream ends with. */
-  readonly cutError: RelayErrorInfo;
 }
 
 export interface StreamGuardSpec {
@@ -48,7 +44,6 @@ export interface StreamGuardSpec {
  * text is read and tokenized (only what is new) when one is crossed.
  */
 export class StreamGuard implements StreamBudget {
-  readonly cutError = QUOTA_EXHAUSTED;
   readonly #spec: StreamGuardSpec;
   #reserved: number;
 
