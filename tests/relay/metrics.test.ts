@@ -54,7 +54,7 @@ beforeAll(async () => {
     const created = await root.post('/api/channel/', {
       name,
       type: 1,
-      key: 'sk-upstream',
+      key: 'sk-metrics-7Qv2xL9p',
       base_url: upstream.url,
       models: model,
       group: 'default',
