@@ -26,6 +26,7 @@ import { StreamBroken, UpstreamFailure } from './exchange/failure.ts';
 import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
 import type { ClientSink } from './exchange/sink.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
+import { type Circuits, type CircuitTicket, countsAsCircuitFailure } from './health/circuits.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
@@ -43,7 +44,8 @@ import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
 import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
-import { RoutePlan } from './routing/route-plan.ts';
+import { type Pick, type PickReason, RoutePlan } from './routing/route-plan.ts';
+import { type RouteTrace, routeHeaderValue, routeTrace, wantsRouteHeader } from './routing/route-trace.ts';
 import type { SensitiveWords } from './sensitive/screen.ts';
 import type { Transport } from './transport.ts';
 import type { ChannelSnapshot, ModelPrice, Usage, WireFormat } from './types.ts';
@@ -60,6 +62,7 @@ export interface PipelineDeps {
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
   health: ChannelHealth;
+  circuits: Circuits;
   affinity: ChannelAffinity;
   sensitive: SensitiveWords;
 }
@@ -222,6 +225,7 @@ export async function relay(
           ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.cut } }
           : {}),
         ...(outcome.affinity ? { channelAffinity: outcome.affinity.logInfo(outcome.channel.id, outcome.group) } : {}),
+        route: { ...outcome.route },
         ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
       }),
     });
@@ -332,6 +336,8 @@ interface Outcome extends ExchangeOutcome {
   /** The group the channel answered in: billed, logged and counted under it. */
   group: string;
   affinity: RequestAffinity | undefined;
+  /** Why the channel was chosen. */
+  route: RouteTrace;
 }
 
 /** Tries channels in turn (retry rules permitting) until one answers; throws what the client is told. */
@@ -359,28 +365,70 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
     model: input.model,
     format: input.format,
     preferred: affinity?.remembered,
+    blockedSince: (channel) =>
+      deps.circuits.blockedSince(channel.id, channel.keys.length, input.model, deps.routing.keyState(channel.id)),
   });
   affinity?.counted(plan);
   const failed = new Set<number>();
   let lastFailure: UpstreamFailure | AppError | undefined;
   let lastChannel: ChannelSnapshot | undefined;
+  let lastRoute: RouteTrace | undefined;
+  const circuitsSkipped: number[] = [];
+  const routeHeader = wantsRouteHeader(ctx.headers, caller.identity.user.role, deps.options);
 
-  for (let index = 0; ; index++) {
-    const pick = pinned
+  for (let index = 0, putBacks = 0; ; index++) {
+    const pick: (Omit<Pick, 'reason'> & { reason: PickReason | 'pinned' }) | undefined = pinned
       ? index === 0
-        ? { channel: pinnedChannel(deps.routing, caller), group: caller.group, preferred: false }
+        ? { ...pinnedPick(deps.routing, caller), reason: 'pinned' }
         : undefined
       : plan.next();
     if (!pick) break;
     const { channel } = pick;
+    const reason = pick.reason;
+    if (reason !== 'pinned') circuitsSkipped.push(...reason.circuitsSkipped);
+    const keyIndex = pickKey(
+      channel,
+      deps.circuits.keyStateAvoidingOpen(
+        channel.id,
+        channel.keys.length,
+        input.model,
+        deps.routing.keyState(channel.id),
+      ),
+    );
+    // A pinned or fallback pick goes through whatever its circuit says; a half-open circuit lets one request by.
+    const ticket =
+      keyIndex < 0
+        ? undefined
+        : await deps.circuits.admit(
+            channel.id,
+            keyIndex,
+            input.model,
+            reason === 'pinned' || reason.how === 'circuit_fallback',
+          );
+    if (keyIndex >= 0 && !ticket && reason !== 'pinned' && putBacks++ < MAX_PUT_BACKS) {
+      circuitsSkipped.push(channel.id);
+      plan.putBack(pick);
+      index--;
+      continue;
+    }
     if (index === 0 && affinity) await affinity.picked(channel.id);
     failed.add(channel.id);
     // The channel the request is counted under: the one that answers, or the last one that failed.
     ctx.notes.note({ channel: String(channel.id), group: pick.group });
+    const route = routeTrace(
+      { channelId: channel.id, group: pick.group, priority: channel.priority, reason },
+      index,
+      circuitsSkipped,
+      ticket?.probe === true,
+    );
+    lastRoute = route;
+    if (routeHeader) ctx.sink.header?.('x-tollgate-route', routeHeaderValue(route));
     try {
-      const answered = await call(run, channel, index);
-      return { ...answered, channel, tried: [...failed], group: pick.group, affinity };
+      const answered = await call(run, channel, keyIndex, index);
+      if (ticket) void deps.circuits.succeeded(ticket);
+      return { ...answered, channel, tried: [...failed], group: pick.group, affinity, route };
     } catch (error) {
+      if (ticket) void circuitVerdict(deps.circuits, ticket, error);
       if (ctx.sink.started) {
         if (error instanceof StreamBroken) {
           ctx.notes.failed(isTimeout(error.cause) ? 'timeout' : 'upstream');
@@ -431,6 +479,7 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
         code: (lastFailure instanceof UpstreamFailure ? lastFailure.error.code : lastFailure.code) ?? 'upstream_error',
         message: lastFailure.message,
         fromUpstream,
+        route: lastRoute,
       },
     );
   }
@@ -449,6 +498,23 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
   throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
 }
 
+/** Picks given back because another request held a half-open probe: bounded, though each makes the next pick pass that channel over. */
+const MAX_PUT_BACKS = 16;
+
+/** What a failed attempt tells its circuit: an upstream fault counts, anything else leaves the probe to another request. */
+function circuitVerdict(circuits: Circuits, ticket: CircuitTicket, error: unknown): Promise<void> {
+  if (error instanceof StreamBroken) return circuits.failed(ticket);
+  if (error instanceof UpstreamFailure && countsAsCircuitFailure(error.error.status)) return circuits.failed(ticket);
+  // The upstream answered (a 4xx of the request's own making): it is alive.
+  if (error instanceof UpstreamFailure) return circuits.succeeded(ticket);
+  return circuits.released(ticket);
+}
+
+/** The pinned channel as a pick in the caller's group. */
+function pinnedPick(routing: RoutingIndex, caller: RelayCaller): Omit<Pick, 'reason'> {
+  return { channel: pinnedChannel(routing, caller), group: caller.group, preferred: false };
+}
+
 /** The channel an administrator's `sk-<key>-<channelId>` names, if it exists and is enabled. */
 export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): ChannelSnapshot {
   const channel = routing.channel(caller.pinnedChannelId ?? 0);
@@ -457,11 +523,15 @@ export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): Chann
   return channel;
 }
 
-/** One attempt on one channel: pick its key, prepare the upstream request, and exchange it. */
-async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number): Promise<ExchangeOutcome> {
+/** One attempt on one channel with the key picked for it: prepare the upstream request, and exchange it. */
+async function call(
+  run: RelayRun,
+  channel: ChannelSnapshot,
+  keyIndex: number,
+  retryIndex: number,
+): Promise<ExchangeOutcome> {
   const { deps, input, ctx, charge } = run;
   const target = upstreamTarget(channel, input.format, input.model, deps.options);
-  const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (keyIndex < 0 || key === undefined) {
     throw new AppError({
