@@ -63,7 +63,11 @@ describe('afterKeyRecovery', () => {
     multi_key_status_list: { '0': 3, '1': 2, '2': 3 },
     multi_key_disabled_time: { '0': 5, '2': 6 },
   };
-  const disabled = row({ status: 3, other_info: '{"status_reason":"x","status_time":6}', channel_info: JSON.stringify(info) });
+  const disabled = row({
+    status: 3,
+    other_info: '{"status_reason":"x","status_time":6}',
+    channel_info: JSON.stringify(info),
+  });
 
   it('enables the tested key and the channel, and leaves the other disabled keys off', () => {
     const change = afterKeyRecovery(disabled, 2);
@@ -77,7 +81,10 @@ describe('afterKeyRecovery', () => {
 
   it('enables a key of an enabled channel, and never a key disabled by hand', () => {
     const enabled = row({ status: 1, channel_info: JSON.stringify(info) });
-    expect(JSON.parse(afterKeyRecovery(enabled, 0)?.channel_info ?? '').multi_key_status_list).toEqual({ '1': 2, '2': 3 });
+    expect(JSON.parse(afterKeyRecovery(enabled, 0)?.channel_info ?? '').multi_key_status_list).toEqual({
+      '1': 2,
+      '2': 3,
+    });
     expect(afterKeyRecovery(enabled, 1)).toBeUndefined();
     expect(afterKeyRecovery(disabled, 1)).toBeUndefined();
     expect(afterKeyRecovery(row({ status: 2, channel_info: JSON.stringify(info) }), 0)).toBeUndefined();

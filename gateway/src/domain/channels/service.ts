@@ -7,8 +7,8 @@ import {
   CHANNEL_SORT_FIELDS,
   type ChannelFilters,
   type ChannelSort,
-  channelObservations,
   channelHealthRows,
+  channelObservations,
   channelsWithStatus,
   countChannelsByType,
   deleteChannels,
@@ -28,7 +28,14 @@ import { findOptionDefinition } from '../options/definitions.ts';
 import { rebuildAbilities, syncAbilities } from './abilities.ts';
 import { balanceKey, balanceSupported, fetchUpstreamBalance } from './balance.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
-import { afterFailure, afterKeyRecovery, afterRecovery, autoDisabledKeys, type HealthChange, parseObject } from './health.ts';
+import {
+  afterFailure,
+  afterKeyRecovery,
+  afterRecovery,
+  autoDisabledKeys,
+  type HealthChange,
+  parseObject,
+} from './health.ts';
 import {
   applyChannelInput,
   CHANNEL_DEFAULTS,
@@ -319,7 +326,9 @@ export class ChannelService {
    * channel, only that key of those the gateway disabled (and the channel with it).
    */
   autoEnable(id: number, keyIndex?: number): Promise<ChannelView | undefined> {
-    return this.#changeHealth(id, (row) => (keyIndex === undefined ? afterRecovery(row) : afterKeyRecovery(row, keyIndex)));
+    return this.#changeHealth(id, (row) =>
+      keyIndex === undefined ? afterRecovery(row) : afterKeyRecovery(row, keyIndex),
+    );
   }
 
   /** Channels a test-all run covers: every one not disabled by hand, in id order. */
