@@ -1241,6 +1241,10 @@ export const en = {
       allowed_ports: 'Ports that may be fetched, e.g. ["80", "443", "8000-9000"]; [] allows any port',
       apply_ip_filter_for_domain:
         'Also check the addresses a domain resolves to against the IP list (internal addresses are refused either way)',
+      circuit_enabled:
+        'A circuit per channel, key and model, shared by all pods: that many 5xx, 429, timeouts or connection errors within the window open it; requests then skip it for the cooldown (doubled after each failed probe, up to the longest), then one real request probes it',
+      circuit_route_header:
+        'Otherwise only administrators who send X-Tollgate-Debug: route get it. The header names the channel id, group, priority, how it was picked and circuits skipped',
       domain_filter_mode:
         'Off: the domain list is refused (blacklist); on: only the domain list is fetched (whitelist)',
       domain_list: 'e.g. ["example.com", "*.example.com"]; *. also matches the domain itself',
@@ -1350,6 +1354,12 @@ export const en = {
       chats: 'Chat clients',
       check_sensitive: 'Filter sensitive words',
       check_sensitive_prompt: 'Check prompts',
+      circuit_cooldown_seconds: 'Circuit cooldown (s)',
+      circuit_enabled: 'Open circuits on upstream failures (passive health)',
+      circuit_failure_threshold: 'Failures that open a circuit',
+      circuit_max_cooldown_seconds: 'Longest circuit cooldown (s)',
+      circuit_route_header: 'Send X-Tollgate-Route to every caller',
+      circuit_window_seconds: 'Failure window (s)',
       claude_headers: 'Headers per model',
       claude_max_tokens: 'Default max tokens',
       default_completion_tokens: 'Completion reserved without max_tokens',

@@ -1434,6 +1434,10 @@ export const zh = {
         '允许上述请求访问回环、内网、链路本地、CGNAT 等内部地址；除非回调地址就在你自己的网络中，否则请保持关闭',
       allowed_ports: '允许请求的端口，例如 ["80", "443", "8000-9000"]；[] 表示不限端口',
       apply_ip_filter_for_domain: '域名解析出的地址也按 IP 列表检查（内部地址无论如何都会被拒绝）',
+      circuit_enabled:
+        '按渠道、密钥和模型分别熔断，所有实例共享：窗口内出现这么多次 5xx、429、超时或连接错误即熔断；冷却期间请求跳过该渠道（每次探测失败冷却时间翻倍，直到上限），之后由一个真实请求探测',
+      circuit_route_header:
+        '关闭时只有发送 X-Tollgate-Debug: route 的管理员能收到。该响应头包含渠道 ID、分组、优先级、选择方式和被跳过的熔断渠道',
       domain_filter_mode: '关闭：拒绝域名列表中的域名（黑名单）；开启：只请求域名列表中的域名（白名单）',
       domain_list: '例如 ["example.com", "*.example.com"]；*. 也匹配该域名本身',
       ip_filter_mode: '关闭：拒绝 IP 列表中的地址（黑名单）；开启：只请求 IP 列表中的地址（白名单）',
@@ -1538,6 +1542,12 @@ export const zh = {
       chats: '聊天客户端',
       check_sensitive: '启用屏蔽词过滤',
       check_sensitive_prompt: '检查用户输入',
+      circuit_cooldown_seconds: '熔断冷却时间（秒）',
+      circuit_enabled: '根据上游失败自动熔断（被动健康检查）',
+      circuit_failure_threshold: '触发熔断的失败次数',
+      circuit_max_cooldown_seconds: '最长熔断冷却时间（秒）',
+      circuit_route_header: '向所有调用方返回 X-Tollgate-Route',
+      circuit_window_seconds: '失败统计窗口（秒）',
       claude_headers: '请求头覆盖（模型到请求头）',
       claude_max_tokens: '默认最大 Token 数',
       default_completion_tokens: '未设 max_tokens 时预扣的补全 Token',
