@@ -28,6 +28,8 @@ beforeAll(async () => {
   const env = gatewayEnv(database.options, testNamespace(), {
     CHANNEL_RECOVERY_COOLDOWN_SECONDS: '1',
     GLOBAL_API_RATE_LIMIT_ENABLE: 'false',
+    // Error logs carry admin_info.route too.
+    ERROR_LOG_ENABLED: 'true',
   });
   a = await startTestGateway(env);
   b = await startTestGateway(env);
@@ -174,6 +176,26 @@ describe('circuits across pods', () => {
       how: 'only',
       retry: 0,
       circuits_skipped: [preferred],
+    });
+    // The error logs of the failures that opened it say how their channel was chosen.
+    const errorLog = await eventually(
+      () =>
+        a.store.db
+          .selectFrom('logs')
+          .select(['other'])
+          .where('model_name', '=', model)
+          .where('type', '=', 5)
+          .where('channel_id', '=', preferred)
+          .executeTakeFirst(),
+      (row) => row !== undefined,
+      5000,
+    );
+    expect(JSON.parse(errorLog?.other ?? '{}').admin_info.route).toMatchObject({
+      channel: preferred,
+      priority: 10,
+      how: 'only',
+      retry: 0,
+      circuits_skipped: [],
     });
     // No header unless an administrator asks for it; a plain user's request never gets it.
     expect((await chat(b, model)).headers.get('x-tollgate-route')).toBeNull();

@@ -146,7 +146,8 @@ export class Circuits {
    * undefined when some key can take it (or circuits are off).
    */
   blockedSince(channelId: number, keys: number, model: string, keyState?: KeyState): number | undefined {
-    if (!this.#openPerChannel.get(channelId) || !this.settings.enabled) return undefined;
+    if (!this.#openPerChannel.get(channelId) || !this.#deps.options.getBoolean('circuit_setting.enabled'))
+      return undefined;
     const now = this.#now();
     let latest = 0;
     let usable = 0;
@@ -173,7 +174,7 @@ export class Circuits {
     model: string,
     base: KeyState | undefined,
   ): KeyState | undefined {
-    if (!this.#openPerChannel.get(channelId) || !this.settings.enabled) return base;
+    if (!this.#openPerChannel.get(channelId) || !this.#deps.options.getBoolean('circuit_setting.enabled')) return base;
     const now = this.#now();
     const avoided = new Set<number>(base?.disabled ?? []);
     let added = false;
@@ -212,7 +213,8 @@ export class Circuits {
   ): Promise<CircuitTicket | undefined> {
     const key = circuitKey(channelId, keyIndex, model);
     const view = this.#views.get(key);
-    if (!this.settings.enabled || !view || view.state === 'closed') {
+    // The hot path: a circuit that never opened costs one map lookup.
+    if (!view || view.state === 'closed' || !this.#deps.options.getBoolean('circuit_setting.enabled')) {
       return { channelId, keyIndex, model, probe: false };
     }
     // A fallback to an open circuit is a probe without exclusivity: its verdict counts all the same.
