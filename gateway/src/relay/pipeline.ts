@@ -26,7 +26,8 @@ import { StreamBroken, UpstreamFailure } from './exchange/failure.ts';
 import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
 import type { ClientSink } from './exchange/sink.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
-import { type Circuits, type CircuitTicket, countsAsCircuitFailure } from './health/circuits.ts';
+import { circuitVerdict, forcedThroughCircuit, passCircuit } from './health/circuit-gate.ts';
+import type { Circuits } from './health/circuits.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
@@ -42,7 +43,6 @@ import type { RateLimiter } from './rate-limits.ts';
 import { routeGroups } from './routing/auto-group.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
-import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
 import { type Pick, type PickReason, RoutePlan } from './routing/route-plan.ts';
 import { type RouteTrace, routeHeaderValue, routeTrace, wantsRouteHeader } from './routing/route-trace.ts';
@@ -386,31 +386,18 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
     const { channel } = pick;
     const reason = pick.reason;
     if (reason !== 'pinned') circuitsSkipped.push(...reason.circuitsSkipped);
-    const keyIndex = pickKey(
-      channel,
-      deps.circuits.keyStateAvoidingOpen(
-        channel.id,
-        channel.keys.length,
-        input.model,
-        deps.routing.keyState(channel.id),
-      ),
-    );
-    // A pinned or fallback pick goes through whatever its circuit says; a half-open circuit lets one request by.
-    const ticket =
-      keyIndex < 0
-        ? undefined
-        : await deps.circuits.admit(
-            channel.id,
-            keyIndex,
-            input.model,
-            reason === 'pinned' || reason.how === 'circuit_fallback',
-          );
-    if (keyIndex >= 0 && !ticket && reason !== 'pinned' && putBacks++ < MAX_PUT_BACKS) {
+    // Another request holding this circuit's half-open probe: pick again, without spending an attempt
+    // (bounded: after that many rounds the channel is taken as a fallback is).
+    const forced = forcedThroughCircuit(reason) || putBacks >= MAX_PUT_BACKS;
+    const pass = await passCircuit(deps.circuits, deps.routing, channel, input.model, forced);
+    if (!pass) {
+      putBacks++;
       circuitsSkipped.push(channel.id);
       plan.putBack(pick);
       index--;
       continue;
     }
+    const { keyIndex, ticket } = pass;
     if (index === 0 && affinity) await affinity.picked(channel.id);
     failed.add(channel.id);
     // The channel the request is counted under: the one that answers, or the last one that failed.
@@ -498,17 +485,8 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
   throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
 }
 
-/** Picks given back because another request held a half-open probe: bounded, though each makes the next pick pass that channel over. */
+/** Picks given back because another request held a half-open probe (each makes the next pick pass that channel over). */
 const MAX_PUT_BACKS = 16;
-
-/** What a failed attempt tells its circuit: an upstream fault counts, anything else leaves the probe to another request. */
-function circuitVerdict(circuits: Circuits, ticket: CircuitTicket, error: unknown): Promise<void> {
-  if (error instanceof StreamBroken) return circuits.failed(ticket);
-  if (error instanceof UpstreamFailure && countsAsCircuitFailure(error.error.status)) return circuits.failed(ticket);
-  // The upstream answered (a 4xx of the request's own making): it is alive.
-  if (error instanceof UpstreamFailure) return circuits.succeeded(ticket);
-  return circuits.released(ticket);
-}
 
 /** The pinned channel as a pick in the caller's group. */
 function pinnedPick(routing: RoutingIndex, caller: RelayCaller): Omit<Pick, 'reason'> {
