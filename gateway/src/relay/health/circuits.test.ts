@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryClusterState, type MemoryClusterState } from '../../cluster/index.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
+import { StreamBroken, UpstreamFailure } from '../exchange/failure.ts';
+import type { RoutingIndex } from '../routing/index-cache.ts';
+import { snapshot } from '../routing/test-support.ts';
+import { circuitVerdict, passCircuit } from './circuit-gate.ts';
 import { Circuits, type CircuitTransition, countsAsCircuitFailure } from './circuits.ts';
 
 /** The circuit_setting options a test sets, the rest at their defaults. */
@@ -181,5 +185,38 @@ describe('Circuits', () => {
     for (let i = 0; i < 3; i++) await a.failed(ticket());
     const late = await pod('c9');
     expect(late.state(7, 0, 'gpt-4o')).toBe('open');
+  });
+});
+
+describe('the circuit gate of an attempt', () => {
+  const routing = { keyState: () => undefined } as unknown as RoutingIndex;
+  const channel = snapshot(7, { keys: ['sk-a', 'sk-b'], multiKeyMode: 'polling' });
+
+  it('passes over a key whose circuit is open and lets one request probe a half-open one', async () => {
+    const a = await pod('g1');
+    for (let i = 0; i < 3; i++) await a.failed(ticket());
+    for (let i = 0; i < 4; i++) expect((await passCircuit(a, routing, channel, 'gpt-4o', false))?.keyIndex).toBe(1);
+    clock += 30_000;
+    // Polling from key 0 again: the half-open key 0 is tried, and only the first request gets its probe.
+    const passes = [];
+    for (let i = 0; i < 4; i++) passes.push(await passCircuit(a, routing, channel, 'gpt-4o', false));
+    expect(passes.filter((pass) => pass?.ticket?.probe)).toHaveLength(1);
+    expect(passes.filter((pass) => pass === undefined).length).toBeLessThanOrEqual(1);
+    // A forced pass (pinned, fallback) goes through an open circuit as a probe without exclusivity.
+    const forced = await passCircuit(a, routing, snapshot(7, { keys: ['sk-a'] }), 'gpt-4o', true);
+    expect(forced?.ticket?.probe).toBe(true);
+  });
+
+  it('tells the circuit what the failure says', async () => {
+    const a = await pod('g2');
+    const upstream = (status: number) =>
+      new UpstreamFailure({ status, code: null, message: 'x', type: 'upstream_error' }, channel, 0);
+    for (const status of [400, 404, 422]) await circuitVerdict(a, ticket(), upstream(status));
+    await circuitVerdict(a, ticket(), new Error('refused before the upstream'));
+    expect(a.state(7, 0, 'gpt-4o')).toBe('closed');
+    await circuitVerdict(a, ticket(), upstream(502));
+    await circuitVerdict(a, ticket(), upstream(429));
+    await circuitVerdict(a, ticket(), new StreamBroken(new Error('reset')));
+    expect(a.state(7, 0, 'gpt-4o')).toBe('open');
   });
 });
