@@ -220,3 +220,18 @@ describe('the circuit gate of an attempt', () => {
     expect(a.state(7, 0, 'gpt-4o')).toBe('open');
   });
 });
+
+describe('a failed fallback', () => {
+  it('restarts the cooldown at the same level, counting no transition', async () => {
+    const a = await pod('f1');
+    for (let i = 0; i < 3; i++) await a.failed(ticket());
+    clock += 10_000;
+    const fallback = await a.admit(7, 0, 'gpt-4o', true);
+    await a.failed(fallback!);
+    clock += 29_000;
+    expect(a.state(7, 0, 'gpt-4o')).toBe('open');
+    clock += 1_000;
+    expect(a.state(7, 0, 'gpt-4o')).toBe('half_open');
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['closed>open']);
+  });
+});

@@ -319,7 +319,9 @@ export class Circuits {
         await capped.set(STATE_MAP, key, message, Math.max(1, ttl), MAX_STORED);
         this.#apply(message);
         await bus.publish(BUS_CHANNEL, message);
-        this.#deps.onTransition?.({ channelId, from, to: next.state === 'open' ? 'open' : 'closed' });
+        const to = next.state === 'open' ? 'open' : 'closed';
+        // A fallback that failed during the cooldown restarts it: no change of state to count.
+        if (from !== to) this.#deps.onTransition?.({ channelId, from, to });
       } finally {
         await lock.release();
       }
