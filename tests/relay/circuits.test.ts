@@ -145,7 +145,13 @@ describe('circuits across pods', () => {
   it('opens on failures seen by one pod and spares the other pod the failing channel', async () => {
     const { model, preferred, standby } = await pair();
     bad.behaviour = { failWith: { status: 500, message: 'upstream broke', times: 1_000_000 } };
-    for (let i = 0; i < 3; i++) expect((await chat(a, model)).status).toBe(500);
+    // A failed request carries the header too.
+    const failed = await chat(a, model, { 'x-tollgate-debug': 'route' });
+    expect(failed.status).toBe(500);
+    expect(failed.headers.get('x-tollgate-route')).toBe(
+      `channel=${preferred}; group=default; priority=10; pick=only; retry=0`,
+    );
+    for (let i = 0; i < 2; i++) expect((await chat(a, model)).status).toBe(500);
     // Pod b never saw a failure: it learns of the open circuit and goes to the stand-by.
     await waitOpen(preferred);
     const before = sentTo(bad, model);
