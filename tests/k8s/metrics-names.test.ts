@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { createMetrics } from '../../gateway/src/metrics.ts';
 import { createAffinityMetrics } from '../../gateway/src/relay/affinity/metrics.ts';
+import { createCircuitMetrics } from '../../gateway/src/relay/health/circuit-metrics.ts';
 import { createRelayMetrics, registerStateGauges } from '../../gateway/src/relay/metrics.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -543,6 +544,7 @@ beforeAll(async () => {
   const declared = createMetrics({ version: 'test', node: 'test' });
   createRelayMetrics(declared.registry);
   createAffinityMetrics(declared.registry);
+  createCircuitMetrics(declared.registry, () => new Map());
   const unread = () => {
     throw new Error('not read: only the declarations are inspected');
   };

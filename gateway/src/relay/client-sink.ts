@@ -38,6 +38,11 @@ class ReplySink implements ClientSink {
     await this.#reply.send(Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   }
 
+  header(name: string, value: string): void {
+    // On the raw response: both a whole answer (Fastify's send) and a stream (writeHead) carry it.
+    if (!this.#reply.raw.headersSent) this.#reply.raw.setHeader(name, value);
+  }
+
   open(headers: Record<string, string>): void {
     this.#reply.hijack();
     this.#reply.raw.writeHead(200, { ...headers, 'x-request-id': this.#request.id });

@@ -1,5 +1,6 @@
 import { buildErrorOther, type UsageRecorder } from '../domain/usage/index.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
+import type { RouteTrace } from './routing/route-trace.ts';
 import type { ChannelSnapshot } from './types.ts';
 
 export interface RelayFailure {
@@ -13,6 +14,8 @@ export interface RelayFailure {
   message: string;
   /** An upstream answered with the error (as opposed to the gateway refusing before reaching one). */
   fromUpstream: boolean;
+  /** Why the last channel was chosen. */
+  route?: RouteTrace | undefined;
 }
 
 /**
@@ -51,6 +54,7 @@ export function recordRelayFailure(
       channelName: failure.channel.name,
       channelType: failure.channel.type,
       usedChannels: failure.tried,
+      ...(failure.route ? { route: { ...failure.route } } : {}),
     }),
   });
 }

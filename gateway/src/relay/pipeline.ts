@@ -28,6 +28,8 @@ import type { ClientSink } from './exchange/sink.ts';
 import type { StreamDrain } from './exchange/stream-drain.ts';
 import { ENDING_ERROR_TYPES } from './exchange/stream-ending.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
+import { circuitVerdict, forcedThroughCircuit, passCircuit } from './health/circuit-gate.ts';
+import type { Circuits } from './health/circuits.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
@@ -43,9 +45,9 @@ import type { RateLimiter } from './rate-limits.ts';
 import { routeGroups } from './routing/auto-group.ts';
 import { RelayRuleError } from './routing/errors.ts';
 import type { RoutingIndex } from './routing/index-cache.ts';
-import { pickKey } from './routing/picker.ts';
 import { retryStatusRanges, shouldRetry } from './routing/retry.ts';
-import { RoutePlan } from './routing/route-plan.ts';
+import { type Pick, type PickReason, RoutePlan } from './routing/route-plan.ts';
+import { type RouteTrace, routeHeaderValue, routeTrace, wantsRouteHeader } from './routing/route-trace.ts';
 import { scrubFailure } from './secrets/failure.ts';
 import type { SecretScrubber } from './secrets/scrubber.ts';
 import { scrubbingSink } from './secrets/sink.ts';
@@ -65,6 +67,7 @@ export interface PipelineDeps {
   metrics: RelayMetrics;
   alerts: QuotaAlerts;
   health: ChannelHealth;
+  circuits: Circuits;
   affinity: ChannelAffinity;
   sensitive: SensitiveWords;
   /** Takes secrets out of upstream text before a client or a user-readable log sees it. */
@@ -231,6 +234,7 @@ export async function relay(
           ? { stream: { endReason: streamEnd(outcome), normal: !outcome.clientGone && !outcome.ending } }
           : {}),
         ...(outcome.affinity ? { channelAffinity: outcome.affinity.logInfo(outcome.channel.id, outcome.group) } : {}),
+        route: { ...outcome.route },
         ...(caller.autoGroups ? { extra: { auto_group: outcome.group } } : {}),
       }),
     });
@@ -340,6 +344,8 @@ interface Outcome extends ExchangeOutcome {
   /** The group the channel answered in: billed, logged and counted under it. */
   group: string;
   affinity: RequestAffinity | undefined;
+  /** Why the channel was chosen. */
+  route: RouteTrace;
 }
 
 /** Tries channels in turn (retry rules permitting) until one answers; throws what the client is told. */
@@ -367,28 +373,57 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
     model: input.model,
     format: input.format,
     preferred: affinity?.remembered,
+    blockedSince: (channel) =>
+      deps.circuits.blockedSince(channel.id, channel.keys.length, input.model, deps.routing.keyState(channel.id)),
   });
   affinity?.counted(plan);
   const failed = new Set<number>();
   let lastFailure: UpstreamFailure | AppError | undefined;
   let lastChannel: ChannelSnapshot | undefined;
+  let lastRoute: RouteTrace | undefined;
+  const circuitsSkipped: number[] = [];
+  const routeHeader = wantsRouteHeader(ctx.headers, caller.identity.user.role, deps.options);
 
-  for (let index = 0; ; index++) {
-    const pick = pinned
+  for (let index = 0, putBacks = 0; ; index++) {
+    const pick: (Omit<Pick, 'reason'> & { reason: PickReason | 'pinned' }) | undefined = pinned
       ? index === 0
-        ? { channel: pinnedChannel(deps.routing, caller), group: caller.group, preferred: false }
+        ? { ...pinnedPick(deps.routing, caller), reason: 'pinned' }
         : undefined
       : plan.next();
     if (!pick) break;
     const { channel } = pick;
+    const reason = pick.reason;
+    if (reason !== 'pinned') circuitsSkipped.push(...reason.circuitsSkipped);
+    // Another request holding this circuit's half-open probe: pick again, without spending an attempt
+    // (bounded: after that many rounds the channel is taken as a fallback is).
+    const forced = forcedThroughCircuit(reason) || putBacks >= MAX_PUT_BACKS;
+    const pass = await passCircuit(deps.circuits, deps.routing, channel, input.model, forced);
+    if (!pass) {
+      putBacks++;
+      circuitsSkipped.push(channel.id);
+      plan.putBack(pick);
+      index--;
+      continue;
+    }
+    const { keyIndex, ticket } = pass;
     if (index === 0 && affinity) await affinity.picked(channel.id);
     failed.add(channel.id);
     // The channel the request is counted under: the one that answers, or the last one that failed.
     ctx.notes.note({ channel: String(channel.id), group: pick.group });
+    const route = routeTrace(
+      { channelId: channel.id, group: pick.group, priority: channel.priority, reason },
+      index,
+      circuitsSkipped,
+      ticket?.probe === true,
+    );
+    lastRoute = route;
+    if (routeHeader) ctx.sink.header?.('x-tollgate-route', routeHeaderValue(route));
     try {
-      const answered = await call(run, channel, index);
-      return { ...answered, channel, tried: [...failed], group: pick.group, affinity };
+      const answered = await call(run, channel, keyIndex, index);
+      if (ticket) void deps.circuits.succeeded(ticket);
+      return { ...answered, channel, tried: [...failed], group: pick.group, affinity, route };
     } catch (error) {
+      if (ticket) void circuitVerdict(deps.circuits, ticket, error);
       if (ctx.sink.started) {
         if (error instanceof StreamBroken) {
           ctx.notes.failed(isTimeout(error.cause) ? 'timeout' : 'upstream');
@@ -440,6 +475,7 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
         code: (lastFailure instanceof UpstreamFailure ? lastFailure.error.code : lastFailure.code) ?? 'upstream_error',
         message: lastFailure.message,
         fromUpstream,
+        route: lastRoute,
       },
     );
   }
@@ -458,6 +494,14 @@ async function attempt(run: RelayRun, groups: readonly string[]): Promise<Outcom
   throw new AppError(RELAY_ERRORS.model_not_found, { group: caller.group, model: input.model });
 }
 
+/** Picks given back because another request held a half-open probe (each makes the next pick pass that channel over). */
+const MAX_PUT_BACKS = 16;
+
+/** The pinned channel as a pick in the caller's group. */
+function pinnedPick(routing: RoutingIndex, caller: RelayCaller): Omit<Pick, 'reason'> {
+  return { channel: pinnedChannel(routing, caller), group: caller.group, preferred: false };
+}
+
 /** The channel an administrator's `sk-<key>-<channelId>` names, if it exists and is enabled. */
 export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): ChannelSnapshot {
   const channel = routing.channel(caller.pinnedChannelId ?? 0);
@@ -466,11 +510,15 @@ export function pinnedChannel(routing: RoutingIndex, caller: RelayCaller): Chann
   return channel;
 }
 
-/** One attempt on one channel: pick its key, prepare the upstream request, and exchange it. */
-async function call(run: RelayRun, channel: ChannelSnapshot, retryIndex: number): Promise<ExchangeOutcome> {
+/** One attempt on one channel with the key picked for it: prepare the upstream request, and exchange it. */
+async function call(
+  run: RelayRun,
+  channel: ChannelSnapshot,
+  keyIndex: number,
+  retryIndex: number,
+): Promise<ExchangeOutcome> {
   const { deps, input, ctx, charge } = run;
   const target = upstreamTarget(channel, input.format, input.model, deps.options);
-  const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (keyIndex < 0 || key === undefined) {
     throw new AppError({

@@ -14,6 +14,8 @@ import { KeyCache } from './auth/key-cache.ts';
 import { StreamDrain } from './exchange/stream-drain.ts';
 import { ChannelHealth } from './health/channel-health.ts';
 import { ChannelTester } from './health/channel-test.ts';
+import { createCircuitMetrics } from './health/circuit-metrics.ts';
+import { Circuits } from './health/circuits.ts';
 import { startHealthJobs } from './health/jobs.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { ModelRequestLimit } from './limits.ts';
@@ -96,6 +98,14 @@ export async function startRelay(
     notifier: services.notifier,
   });
   opened.push({ name: 'channel health', run: () => health.close() });
+  const circuits: Circuits = new Circuits({
+    cluster,
+    options,
+    onTransition: (transition) => circuitMetrics.transition(transition),
+  });
+  const circuitMetrics = createCircuitMetrics(registry, () => circuits.openCounts());
+  await circuits.start();
+  opened.push({ name: 'circuits', run: () => circuits.close() });
   const tester = new ChannelTester({
     channels: services.channels,
     routing,
@@ -165,6 +175,7 @@ export async function startRelay(
     metrics,
     alerts,
     health,
+    circuits,
     affinity,
     sensitive,
     secrets,

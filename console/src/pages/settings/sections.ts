@@ -136,6 +136,17 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
       text('AutomaticDisableStatusCodes', 'settings.fields.auto_disable_status_codes'),
       text('AutomaticRetryStatusCodes', 'settings.fields.auto_retry_status_codes'),
       area('AutomaticDisableKeywords', 'settings.fields.auto_disable_keywords', { help: 'settings.help.one_per_line' }),
+      sw('circuit_setting.enabled', 'settings.fields.circuit_enabled', { help: 'settings.help.circuit_enabled' }),
+      int('circuit_setting.failure_threshold', 'settings.fields.circuit_failure_threshold', { min: 1, max: 1000 }),
+      int('circuit_setting.window_seconds', 'settings.fields.circuit_window_seconds', { min: 1, max: 86400 }),
+      int('circuit_setting.cooldown_seconds', 'settings.fields.circuit_cooldown_seconds', { min: 1, max: 86400 }),
+      int('circuit_setting.max_cooldown_seconds', 'settings.fields.circuit_max_cooldown_seconds', {
+        min: 1,
+        max: 604800,
+      }),
+      sw('circuit_setting.route_header', 'settings.fields.circuit_route_header', {
+        help: 'settings.help.circuit_route_header',
+      }),
     ],
   },
   {

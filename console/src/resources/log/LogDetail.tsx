@@ -104,6 +104,7 @@ export function LogDetail({ admin }: { admin: boolean }) {
     add('log.detail.channels', (other.admin_info.use_channel as string[]).join(' → '));
   }
   if (admin && other.admin_info?.is_multi_key) add('log.detail.multi_key', other.admin_info.multi_key_index);
+  if (admin && other.admin_info?.route) add('log.detail.route', routeSummary(other.admin_info.route, translate));
   if (admin && other.admin_info?.local_count_tokens) add('log.detail.estimated', translate('log.detail.yes'));
   add('log.detail.reject_reason', other.reject_reason);
   add('log.detail.request_id', record.request_id);
@@ -163,4 +164,23 @@ function billingProcess(
     output_price: `$${(ratio * 2 * completion).toFixed(4).replace(/\.?0+$/, '')}`,
     group,
   });
+}
+
+/** admin_info.route (relay/routing/route-trace.ts) in words: group, tier, how the channel was picked, which attempt. */
+function routeSummary(route: Record<string, unknown>, translate: (key: string, options?: object) => string): string {
+  const how = String(route.how ?? '');
+  const pick = translate(`log.detail.route_pick_${how}`, { weight: route.weight, total: route.tier_weight });
+  const parts = [
+    `#${route.channel}: ${translate('log.detail.route_value', {
+      group: route.group,
+      priority: route.priority,
+      pick,
+      attempt: Number(route.retry ?? 0) + 1,
+    })}`,
+  ];
+  const skipped = Array.isArray(route.circuits_skipped) ? route.circuits_skipped : [];
+  if (skipped.length > 0)
+    parts.push(translate('log.detail.route_skipped', { channels: skipped.map((id) => `#${id}`).join(', ') }));
+  if (route.probe) parts.push(translate('log.detail.route_probe'));
+  return parts.join(' · ');
 }

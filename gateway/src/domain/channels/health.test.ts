@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterFailure, afterRecovery } from './health.ts';
+import { afterFailure, afterKeyRecovery, afterRecovery, autoDisabledKeys } from './health.ts';
 import { channelInfoFor } from './keys.ts';
 import type { ChannelRow } from './view.ts';
 
@@ -54,5 +54,47 @@ describe('afterRecovery', () => {
   it('leaves enabled and hand-disabled channels alone', () => {
     expect(afterRecovery(row({ status: 1 }))).toBeUndefined();
     expect(afterRecovery(row({ status: 2 }))).toBeUndefined();
+  });
+});
+
+describe('afterKeyRecovery', () => {
+  const info = {
+    ...channelInfoFor(3),
+    multi_key_status_list: { '0': 3, '1': 2, '2': 3 },
+    multi_key_disabled_time: { '0': 5, '2': 6 },
+  };
+  const disabled = row({
+    status: 3,
+    other_info: '{"status_reason":"x","status_time":6}',
+    channel_info: JSON.stringify(info),
+  });
+
+  it('enables the tested key and the channel, and leaves the other disabled keys off', () => {
+    const change = afterKeyRecovery(disabled, 2);
+    expect(change?.status).toBe(1);
+    expect(JSON.parse(change?.other_info ?? '')).toEqual({});
+    const next = JSON.parse(change?.channel_info ?? '');
+    expect(next.multi_key_status_list).toEqual({ '0': 3, '1': 2 });
+    expect(next.multi_key_disabled_time).toEqual({ '0': 5 });
+    expect(autoDisabledKeys(change?.channel_info ?? '')).toEqual([{ index: 0, since: 5 }]);
+  });
+
+  it('enables a key of an enabled channel, and never a key disabled by hand', () => {
+    const enabled = row({ status: 1, channel_info: JSON.stringify(info) });
+    expect(JSON.parse(afterKeyRecovery(enabled, 0)?.channel_info ?? '').multi_key_status_list).toEqual({
+      '1': 2,
+      '2': 3,
+    });
+    expect(afterKeyRecovery(enabled, 1)).toBeUndefined();
+    expect(afterKeyRecovery(disabled, 1)).toBeUndefined();
+    expect(afterKeyRecovery(row({ status: 2, channel_info: JSON.stringify(info) }), 0)).toBeUndefined();
+  });
+
+  it('lists the keys the gateway disabled', () => {
+    expect(autoDisabledKeys(JSON.stringify(info))).toEqual([
+      { index: 0, since: 5 },
+      { index: 2, since: 6 },
+    ]);
+    expect(autoDisabledKeys(JSON.stringify(channelInfoFor(1)))).toEqual([]);
   });
 });

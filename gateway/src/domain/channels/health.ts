@@ -71,6 +71,49 @@ export function afterRecovery(row: ChannelRow): HealthChange | undefined {
   };
 }
 
+/**
+ * The row after a good test of one key of a multi-key channel (passive-health recovery): that key
+ * enabled again if the gateway disabled it, and the channel too if the gateway disabled it; the other
+ * keys the gateway disabled stay disabled until their own test passes. A channel with one key
+ * recovers whole (afterRecovery). Undefined when nothing changes.
+ */
+export function afterKeyRecovery(row: ChannelRow, keyIndex: number): HealthChange | undefined {
+  const info = readChannelInfo(row.channel_info) as KeyHealthInfo;
+  if (!info.is_multi_key || info.multi_key_size <= 1) return afterRecovery(row);
+  if (row.status !== CHANNEL_STATUS.enabled && row.status !== CHANNEL_STATUS.autoDisabled) return undefined;
+  const slot = String(keyIndex);
+  const keyDisabled = info.multi_key_status_list[slot] === CHANNEL_STATUS.autoDisabled;
+  if (!keyDisabled && row.status === CHANNEL_STATUS.enabled) return undefined;
+  const without = <T>(record: Record<string, T> | undefined) =>
+    Object.fromEntries(Object.entries(record ?? {}).filter(([key]) => key !== slot)) as Record<string, T>;
+  const next: KeyHealthInfo = keyDisabled
+    ? {
+        ...info,
+        multi_key_status_list: without(info.multi_key_status_list),
+        multi_key_disabled_reason: without(info.multi_key_disabled_reason),
+        multi_key_disabled_time: without(info.multi_key_disabled_time),
+      }
+    : info;
+  // A key a person disabled is not enabled by a test: the channel stays off if it is the one tested.
+  if (info.multi_key_status_list[slot] !== undefined && !keyDisabled) return undefined;
+  const { status_reason: _reason, status_time: _time, ...other } = parseObject(row.other_info);
+  return {
+    status: CHANNEL_STATUS.enabled,
+    other_info: row.status === CHANNEL_STATUS.enabled ? row.other_info : JSON.stringify(other),
+    channel_info: JSON.stringify(next),
+  };
+}
+
+/** The keys of a multi-key channel the gateway disabled, with when (unix seconds; 0 when unknown). */
+export function autoDisabledKeys(channelInfo: string): Array<{ index: number; since: number }> {
+  const info = readChannelInfo(channelInfo) as KeyHealthInfo;
+  if (!info.is_multi_key) return [];
+  return Object.entries(info.multi_key_status_list)
+    .filter(([, status]) => status === CHANNEL_STATUS.autoDisabled)
+    .map(([slot]) => ({ index: Number(slot), since: info.multi_key_disabled_time?.[slot] ?? 0 }))
+    .filter((key) => Number.isInteger(key.index) && key.index >= 0 && key.index < info.multi_key_size);
+}
+
 export function parseObject(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);

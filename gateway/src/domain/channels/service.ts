@@ -7,6 +7,7 @@ import {
   CHANNEL_SORT_FIELDS,
   type ChannelFilters,
   type ChannelSort,
+  channelHealthRows,
   channelObservations,
   channelsWithStatus,
   countChannelsByType,
@@ -27,7 +28,14 @@ import { findOptionDefinition } from '../options/definitions.ts';
 import { rebuildAbilities, syncAbilities } from './abilities.ts';
 import { balanceKey, balanceSupported, fetchUpstreamBalance } from './balance.ts';
 import { CHANNEL_ERRORS } from './errors.ts';
-import { afterFailure, afterRecovery, type HealthChange, parseObject } from './health.ts';
+import {
+  afterFailure,
+  afterKeyRecovery,
+  afterRecovery,
+  autoDisabledKeys,
+  type HealthChange,
+  parseObject,
+} from './health.ts';
 import {
   applyChannelInput,
   CHANNEL_DEFAULTS,
@@ -315,9 +323,14 @@ export class ChannelService {
     return this.#changeHealth(id, (row) => afterFailure(row, reason, now(), keyIndex));
   }
 
-  /** Re-enables a channel the gateway disabled, after it tested well. */
-  autoEnable(id: number): Promise<ChannelView | undefined> {
-    return this.#changeHealth(id, afterRecovery);
+  /**
+   * Re-enables a channel the gateway disabled, after it tested well; with `keyIndex` on a multi-key
+   * channel, only that key of those the gateway disabled (and the channel with it).
+   */
+  autoEnable(id: number, keyIndex?: number): Promise<ChannelView | undefined> {
+    return this.#changeHealth(id, (row) =>
+      keyIndex === undefined ? afterRecovery(row) : afterKeyRecovery(row, keyIndex),
+    );
   }
 
   /** Channels a test-all run covers: every one not disabled by hand, in id order. */
@@ -326,13 +339,25 @@ export class ChannelService {
     return rows.map((row) => row.id);
   }
 
-  /** Channels the gateway disabled, with when (unix seconds), for the recovery re-tests. */
-  async autoDisabled(): Promise<Array<{ id: number; since: number }>> {
-    const rows = await channelsWithStatus(this.#db, [CHANNEL_STATUS.autoDisabled]);
-    return rows.map((row) => {
-      const since = parseObject(row.other_info).status_time;
-      return { id: row.id, since: typeof since === 'number' ? since : 0 };
-    });
+  /**
+   * What the recovery re-tests cover, with when it was disabled (unix seconds): channels the gateway
+   * disabled (`disabled`), and the keys it disabled on multi-key channels, enabled or not.
+   */
+  async autoDisabled(): Promise<
+    Array<{ id: number; since: number; disabled: boolean; keys: Array<{ index: number; since: number }> }>
+  > {
+    const rows = await channelHealthRows(this.#db, [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled]);
+    return rows
+      .map((row) => {
+        const since = parseObject(row.other_info).status_time;
+        return {
+          id: row.id,
+          since: typeof since === 'number' ? since : 0,
+          disabled: row.status === CHANNEL_STATUS.autoDisabled,
+          keys: autoDisabledKeys(row.channel_info),
+        };
+      })
+      .filter((channel) => channel.disabled || channel.keys.length > 0);
   }
 
   /** Records a channel test's response time (milliseconds) and when it ran. */

@@ -333,6 +333,16 @@ export const OPTION_DEFINITIONS = [
   codeRanges('AutomaticRetryStatusCodes', '100-199,300-399,401-407,409-499,500-503,505-523,525-599'),
   bool('monitor_setting.auto_test_channel_enabled', false),
   int('monitor_setting.auto_test_channel_minutes', 10, { min: 1 }),
+  // Tollgate's: passive health, circuits per channel, key and model (relay/health/circuits.ts).
+  bool('circuit_setting.enabled', true),
+  /** Upstream failures within the window that open a circuit. */
+  int('circuit_setting.failure_threshold', 5, { min: 1, max: 1000 }),
+  int('circuit_setting.window_seconds', 60, { min: 1, max: 86400 }),
+  /** First cooldown of an open circuit; doubles after each failed probe up to the maximum. */
+  int('circuit_setting.cooldown_seconds', 30, { min: 1, max: 86400 }),
+  int('circuit_setting.max_cooldown_seconds', 3600, { min: 1, max: 604800 }),
+  /** X-Tollgate-Route on every relay answer, not only for administrators who ask with X-Tollgate-Debug: route. */
+  bool('circuit_setting.route_header', false),
   bool('channel_affinity_setting.enabled', true),
   bool('channel_affinity_setting.switch_on_success', true),
   int('channel_affinity_setting.max_entries', 100000, nonNegative),

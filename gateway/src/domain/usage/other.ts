@@ -66,6 +66,8 @@ export interface ConsumeOtherInput {
   group?: string;
   /** Which channel affinity rule and key steered the request (admin_info.channel_affinity). */
   channelAffinity?: Readonly<Record<string, unknown>>;
+  /** Why the channel was chosen (admin_info.route, relay/routing/route-trace.ts). */
+  route?: Readonly<Record<string, unknown>>;
   /** Expression (`tiered_expr`) billing: the expression, its tier and cost. */
   tiered?: TieredTrace;
   /** Further keys, written last. */
@@ -94,6 +96,7 @@ export interface ConsumeOther {
     multi_key_index?: number;
     local_count_tokens?: true;
     channel_affinity?: Readonly<Record<string, unknown>>;
+    route?: Readonly<Record<string, unknown>>;
   };
   request_path?: string;
   request_conversion?: string[];
@@ -191,6 +194,7 @@ export function buildConsumeOther(input: ConsumeOtherInput): ConsumeOther {
   }
   if (usage.estimated) other.admin_info.local_count_tokens = true;
   if (input.channelAffinity) other.admin_info.channel_affinity = input.channelAffinity;
+  if (input.route) other.admin_info.route = input.route;
   if (input.requestPath) other.request_path = input.requestPath;
   if (input.formatChain && input.formatChain.length > 0) other.request_conversion = input.formatChain.map(formatName);
   if (input.upstreamFormat === 'claude-messages') other.claude = true;
@@ -311,6 +315,8 @@ export interface ErrorOtherInput {
   channelType: number;
   usedChannels: readonly number[];
   multiKeyIndex?: number;
+  /** Why the last channel was chosen (admin_info.route). */
+  route?: Readonly<Record<string, unknown>>;
 }
 
 export type ErrorOther = {
@@ -321,7 +327,12 @@ export type ErrorOther = {
   channel_id: number;
   channel_name: string;
   channel_type: number;
-  admin_info: { use_channel: string[]; is_multi_key?: true; multi_key_index?: number };
+  admin_info: {
+    use_channel: string[];
+    is_multi_key?: true;
+    multi_key_index?: number;
+    route?: Readonly<Record<string, unknown>>;
+  };
 };
 
 /** The `other` object of an error log (type 5), as new-api writes it. */
@@ -340,6 +351,7 @@ export function buildErrorOther(input: ErrorOtherInput): ErrorOther {
     other.admin_info.is_multi_key = true;
     other.admin_info.multi_key_index = input.multiKeyIndex;
   }
+  if (input.route) other.admin_info.route = input.route;
   return other;
 }
 

@@ -27,6 +27,8 @@ export interface ClientSink {
    * listening.
    */
   onGone(listener: () => void): () => void;
+  /** Sets a response header while the status has not gone out (the route's debug header); a sink without headers has none. */
+  header?(name: string, value: string): void;
   /** Whether the status has gone out: after that, no retry can answer instead. */
   readonly started: boolean;
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { CHANNEL_STATUS } from '../../domain/channels/input.ts';
 import type { ChannelService } from '../../domain/channels/service.ts';
 import type { Notification, Notifier } from '../../domain/notifications.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
@@ -72,12 +73,16 @@ export class ChannelHealth {
     return work;
   }
 
-  /** A good test of a channel the gateway disabled: enabled again when AutomaticEnableChannelEnabled is on. */
-  async recovered(channel: ChannelSnapshot): Promise<boolean> {
+  /**
+   * A good test of a channel the gateway disabled (with `keyIndex`, of that key of a multi-key channel):
+   * enabled again when AutomaticEnableChannelEnabled is on. Root is told when the channel comes back.
+   */
+  async recovered(channel: ChannelSnapshot, keyIndex?: number): Promise<boolean> {
     if (!this.#deps.options.getBoolean('AutomaticEnableChannelEnabled')) return false;
-    const view = await this.#deps.channels.autoEnable(channel.id);
+    const view = await this.#deps.channels.autoEnable(channel.id, keyIndex);
     if (!view) return false;
-    this.#deps.logger.info({ channel: channel.id }, 'channel re-enabled after a good test');
+    this.#deps.logger.info({ channel: channel.id, key: keyIndex }, 'channel re-enabled after a good test');
+    if (channel.status !== CHANNEL_STATUS.autoDisabled) return true;
     await this.#tellRoot({
       type: 'channel_update',
       title: `渠道「${channel.name}」（#${channel.id}）已恢复 / Channel re-enabled`,

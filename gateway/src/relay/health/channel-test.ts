@@ -47,6 +47,8 @@ export interface ChannelTestOptions {
   stream?: boolean | undefined;
   /** Test-all: a slower answer than ChannelDisableThreshold seconds counts as a failure. */
   enforceThreshold?: boolean;
+  /** The key of a multi-key channel to test (recovery of a disabled key); else one the channel would use. */
+  keyIndex?: number | undefined;
 }
 
 export interface ChannelTesterDeps {
@@ -116,7 +118,11 @@ export class ChannelTester {
     }
     const model = options.model || channel.testModel || channel.models[0] || DEFAULT_TEST_MODEL;
     const format = endpointFormat(options.endpointType, model, servesRealtime(channel.type));
-    const keyIndex = Math.max(0, pickKey(channel, routing.keyState(id)));
+    const chosen = options.keyIndex;
+    const keyIndex =
+      chosen !== undefined && chosen >= 0 && chosen < channel.keys.length
+        ? chosen
+        : Math.max(0, pickKey(channel, routing.keyState(id)));
     const started = performance.now();
     const outcome = await this.#call(channel, keyIndex, model, format, options.stream === true).catch((error) => {
       // A test that could not even be sent (a channel setting the request cannot be built from) failed too.
@@ -151,7 +157,10 @@ export class ChannelTester {
       };
     }
     await this.#log(channel, model, format, outcome.usage, elapsedMs);
-    if (channel.status === CHANNEL_STATUS.autoDisabled) await health.recovered(channel);
+    // A multi-key channel recovers key by key: the tested key (and the channel with it), not the keys never tried.
+    const multiKey = channel.keys.length > 1;
+    if (channel.status === CHANNEL_STATUS.autoDisabled || (multiKey && chosen !== undefined))
+      await health.recovered(channel, multiKey ? keyIndex : undefined);
     return { success: true, message: '', time: elapsedMs / 1000 };
   }
 

@@ -129,7 +129,8 @@ function routeChannels(
   if (caller.pinnedChannelId !== undefined) {
     const pinned = pinnedChannel(deps.routing, caller);
     if (!servesRealtime(pinned.type)) throw unsupported(pinned);
-    const picks = [{ channel: pinned, group: caller.group, preferred: false }];
+    const reason = { how: 'only' as const, priority: pinned.priority, circuitsSkipped: [] };
+    const picks = [{ channel: pinned, group: caller.group, preferred: false, reason }];
     return { pinned, next: () => picks.shift(), remainingRetries: () => 0 };
   }
   const route = new RoutePlan({

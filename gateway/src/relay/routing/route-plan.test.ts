@@ -81,3 +81,43 @@ describe('the route plan', () => {
     expect(walk(plan({ routing: index, groups: ['a', 'b'], accepts: () => false }))).toEqual([]);
   });
 });
+
+describe('the route plan with circuits', () => {
+  it('passes channels with open circuits over and says so', () => {
+    const index = routing({ a: [1, 2, 3] });
+    const open = new Map([[1, 100]]);
+    const route = plan({ routing: index, groups: ['a'], retries: 5, blockedSince: (channel) => open.get(channel.id) });
+    const first = route.next();
+    expect(first?.channel.id).not.toBe(1);
+    expect(first?.reason.circuitsSkipped).toEqual([1]);
+    expect(first?.reason.how).toBe('weighted');
+    const second = route.next();
+    expect(second?.reason.how).toBe('only');
+    // With every other candidate tried, the open channel is the fallback.
+    expect(route.next()?.reason.how).toBe('circuit_fallback');
+  });
+
+  it('falls back to the channel whose circuits opened longest ago when every candidate is open', () => {
+    const index = routing({ a: [1, 2, 3] });
+    const open = new Map([
+      [1, 300],
+      [2, 100],
+      [3, 200],
+    ]);
+    const route = plan({ routing: index, groups: ['a'], retries: 5, blockedSince: (channel) => open.get(channel.id) });
+    const picks = [route.next(), route.next(), route.next()];
+    expect(picks.map((p) => p?.channel.id)).toEqual([2, 3, 1]);
+    expect(picks.every((p) => p?.reason.how === 'circuit_fallback')).toBe(true);
+  });
+
+  it('gives a pick back without spending an attempt', () => {
+    const index = routing({ a: [1, 2] });
+    const route = plan({ routing: index, groups: ['a'], retries: 0 });
+    const first = route.next();
+    expect(first).toBeDefined();
+    route.putBack(first!);
+    expect(route.remainingRetries()).toBe(1);
+    expect(route.next()).toBeDefined();
+    expect(route.next()).toBeUndefined();
+  });
+});

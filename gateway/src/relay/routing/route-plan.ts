@@ -20,7 +20,25 @@ export interface RoutePlanInput {
   accepts?: ((channel: ChannelSnapshot) => boolean) | undefined;
   /** The channel channel affinity remembers for this request: tried first when it can serve. */
   preferred?: number | undefined;
+  /**
+   * When the channel cannot take the request because its circuits are open: since when (ms) the last
+   * of them opened; undefined when it can (relay/health/circuits.ts). Such channels are passed over.
+   */
+  blockedSince?: ((channel: ChannelSnapshot) => number | undefined) | undefined;
   random?: (() => number) | undefined;
+}
+
+/** How a channel was chosen: the "why this route" of the log's admin detail and the debug header. */
+export interface PickReason {
+  /** `affinity`: the remembered channel; `weighted`: the weighted draw in its tier; `only`: the one left
+   * in its tier; `circuit_fallback`: every candidate's circuit was open, the least recently opened taken. */
+  how: 'affinity' | 'weighted' | 'only' | 'circuit_fallback';
+  priority: number;
+  /** The channel's weight and the weight of the candidates it was drawn among (`weighted`). */
+  weight?: number;
+  tierWeight?: number;
+  /** Channels passed over in this pick because their circuits were open. */
+  circuitsSkipped: number[];
 }
 
 /** A channel to try, and the group it is tried (and, if it answers, billed) in. */
@@ -29,6 +47,7 @@ export interface Pick {
   group: string;
   /** The channel is the one channel affinity remembered. */
   preferred: boolean;
+  reason: PickReason;
 }
 
 /**
@@ -71,18 +90,23 @@ export class RoutePlan {
       const found = this.#findPreferred();
       if (found) {
         this.#groupIndex = found.groupIndex;
-        return this.#take(found.channel, true);
+        const reason: PickReason = { how: 'affinity', priority: found.channel.priority, circuitsSkipped: [] };
+        return this.#take(found.channel, true, reason);
       }
     }
     while (this.#groupIndex < groups.length) {
       if (this.#attemptsInGroup <= retries) {
         const candidates = this.#candidates(this.group);
-        const channel = pickChannel({
-          candidates,
-          exclude: this.#excluded(candidates),
-          random: this.#input.random,
-        });
-        if (channel) return this.#take(channel, false);
+        const excluded = this.#excluded(candidates);
+        const open = this.#openCircuits(candidates, excluded);
+        const exclude = open.size > 0 ? new Set([...excluded, ...open.keys()]) : excluded;
+        const channel = pickChannel({ candidates, exclude, random: this.#input.random });
+        if (channel) return this.#take(channel, false, drawReason(candidates, exclude, channel, [...open.keys()]));
+        const fallback = leastRecentlyOpened(candidates, open);
+        if (fallback) {
+          const reason: PickReason = { how: 'circuit_fallback', priority: fallback.priority, circuitsSkipped: [] };
+          return this.#take(fallback, false, reason);
+        }
       }
       if (!crossGroup) return undefined;
       this.#groupIndex++;
@@ -99,10 +123,34 @@ export class RoutePlan {
     return here + Math.max(0, later);
   }
 
-  #take(channel: ChannelSnapshot, preferred: boolean): Pick {
+  /**
+   * Takes back the last pick, which was never sent (its half-open circuit's one probe was taken by
+   * another request): it costs no attempt, and the next pick passes it over while its circuit says so.
+   */
+  putBack(pick: { channel: ChannelSnapshot }): void {
+    this.#failed.delete(pick.channel.id);
+    this.#attemptsInGroup--;
+  }
+
+  #take(channel: ChannelSnapshot, preferred: boolean, reason: PickReason): Pick {
     this.#failed.add(channel.id);
     this.#attemptsInGroup++;
-    return { channel, group: this.group, preferred };
+    return { channel, group: this.group, preferred, reason };
+  }
+
+  /** Candidates not otherwise excluded whose circuits are open, with since when. */
+  #openCircuits(candidates: readonly Tier[], excluded: ReadonlySet<number>): Map<number, number> {
+    const open = new Map<number, number>();
+    const blockedSince = this.#input.blockedSince;
+    if (!blockedSince) return open;
+    for (const tier of candidates) {
+      for (const channel of tier.channels) {
+        if (excluded.has(channel.id)) continue;
+        const since = blockedSince(channel);
+        if (since !== undefined) open.set(channel.id, since);
+      }
+    }
+    return open;
   }
 
   #findPreferred(): { channel: ChannelSnapshot; groupIndex: number } | undefined {
@@ -114,7 +162,9 @@ export class RoutePlan {
       const excluded = this.#excluded(candidates);
       for (const tier of candidates) {
         for (const channel of tier.channels) {
-          if (channel.id === id && !excluded.has(id)) return { channel, groupIndex };
+          // A remembered channel whose circuits are open is not preferred: the normal pick decides.
+          if (channel.id === id && !excluded.has(id) && this.#input.blockedSince?.(channel) === undefined)
+            return { channel, groupIndex };
         }
       }
     }
@@ -136,6 +186,49 @@ export class RoutePlan {
     for (const id of this.#failed) excluded.add(id);
     return excluded;
   }
+}
+
+/**
+ * When every candidate left has its circuits open, the one whose circuits opened longest ago. Failing
+ * the request outright would turn a fault of the upstreams into a certain outage for the client; the
+ * channel that has rested the longest is the likeliest to have recovered, and its answer serves as a
+ * probe (a success closes its circuit). Undefined when no candidate is merely open.
+ */
+function leastRecentlyOpened(
+  candidates: readonly Tier[],
+  open: ReadonlyMap<number, number>,
+): ChannelSnapshot | undefined {
+  let best: ChannelSnapshot | undefined;
+  let bestSince = Number.POSITIVE_INFINITY;
+  for (const tier of candidates) {
+    for (const channel of tier.channels) {
+      const since = open.get(channel.id);
+      if (since !== undefined && since < bestSince) {
+        best = channel;
+        bestSince = since;
+      }
+    }
+  }
+  return best;
+}
+
+/** Why the draw chose `channel`: alone in its tier, or by weight among the tier's remaining candidates. */
+function drawReason(
+  candidates: readonly Tier[],
+  exclude: ReadonlySet<number>,
+  channel: ChannelSnapshot,
+  circuitsSkipped: number[],
+): PickReason {
+  const tier = candidates.find((t) => t.priority === channel.priority);
+  let count = 0;
+  let tierWeight = 0;
+  for (const other of tier?.channels ?? []) {
+    if (exclude.has(other.id)) continue;
+    count++;
+    tierWeight += other.weight > 0 && Number.isFinite(other.weight) ? other.weight : 0;
+  }
+  if (count <= 1) return { how: 'only', priority: channel.priority, circuitsSkipped };
+  return { how: 'weighted', priority: channel.priority, weight: channel.weight, tierWeight, circuitsSkipped };
 }
 
 /**

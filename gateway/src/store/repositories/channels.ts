@@ -169,6 +169,16 @@ export function channelsWithStatus(db: Db, statuses: readonly number[]) {
   return db.selectFrom('channels').select(['id', 'other_info']).where('status', 'in', statuses).orderBy('id').execute();
 }
 
+/** Channels of these statuses with what health decisions read: status, other_info and channel_info. */
+export function channelHealthRows(db: Db, statuses: readonly number[]) {
+  return db
+    .selectFrom('channels')
+    .select(['id', 'status', 'other_info', 'channel_info'])
+    .where('status', 'in', statuses)
+    .orderBy('id')
+    .execute();
+}
+
 export function updateChannels(
   db: Db,
   ids: readonly number[],
