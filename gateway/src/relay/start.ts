@@ -61,8 +61,16 @@ export async function startRelay(
     logger,
   });
   opened.push({ name: 'routing index', run: () => routing.close() });
+  // Started before the recorder, whose batches charge the spending they log through it (closed below, before it).
+  const ledger = await QuotaLedger.start({
+    db,
+    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    cluster,
+    logger,
+    periods: services.periods,
+  });
   const recorder = new UsageRecorder({
-    writer: databaseUsageWriter(db),
+    writer: databaseUsageWriter(db, ledger),
     settings: usageSettings(options, config.relay.errorLogEnabled),
     logger,
   });
@@ -102,13 +110,6 @@ export async function startRelay(
   startHealthJobs(config, logger, services, tester, opened);
   const alerts = new QuotaAlerts({ db, notifier: services.notifier, options, logger });
   opened.push({ name: 'quota alerts', run: () => alerts.close() });
-  const ledger = await QuotaLedger.start({
-    db,
-    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
-    cluster,
-    logger,
-    periods: services.periods,
-  });
   // Closed before the recorder and the alerts: an answered request may still be settling (a charge
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
   // alerts only then. The ledger waits for open reservations, so those close after the last record.

@@ -281,7 +281,7 @@ export class UsageRecorder {
     const quotaData = this.#held.take();
     return batch
       ? { ...batch, quotaData }
-      : { logs: [], users: [], tokens: [], channels: [], quotaData, observations: [], records: 0 };
+      : { logs: [], users: [], tokens: [], channels: [], quotaData, observations: [], charges: [], records: 0 };
   }
 
   /** Starts the drain unless one runs; answers the running drain. */
