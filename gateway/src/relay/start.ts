@@ -68,6 +68,9 @@ export async function startRelay(
     cluster,
     logger,
     periods: services.periods,
+    leaseTtlMs: config.quotaLeases.ttlMs,
+    sweepIntervalMs: config.quotaLeases.sweepIntervalMs,
+    sweepGraceMs: config.quotaLeases.sweepGraceMs,
   });
   const recorder = new UsageRecorder({
     writer: databaseUsageWriter(db, ledger),
