@@ -135,6 +135,66 @@ describe.skipIf(!hasPostgres() || !hasRedis())('books through kill -9 of gateway
       `select t.id as token_id, (select id from channels limit 1) as channel_id from tokens t where t.name = 'crash'`,
     );
     const { token_id: tokenId, channel_id: channelId } = ids[0]!;
+
+    /**
+     * Balances shown while b holds leases include what the leases hold: after 10 requests (their usage
+     * written), every view says exactly the initial quota minus what was spent, never less.
+     */
+    const expectShownBalances = async () => {
+      for (let i = 0; i < 10; i++) {
+        const answer = await fetch(`${b.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 }),
+        });
+        expect(answer.status).toBe(200);
+      }
+      const used = await eventually(
+        async () => Number((await db.query('select used_quota from users where id = $1', [userId])).rows[0].used_quota),
+        (n) => n === 10_000,
+        10_000,
+      );
+      expect(used).toBe(10_000);
+      const userView = new DashboardClient(b.url);
+      expect((await userView.login('spender', 'password-1')).body.success).toBe(true);
+      // b's leases (given back after 3 s idle) are there before and after the views are read.
+      const leases = async () =>
+        (await db.query<{ id: string; account_type: string }>('select id, account_type from quota_leases order by id'))
+          .rows;
+      const before = await leases();
+      expect(before.map((r) => r.account_type).sort()).toEqual(['token', 'user']);
+      const self = (await userView.get('/api/user/self')).body.data;
+      const tokens = (await userView.get('/api/token/')).body.data.items as Array<{ id: number; remain_quota: number }>;
+      const restToken = (await userView.get(`/rest/token/${tokenId}`)).body;
+      const billing = (await (
+        await fetch(`${b.url}/v1/dashboard/billing/subscription`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as { hard_limit_usd: number };
+      const admin = (await root.get(`/api/user/${userId}`)).body.data;
+      const adminList = (await root.get('/api/user/?p=1&size=100')).body.data.items as Array<{
+        id: number;
+        quota: number;
+      }>;
+      const restUser = (await root.get(`/rest/user/${userId}`)).body;
+      expect(await leases()).toEqual(before);
+      expect({
+        self: self.quota,
+        token: tokens.find((t) => t.id === tokenId)?.remain_quota,
+        restToken: restToken.remain_quota,
+        billingUsd: billing.hard_limit_usd,
+        admin: admin.quota,
+        adminList: adminList.find((u) => u.id === userId)?.quota,
+        restUser: restUser.quota,
+      }).toEqual({
+        self: WALLET - used,
+        token: TOKEN_QUOTA - used,
+        restToken: TOKEN_QUOTA - used,
+        // remain + used of the token, in USD (500,000 quota per USD).
+        billingUsd: TOKEN_QUOTA / 500_000,
+        admin: WALLET - used,
+        adminList: WALLET - used,
+        restUser: WALLET - used,
+      });
+    };
     for (const gateway of [a, b]) {
       const models = await eventually(
         async () =>
@@ -146,6 +206,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())('books through kill -9 of gateway
       );
       expect(models.data).toHaveLength(1);
     }
+
+    await expectShownBalances();
 
     // Load on both; kill a mid-load; b serves on alone; then kill b mid-load too.
     const answers: Answer[] = [];
