@@ -116,7 +116,7 @@ export async function startRelay(
   // Closed before the recorder and the alerts: an answered request may still be settling (a charge
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
   // alerts only then. The ledger waits for open reservations, so those close after the last record.
-  opened.push({ name: 'quota ledger', run: () => ledger.close() });
+  opened.push({ name: 'quota ledger', run: () => ledger.close(() => recorder.flush()) });
   // Unfinished drawing and music tasks, polled by one pod at a time; stopped before the pools it uses close.
   const tasks = startTaskEngine({
     cluster,

@@ -482,14 +482,17 @@ export class QuotaLedger {
 
   /**
    * Stops taking reservations, waits (up to the drain timeout) for open ones, then gives every
-   * lease back. A reservation settled after that is charged to its balances directly.
+   * lease back. A reservation settled after that is charged to its balances directly. `writeLogs`
+   * (the usage recorder's flush) runs before the leases go back, up to the drain timeout: spending
+   * settled `withLog` is still in the lease rows, and a lease given back with it would hand quota
+   * already spent back to the balance, for another pod to promise before the batch charges it.
    */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+  close(writeLogs?: () => Promise<void>): Promise<void> {
+    this.#closing ??= this.#shutdown(writeLogs);
     return this.#closing;
   }
 
-  async #shutdown(): Promise<void> {
+  async #shutdown(writeLogs: (() => Promise<void>) | undefined): Promise<void> {
     this.#accepting = false;
     clearInterval(this.#timer);
     await this.#sweeper?.stop();
@@ -497,6 +500,7 @@ export class QuotaLedger {
       this.#log.warn({ open: this.#open }, 'quota ledger closing with reservations still open');
     }
     await this.#syncing?.catch(() => {});
+    if (writeLogs) await this.#within(writeLogs(), 'usage logs not written before the quota leases go back');
     this.#returning = true;
     await Promise.all(
       [...this.#accounts.values()].map((account) =>
@@ -505,6 +509,21 @@ export class QuotaLedger {
           .catch((err: unknown) => this.#log.error({ err, account: account.ref }, 'could not give a quota lease back')),
       ),
     );
+  }
+
+  /** Waits for `work` up to the drain timeout; a failure or the timeout is logged, not thrown. */
+  async #within(work: Promise<void>, failure: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not done within ${this.#drainTimeoutMs} ms`)), this.#drainTimeoutMs);
+    });
+    try {
+      await Promise.race([work, timedOut]);
+    } catch (err) {
+      this.#log.warn({ err }, failure);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -719,7 +738,8 @@ export class QuotaLedger {
     for (const [key, account] of [...this.#accounts].sort(([, a], [, b]) => byLockOrder(a, b))) {
       if (all) await account.lock.acquire();
       else if (!account.lock.tryAcquire()) continue;
-      const idle = account.holds === 0 && at - account.lastActive >= this.#idleMs;
+      // Not while spending waits for its log: given back, it would return quota already spent.
+      const idle = account.holds === 0 && account.unlogged === 0 && at - account.lastActive >= this.#idleMs;
       if (account.uncertain || account.debt > 0) {
         alone(account, () => this.#leases.repair(account));
       } else if (account.leaseId === undefined) {

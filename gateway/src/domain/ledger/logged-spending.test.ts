@@ -199,6 +199,52 @@ describe('spending written with its consume logs', () => {
     expect(after.token).toEqual({ balance: 49_100, leased: 0, used: 950 });
   });
 
+  it('writes the logged spending before giving leases back on close, so no spent quota goes back', async () => {
+    const ids = await seed(100_000, 50_000);
+    const p = await pod();
+    const reservation = await p.ledger.reserve({ userId: ids.userId, tokenId: ids.tokenId, amount: 1_000 });
+    await settleLogged(p, ids, reservation, 600);
+    await p.ledger.close(() => p.recorder.flush());
+    // What another pod could take now is what is really left.
+    expect(await books(ids)).toEqual({
+      user: { balance: 99_400, leased: 0, used: 600 },
+      token: { balance: 49_400, leased: 0, used: 600 },
+      logged: 600,
+    });
+    await p.recorder.close();
+    expect((await books(ids)).user).toEqual({ balance: 99_400, leased: 0, used: 600 });
+  });
+
+  it('keeps an idle lease while its spending waits for the batch', async () => {
+    const ids = await seed(100_000, 50_000);
+    const ledger = await QuotaLedger.start({
+      db,
+      holder: `pod-${randomUUID()}`,
+      leaseSliceQuota: 10_000,
+      leaseTtlMs: 60_000,
+      idleReturnMs: 0,
+    });
+    const recorder = new UsageRecorder({
+      writer: databaseUsageWriter(db, ledger),
+      settings,
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+    });
+    const reservation = await ledger.reserve({ userId: ids.userId, tokenId: ids.tokenId, amount: 1_000 });
+    await settleLogged({ ledger, recorder }, ids, reservation, 300);
+    await ledger.flush(); // idle at once: given back only once nothing waits for its log
+    expect((await books(ids)).user.leased).toBeGreaterThan(0);
+    await recorder.flush();
+    await ledger.flush();
+    expect(await books(ids)).toEqual({
+      user: { balance: 99_700, leased: 0, used: 300 },
+      token: { balance: 49_700, leased: 0, used: 300 },
+      logged: 300,
+    });
+    await ledger.close();
+    await recorder.close();
+  });
+
   it('charges the balance when the lease was swept while the pod still held it', async () => {
     const ids = await seed(100_000, 50_000);
     const p = await pod();
