@@ -260,6 +260,55 @@ describe('spending written with its consume logs', () => {
     expect((await books(ids)).user).toEqual({ balance: 99_750, leased: 0, used: 250 });
   });
 
+  it('does not write a batch twice when the reply to its COMMIT was lost', async () => {
+    const ids = await seed(100_000, 50_000);
+    // The next transaction commits, then its caller hears an error (a connection dropped after COMMIT).
+    let loseReply = false;
+    const losing = new Proxy(db, {
+      get(target, property) {
+        if (property === 'transaction' && loseReply) {
+          return () => ({
+            execute: async (run: Parameters<ReturnType<Kysely<Database>['transaction']>['execute']>[0]) => {
+              await target.transaction().execute(run);
+              loseReply = false;
+              throw new Error('Connection terminated unexpectedly');
+            },
+          });
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const ledger = await QuotaLedger.start({ db: losing, holder: `pod-${randomUUID()}`, leaseSliceQuota: 10_000 });
+    const recorder = new UsageRecorder({
+      writer: databaseUsageWriter(losing, ledger),
+      settings,
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+      retryInitialMs: 10,
+    });
+    const reservation = await ledger.reserve({ userId: ids.userId, tokenId: ids.tokenId, amount: 1_000 });
+    await settleLogged({ ledger, recorder }, ids, reservation, 400);
+    loseReply = true;
+    await recorder.flush(); // the first attempt committed; the retry asks, and writes nothing more
+    expect(recorder.stats().failedFlushes).toBe(1);
+    expect(loseReply).toBe(false);
+    const written = await books(ids);
+    expect({ logged: written.logged, used: written.user.used, tokenUsed: written.token.used }).toEqual({
+      logged: 400,
+      used: 400,
+      tokenUsed: 400,
+    });
+    // The ledger learns the outcome too: what it gives back is exactly what is left.
+    await ledger.close();
+    await recorder.close();
+    expect(await books(ids)).toEqual({
+      user: { balance: 99_600, leased: 0, used: 400 },
+      token: { balance: 49_600, leased: 0, used: 400 },
+      logged: 400,
+    });
+  });
+
   it('writes a batch again only when its earlier transaction did not commit', async () => {
     const ids = await seed(100_000, 50_000);
     const p = await pod();
