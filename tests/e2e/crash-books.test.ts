@@ -141,6 +141,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())('books through kill -9 of gateway
      * written), every view says exactly the initial quota minus what was spent, never less.
      */
     const expectShownBalances = async () => {
+      // Signed in first: the views below must be read while b's leases are surely still there.
+      const userView = new DashboardClient(b.url);
+      expect((await userView.login('spender', 'password-1')).body.success).toBe(true);
       for (let i = 0; i < 10; i++) {
         const answer = await fetch(`${b.url}/v1/chat/completions`, {
           method: 'POST',
@@ -155,8 +158,6 @@ describe.skipIf(!hasPostgres() || !hasRedis())('books through kill -9 of gateway
         10_000,
       );
       expect(used).toBe(10_000);
-      const userView = new DashboardClient(b.url);
-      expect((await userView.login('spender', 'password-1')).body.success).toBe(true);
       // b's leases (given back after 3 s idle) are there before and after the views are read.
       const leases = async () =>
         (await db.query<{ id: string; account_type: string }>('select id, account_type from quota_leases order by id'))
