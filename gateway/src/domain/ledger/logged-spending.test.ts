@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore } from '../../../../tests/support/database.ts';
+import { createTestStore, hasPostgres } from '../../../../tests/support/database.ts';
 import type { Database } from '../../store/database.ts';
+import { migrateToLatest, openStore } from '../../store/index.ts';
 import { sweepExpiredLeases } from '../../store/repositories/quota-leases.ts';
 import { type ConsumeRecord, databaseUsageWriter, UsageRecorder } from '../usage/index.ts';
 import { QuotaLedger, type Reservation } from './index.ts';
@@ -13,14 +14,9 @@ import { QuotaLedger, type Reservation } from './index.ts';
  * `balance + used == initial` and `Σ logs == used` once the sweeper has returned its leases.
  */
 
-let store: Awaited<ReturnType<typeof createTestStore>>;
+/** Postgres (when the tests have one) and the embedded PGlite, each test file's database of its own. */
+const backends = [...(hasPostgres() ? ['postgres' as const] : []), 'pglite' as const];
 let db: Kysely<Database>;
-
-beforeAll(async () => {
-  store = await createTestStore();
-  db = store.store.db;
-});
-afterAll(() => store?.dispose());
 
 async function seed(userQuota: number, tokenQuota: number) {
   const user = await db
@@ -140,7 +136,22 @@ async function settleLogged(
   p.recorder.recordConsume(record(ids, quota, p.ledger.chargedAccounts(reservation)));
 }
 
-describe('spending written with its consume logs', () => {
+describe.each(backends)('spending written with its consume logs (%s)', (backend) => {
+  let dispose: () => Promise<void>;
+  beforeAll(async () => {
+    if (backend === 'postgres') {
+      const test = await createTestStore();
+      db = test.store.db;
+      dispose = test.dispose;
+    } else {
+      const store = await openStore({ dataDir: 'memory://' });
+      await migrateToLatest(store.db);
+      db = store.db;
+      dispose = () => store.close();
+    }
+  });
+  afterAll(() => dispose?.());
+
   it('reaches Postgres only with its log, out of the lease row, and survives a kill right after', async () => {
     const ids = await seed(100_000, 50_000);
     const p = await pod();
