@@ -320,6 +320,43 @@ describe.each(backends)('spending written with its consume logs (%s)', (backend)
     });
   });
 
+  it('costs a batch three statements for a wallet it charges: its transaction id, the lease row, the balance', async () => {
+    const ids = await seed(100_000, 50_000);
+    let statements = 0;
+    const counted = db.withPlugin({
+      transformQuery: (args) => {
+        statements++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const ledger = await QuotaLedger.start({ db: counted, holder: `pod-${randomUUID()}`, leaseSliceQuota: 10_000 });
+    const recorder = new UsageRecorder({
+      writer: databaseUsageWriter(counted, ledger),
+      settings,
+      flushIntervalMs: 60_000,
+      batchSize: 10_000,
+    });
+    // The writer of before: no ledger, nothing charged.
+    const before = new UsageRecorder({ writer: databaseUsageWriter(counted), settings, flushIntervalMs: 60_000 });
+    const batchStatements = async (record: ConsumeRecord, writer = recorder) => {
+      writer.recordConsume(record);
+      const start = statements;
+      await writer.flush();
+      return statements - start;
+    };
+    // The wallet's lease is taken first, so that the batches below are all the database sees.
+    const reservation = await ledger.reserve({ userId: ids.userId, amount: 100 });
+    await ledger.settle(reservation, 100, { withLog: true });
+    const charged = await batchStatements(record(ids, 100, ledger.chargedAccounts(reservation)));
+    const plain = await batchStatements(record(ids, 100), before);
+    expect(charged - plain).toBe(3);
+    await ledger.close();
+    await recorder.close();
+    await before.close();
+    expect((await books(ids)).user).toEqual({ balance: 99_900, leased: 0, used: 200 });
+  });
+
   it('writes a batch again only when its earlier transaction did not commit', async () => {
     const ids = await seed(100_000, 50_000);
     const p = await pod();
