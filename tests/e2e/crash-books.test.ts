@@ -10,8 +10,8 @@ import { eventually } from '../support/wait.ts';
 /**
  * Exactly-once accounting through crashes (issue 18, "Quota through crashes" in the README): two gateway
  * processes on one Postgres and Redis serve relay load; each is killed with SIGKILL in the middle of it,
- * one after the other (the second keeps serving after the first died). A third gateway starts and its
- * sweeper returns the dead pods' leases. Then the books balance to the unit: the consume logs sum to
+ * one after the other (the second keeps serving after the first died, and its sweeper returns the first's
+ * leases). A third gateway starts and its sweeper returns the second's. Then the books balance to the unit: the consume logs sum to
  * the used quota of the user, the token and the channel, and quota left plus quota used is the initial
  * quota, for the wallet and the token alike.
  */
@@ -225,9 +225,27 @@ describe.skipIf(!hasPostgres() || !hasRedis())('books through kill -9 of gateway
       );
     };
     await phase(() => servedBy(a) + servedBy(b));
+    const leasesOf = async (gateway: GatewayProcess) =>
+      Number(
+        (
+          await db.query('select count(*)::int as n from quota_leases where holder like $1', [
+            `%:${gateway.child.pid}:%`,
+          ])
+        ).rows[0].n,
+      );
+    const aHeld = await leasesOf(a);
     await a.stop('SIGKILL');
     const bBefore = servedBy(b);
     await phase(() => servedBy(b) - bBefore);
+    // b, serving on, sweeps a's leases once they expire.
+    expect(aHeld).toBeGreaterThan(0);
+    expect(
+      await eventually(
+        () => leasesOf(a),
+        (n) => n === 0,
+        30_000,
+      ),
+    ).toBe(0);
     await b.stop('SIGKILL');
     stop.abort();
     await serving;
