@@ -92,6 +92,7 @@ async function probe(mode: Mode, dataDir: string) {
       channels: [],
       quotaData: [],
       observations: [],
+      charges: [],
       records: ROWS,
     });
   for (let i = 0; i < 5; i++) await flush();

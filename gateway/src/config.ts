@@ -52,6 +52,15 @@ export interface Config {
     /** Write error logs (type 5) for failed relay requests, as new-api's ERROR_LOG_ENABLED. */
     errorLogEnabled: boolean;
   };
+  /** Quota leases (domain/ledger): how long a dead pod's lease lives, and how the sweeper returns it. */
+  quotaLeases: {
+    /** A lease row not renewed for this long expires (its holder renews it every third of it). */
+    ttlMs: number;
+    /** How often one pod looks for expired leases. */
+    sweepIntervalMs: number;
+    /** How long past its expiry a lease is left to its holder before the sweeper returns it. */
+    sweepGraceMs: number;
+  };
   tasks: {
     /** How often one pod polls unfinished tasks (new-api: 15 s). */
     pollIntervalMs: number;
@@ -216,6 +225,11 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
       idleTimeoutMs: integer(env, 'STREAMING_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
       connectionsPerOrigin: integer(env, 'RELAY_MAX_CONNECTIONS_PER_HOST', 256, 1, 10_000),
       errorLogEnabled: boolean(env, 'ERROR_LOG_ENABLED', false),
+    },
+    quotaLeases: {
+      ttlMs: integer(env, 'QUOTA_LEASE_TTL_SECONDS', 60, 3, 3600) * 1000,
+      sweepIntervalMs: integer(env, 'QUOTA_LEASE_SWEEP_INTERVAL_SECONDS', 30, 1, 3600) * 1000,
+      sweepGraceMs: integer(env, 'QUOTA_LEASE_SWEEP_GRACE_SECONDS', 10, 0, 3600) * 1000,
     },
     tasks: {
       pollIntervalMs: integer(env, 'TASK_POLL_INTERVAL_MS', 15_000, 100, 3_600_000),

@@ -110,7 +110,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     const user = signedIn(request).user;
     // The current daily, weekly and monthly periods with a limit: use and what is left.
     const usage = await deps.periods.current('user', [{ id: user.id, limits: parsePeriodLimits(user.period_limits) }]);
-    return ok({ ...selfView(user, keyring), period_usage: usage.get(user.id) ?? {} });
+    return ok({ ...selfView(await deps.self.shown(user), keyring), period_usage: usage.get(user.id) ?? {} });
   });
 
   app.put<{ Body: SelfUpdate }>(
@@ -127,7 +127,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
     async (request) => {
       const auth = signedIn(request);
       const updated = await deps.self.update(auth.user, request.body ?? {}, auth.sessionIdHash);
-      return ok(selfView(updated, keyring), say(request, { zh: '更新成功', en: 'Updated' }));
+      return ok(selfView(await deps.self.shown(updated), keyring), say(request, { zh: '更新成功', en: 'Updated' }));
     },
   );
 

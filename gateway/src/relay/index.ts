@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import { requestLanguage, toAppError } from '../http/errors.ts';
 import type { OutboundGuard } from '../http/outbound/guard.ts';
 import type { Database } from '../store/database.ts';
+import { withLeasedQuota } from '../store/repositories/quota-leases.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import { relayContext, replySink } from './client-sink.ts';
@@ -224,18 +225,21 @@ async function billingLimitUsd(deps: RelayPluginDeps, who: RelayCaller): Promise
   const { token, user } = who.identity;
   if (deps.options.getBoolean('DisplayTokenStatEnabled')) {
     if (token.unlimited) return 100_000_000;
-    const row = await deps.db
+    const stored = await deps.db
       .selectFrom('tokens')
-      .select(['remain_quota', 'used_quota'])
+      .select(['id', 'remain_quota', 'used_quota'])
       .where('id', '=', token.id)
       .executeTakeFirst();
+    // What is left as shown: leased quota added back.
+    const [row] = stored ? await withLeasedQuota(deps.db, 'token', [stored]) : [];
     return ((row?.remain_quota ?? 0) + (row?.used_quota ?? 0)) / perUnit;
   }
-  const row = await deps.db
+  const stored = await deps.db
     .selectFrom('users')
-    .select(['quota', 'used_quota'])
+    .select(['id', 'quota', 'used_quota'])
     .where('id', '=', user.id)
     .executeTakeFirst();
+  const [row] = stored ? await withLeasedQuota(deps.db, 'user', [stored]) : [];
   return ((row?.quota ?? 0) + (row?.used_quota ?? 0)) / perUnit;
 }
 

@@ -195,7 +195,8 @@ export async function relay(
       request: exprRequest,
       estimate: charge,
     });
-    if (reservation) await deps.ledger.settle(reservation, quota);
+    // Charged with its consume log, in the batch that writes it (a crash loses both or neither).
+    if (reservation) await deps.ledger.settle(reservation, quota, { withLog: true });
     settled = true;
     await deps.rateLimits.settle(rated, usage.promptTokens + usage.completionTokens);
     deps.alerts.charged(user, quota, deps.ledger.balance(user.id));
@@ -214,6 +215,7 @@ export async function relay(
       requestId: ctx.requestId,
       content: usage.estimated && price.perCallUsd === undefined ? '上游未返回用量，按本地估算计费' : '',
       quota,
+      ledgerCharge: reservation && deps.ledger.chargedAccounts(reservation),
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       clientType: clientType(ctx.headers['user-agent']),

@@ -74,8 +74,19 @@ export async function startRelay(
     channel: (id) => routing.channel(id),
   });
   opened.push({ name: 'secret scrubber', run: async () => secrets.close() });
+  // Started before the recorder, whose batches charge the spending they log through it (closed below, before it).
+  const ledger = await QuotaLedger.start({
+    db,
+    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    cluster,
+    logger,
+    periods: services.periods,
+    leaseTtlMs: config.quotaLeases.ttlMs,
+    sweepIntervalMs: config.quotaLeases.sweepIntervalMs,
+    sweepGraceMs: config.quotaLeases.sweepGraceMs,
+  });
   const recorder = new UsageRecorder({
-    writer: databaseUsageWriter(db),
+    writer: databaseUsageWriter(db, ledger),
     settings: usageSettings(options, config.relay.errorLogEnabled),
     logger,
   });
@@ -124,17 +135,10 @@ export async function startRelay(
   startHealthJobs(config, logger, services, tester, opened);
   const alerts = new QuotaAlerts({ db, notifier: services.notifier, options, logger });
   opened.push({ name: 'quota alerts', run: () => alerts.close() });
-  const ledger = await QuotaLedger.start({
-    db,
-    holder: `${config.nodeName}:${process.pid}:${randomBytes(3).toString('hex')}`,
-    cluster,
-    logger,
-    periods: services.periods,
-  });
   // Closed before the recorder and the alerts: an answered request may still be settling (a charge
   // above its reservation waits for the database) after HTTP has drained, and records its usage and
   // alerts only then. The ledger waits for open reservations, so those close after the last record.
-  opened.push({ name: 'quota ledger', run: () => ledger.close() });
+  opened.push({ name: 'quota ledger', run: () => ledger.close(() => recorder.flush()) });
   // Unfinished drawing and music tasks, polled by one pod at a time; stopped before the pools it uses close.
   const tasks = startTaskEngine({
     cluster,

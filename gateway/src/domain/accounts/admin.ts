@@ -3,6 +3,7 @@ import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { hasManageLogWithKey, insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
+import { withLeasedQuota } from '../../store/repositories/quota-leases.ts';
 import {
   addQuota,
   findLiveUserBy,
@@ -87,14 +88,16 @@ export class UserAdminService {
     this.#bus = deps.bus;
   }
 
-  search(search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
-    return searchUsers(this.#db, search);
+  /** Users with their quota as shown (leased quota added back: withLeasedQuota). */
+  async search(search: UserSearch): Promise<{ items: UserRow[]; total: number }> {
+    const { items, total } = await searchUsers(this.#db, search);
+    return { items: await withLeasedQuota(this.#db, 'user', items), total };
   }
 
   async get(actor: Actor, id: number): Promise<UserRow> {
     const user = await this.#target(id);
     assertOutranks(actor, user);
-    return user;
+    return (await withLeasedQuota(this.#db, 'user', [user]))[0]!;
   }
 
   async create(actor: Actor, input: AdminUserCreate): Promise<UserRow> {
@@ -153,7 +156,7 @@ export class UserAdminService {
         quotaLog(user, actor, `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`),
       );
     }
-    return updated ?? user;
+    return (await withLeasedQuota(this.#db, 'user', [updated ?? user]))[0]!;
   }
 
   /**

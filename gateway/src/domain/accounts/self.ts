@@ -5,6 +5,7 @@ import { AppError } from '../../errors.ts';
 import type { OutboundGuard } from '../../http/outbound/guard.ts';
 import { OutboundRefused } from '../../http/outbound/policy.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
+import { withLeasedQuota } from '../../store/repositories/quota-leases.ts';
 import { findLiveUserBy, findLiveUserById, updateUser } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
 import { type GroupInfo, usableGroups } from '../groups.ts';
@@ -55,6 +56,11 @@ export class SelfService {
     const user = await findLiveUserById(this.#db, userId);
     if (!user) throw new AppError(ACCOUNT_ERRORS.USER_NOT_FOUND);
     return user;
+  }
+
+  /** The user with their quota as shown to them: leased quota added back (withLeasedQuota). */
+  async shown(user: UserRow): Promise<UserRow> {
+    return (await withLeasedQuota(this.#db, 'user', [user]))[0]!;
   }
 
   /** A password change signs the user out everywhere except the session that asked. */

@@ -4,22 +4,29 @@ import { Mutex } from './mutex.ts';
 /** A database write whose COMMIT failed in flight: its transaction id tells what became of it. */
 export interface UncertainWrite {
   xid: string;
-  /** `within`: a charge written in the caller's transaction (settleWithin), out of the lease row. */
-  op: 'take' | 'flush' | 'return' | 'charge' | 'within';
+  /**
+   * `within`: a charge written in the caller's transaction (settleWithin), out of the lease row;
+   * `logged`: spending written with its consume logs (writeLogged), `logged` of it out of the lease row.
+   */
+  op: 'take' | 'flush' | 'return' | 'charge' | 'within' | 'logged';
   leaseId: string | undefined;
   /** Spending the write subtracted from the row (`unflushed` at the time). */
   flushed: number;
   /** Debt the write charged. */
   debt: number;
+  /** Spending awaiting its consume log that the write took out of the row (`logged` only). */
+  logged?: number;
 }
 
 /**
  * This pod's share of one account: the lease it holds and what it promised out of it.
  *
- *   available = rowAmount - unflushed - reserved      (never negative)
+ *   available = rowAmount - unflushed - unlogged - reserved      (never negative)
  *
  * `rowAmount` is what the lease row holds as last written; `unflushed` is settled spending the row
- * does not reflect yet; `reserved` is what open reservations may still spend. Spending that no lease
+ * does not reflect yet (the ledger's flush writes it); `unlogged` is settled spending the usage batch
+ * will take out of the row together with its consume logs (writeLogged), never the flush; `reserved`
+ * is what open reservations may still spend. Spending that no lease
  * covers (its lease was swept while this pod still counted on it) is `debt`, charged to the account
  * by the next write. So for every account, at every moment:
  *
@@ -33,6 +40,7 @@ export class AccountLease {
   leaseId: string | undefined = undefined;
   rowAmount = 0;
   unflushed = 0;
+  unlogged = 0;
   reserved = 0;
   /** Open reservations of this generation. */
   holds = 0;
@@ -55,7 +63,7 @@ export class AccountLease {
   }
 
   get available(): number {
-    return this.rowAmount - this.unflushed - this.reserved;
+    return this.rowAmount - this.unflushed - this.unlogged - this.reserved;
   }
 
   /**
@@ -69,6 +77,7 @@ export class AccountLease {
   /**
    * The lease is gone (given back or swept) as of `generation`. `leftover` is spending the row did
    * not reflect when it went: a given-back lease accounted for what it flushed, a swept one for nothing.
+   * Unlogged spending went back with the row: its consume records charge the balance instead.
    */
   retire(generation: number, leftover: number): void {
     this.debt += leftover;
@@ -76,6 +85,7 @@ export class AccountLease {
     this.leaseId = undefined;
     this.rowAmount = 0;
     this.unflushed = 0;
+    this.unlogged = 0;
     this.reserved = 0;
     this.holds = 0;
     this.usableUntil = 0;

@@ -44,6 +44,18 @@ export interface DirectCharge {
  */
 export type ChargeBalances = () => Promise<void>;
 
+/** One account's part of a charge written in a caller's transaction. */
+interface ChargePlan {
+  account: AccountLease;
+  amount: number;
+  leaseId: string | undefined;
+  /** What comes out of the lease row; the rest comes off the balance. */
+  fromLease: number;
+  /** The lease row was gone: all of it came off the balance. */
+  lost: boolean;
+  balance: number | undefined;
+}
+
 /** A lease never takes more than this share of what is left, so other pods still find some. */
 const BALANCE_SHARE = 0.25;
 
@@ -159,7 +171,7 @@ export class LeaseWriter {
   ): Promise<T> {
     for (const { account } of charges) if (account.uncertain) await this.reconcile(account);
     release();
-    const plans = charges.map(({ account, amount }) => {
+    const plans = charges.map(({ account, amount }): ChargePlan => {
       const fromLease = account.leaseId === undefined ? 0 : Math.min(amount, Math.max(0, account.available));
       // Held while the transaction runs, so no reservation is promised out of it meanwhile.
       account.reserved += fromLease;
@@ -169,7 +181,7 @@ export class LeaseWriter {
         leaseId: account.leaseId,
         fromLease,
         lost: false,
-        balance: undefined as number | undefined,
+        balance: undefined,
       };
     });
     try {
@@ -181,12 +193,7 @@ export class LeaseWriter {
           const value = await write(trx, async () => {
             if (charged) throw new Error('the balances of this charge were already written');
             for (const plan of plans) {
-              plan.lost =
-                plan.fromLease > 0 &&
-                !(await spendFromLease(trx, { id: plan.leaseId!, holder: this.#holder, amount: plan.fromLease }));
-              const direct = plan.lost ? plan.amount : plan.amount - plan.fromLease;
-              // Written even when 0: it locks the balance row before the next account's lease row.
-              plan.balance = await chargeAccount(trx, plan.account.ref, direct);
+              await this.#chargePlan(trx, plan);
               if (plan.balance === undefined) {
                 throw new AccountMissingError(`${plan.account.ref.kind} ${plan.account.ref.id} does not exist`);
               }
@@ -213,6 +220,76 @@ export class LeaseWriter {
       }
       throw error;
     }
+  }
+
+  /**
+   * Writes spending settled with its consume logs (`withLog`) in the transaction `write` runs (the usage
+   * batch with those logs; the caller holds every account's lock, in the ledger's order): per account, what
+   * this pod spent out of its lease and has not logged comes out of the lease row, the rest (spending of a
+   * lease given back or swept since, which took it back to the balance) off the balance. So the logs, the
+   * used-quota counters and the balance change reach Postgres together or not at all, and the books hold
+   * after a crash at any moment: `initial = balance + Σ lease rows + Σ logged spending`.
+   * `onXid` learns the transaction's id before anything is written (a lost COMMIT reply is resolved by it).
+   */
+  async chargeLogged(
+    charges: DirectCharge[],
+    write: (trx: Transaction<Database>, chargeBalances: ChargeBalances) => Promise<void>,
+    onXid: (xid: string) => void,
+  ): Promise<void> {
+    for (const { account } of charges) if (account.uncertain) await this.reconcile(account);
+    const plans = charges.map(
+      ({ account, amount }): ChargePlan => ({
+        account,
+        amount,
+        leaseId: account.leaseId,
+        fromLease: account.leaseId === undefined ? 0 : Math.min(amount, account.unlogged),
+        lost: false,
+        balance: undefined,
+      }),
+    );
+    const byAccount = new Map(plans.map((plan) => [plan.account, plan]));
+    await this.#tracked(
+      charges.map((c) => c.account),
+      (account) => ({
+        op: 'logged',
+        leaseId: account.leaseId,
+        flushed: 0,
+        debt: 0,
+        logged: byAccount.get(account)!.fromLease,
+      }),
+      async (trx) => {
+        let charged = false;
+        await write(trx, async () => {
+          if (charged) throw new Error('the balances of this batch were already written');
+          for (const plan of plans) await this.#chargePlan(trx, plan);
+          charged = true;
+        });
+        if (!charged) throw new Error('the transaction of a usage batch did not write its balances');
+      },
+      onXid,
+    );
+    for (const plan of plans) {
+      // A deleted account (a token removed meanwhile) has nothing left to charge; its logs are written all the same.
+      if (plan.balance === undefined)
+        this.#log.warn({ account: plan.account.ref }, 'logged spending of a vanished account');
+      else plan.account.balance = plan.balance;
+      if (plan.lost) {
+        this.#lose(plan.account);
+        continue;
+      }
+      plan.account.unlogged -= plan.fromLease;
+      plan.account.rowAmount -= plan.fromLease;
+    }
+  }
+
+  /** One account's part of a charge in `trx`: `fromLease` out of its lease row (if still there), the rest off the balance. */
+  async #chargePlan(trx: Transaction<Database>, plan: ChargePlan): Promise<void> {
+    plan.lost =
+      plan.fromLease > 0 &&
+      !(await spendFromLease(trx, { id: plan.leaseId!, holder: this.#holder, amount: plan.fromLease }));
+    const direct = plan.lost ? plan.amount : plan.amount - plan.fromLease;
+    // Written even when 0: it locks the balance row before the next account's lease row.
+    plan.balance = await chargeAccount(trx, plan.account.ref, direct);
   }
 
   /** The lease row is gone (swept): what the row did not reflect yet was never charged, so it is owed. */
@@ -271,6 +348,7 @@ export class LeaseWriter {
     accounts: AccountLease[],
     describe: (account: AccountLease) => Omit<UncertainWrite, 'xid'>,
     run: (trx: Transaction<Database>) => Promise<T>,
+    onXid?: (xid: string) => void,
   ): Promise<T> {
     let xid: string | undefined;
     let ran = false;
@@ -279,6 +357,7 @@ export class LeaseWriter {
         this.#db,
         (id) => {
           xid = id;
+          onXid?.(id);
         },
         async (trx) => {
           const result = await run(trx);
@@ -306,6 +385,7 @@ export class LeaseWriter {
       if (write.op !== 'within') return;
     } else {
       account.unflushed -= write.flushed;
+      account.unlogged -= write.logged ?? 0;
       account.debt -= write.debt;
       if (write.op === 'charge') return;
       if (write.op === 'return') {

@@ -2,7 +2,12 @@ import type { Kysely, Transaction } from 'kysely';
 import type { ClusterState } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database } from '../../store/database.ts';
-import { AccountMissingError, type AccountRef, type LeaseWriteResult } from '../../store/repositories/quota-leases.ts';
+import {
+  AccountMissingError,
+  type AccountRef,
+  type LeaseWriteResult,
+  transactionStatus,
+} from '../../store/repositories/quota-leases.ts';
 import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
 import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
@@ -50,6 +55,29 @@ export interface ReserveRequest {
   periodLimits?: { user?: PeriodLimits | undefined; token?: PeriodLimits | undefined } | undefined;
   /** What the request holds against period budgets, when more than `amount` (a trust bypass reserves 0). */
   periodAmount?: number | undefined;
+}
+
+/**
+ * How a settlement reaches Postgres. Without `withLog` the ledger writes it into its lease rows at the
+ * next flush. With it, the caller's consume record carries the charge (`chargedAccounts`) and the usage
+ * batch that writes the record's log takes it off the balances in the same transaction (`writeLogged`):
+ * a crash then loses both or neither.
+ */
+export interface SpendOptions {
+  withLog?: boolean | undefined;
+}
+
+/** One account's logged spending in a usage batch (summed over its records). */
+export interface LoggedCharge {
+  account: AccountRef;
+  amount: number;
+}
+
+/** The accounts a request's quota is charged to: the wallet, and a token unless it is unlimited (or absent). */
+export function chargedAccounts(request: Omit<ReserveRequest, 'amount'>): AccountRef[] {
+  const refs: AccountRef[] = [{ kind: 'user', id: request.userId }];
+  if (request.tokenId !== undefined && !request.tokenUnlimited) refs.push({ kind: 'token', id: request.tokenId });
+  return refs;
 }
 
 /** What a request holds until it is settled or refunded. */
@@ -163,6 +191,9 @@ export class QuotaLedger {
   readonly #format: (quota: number) => string;
   readonly #periods: PeriodBudget | undefined;
   readonly #accounts = new Map<string, AccountLease>();
+  /** Usage batches whose last write's COMMIT reply was lost: the transaction id that may have written them. */
+  readonly #unresolvedBatches = new WeakMap<object, string>();
+  readonly #db: Kysely<Database>;
   readonly #reservations = new WeakMap<Reservation, ReservationState>();
   /** Reservations being made or not yet settled. */
   #open = 0;
@@ -177,6 +208,7 @@ export class QuotaLedger {
 
   private constructor(config: QuotaLedgerConfig) {
     this.#log = config.logger ?? silent;
+    this.#db = config.db;
     const sliceQuota = config.leaseSliceQuota ?? 500_000;
     checkQuota(sliceQuota, 'leaseSliceQuota');
     if (sliceQuota < 1) throw new RangeError('leaseSliceQuota must be at least 1');
@@ -221,8 +253,7 @@ export class QuotaLedger {
     if (!this.#accepting) throw new AppError(LEDGER_ERRORS.quota_ledger_closed);
     this.#open++;
     try {
-      const refs: AccountRef[] = [{ kind: 'user', id: userId }];
-      if (tokenId !== undefined && !request.tokenUnlimited) refs.push({ kind: 'token', id: tokenId });
+      const refs = chargedAccounts(request);
       const holds = await this.#holdAll(refs, amount);
       let period: PeriodHold | undefined;
       // Only a holder with limits costs a trip to the database (and a turn of the event loop).
@@ -291,13 +322,13 @@ export class QuotaLedger {
    * to the lease, an extra charge is taken from the lease, topped up, or (when the balance cannot
    * cover it) charged anyway. Answers the quota charged, for the usage recorder.
    */
-  async settle(reservation: Reservation, actualQuota: number): Promise<number> {
+  async settle(reservation: Reservation, actualQuota: number, options: SpendOptions = {}): Promise<number> {
     checkQuota(actualQuota, 'actualQuota');
     const state = this.#claim(reservation);
     if (!state) throw new Error('this reservation was already settled or refunded');
     try {
       for (const hold of state.holds) this.#release(hold);
-      await Promise.all(state.refs.map((ref) => this.#spend(ref, actualQuota)));
+      await Promise.all(state.refs.map((ref) => this.#spend(ref, actualQuota, options)));
       if (state.period) await this.#periods?.settle(state.period, actualQuota);
       return actualQuota;
     } finally {
@@ -347,18 +378,60 @@ export class QuotaLedger {
    * reservation is charged: for work an upstream already did that nothing held for (a Realtime
    * response that finished after its session was refused more, or after its client left).
    */
-  async chargeOwed(account: Omit<ReserveRequest, 'amount'>, quota: number): Promise<number> {
+  async chargeOwed(
+    account: Omit<ReserveRequest, 'amount'>,
+    quota: number,
+    options: SpendOptions = {},
+  ): Promise<number> {
     checkQuota(quota, 'quota');
     this.#open++;
     try {
-      const refs: AccountRef[] = [{ kind: 'user', id: account.userId }];
-      if (account.tokenId !== undefined && !account.tokenUnlimited) refs.push({ kind: 'token', id: account.tokenId });
-      await Promise.all(refs.map((ref) => this.#spend(ref, quota)));
+      await Promise.all(chargedAccounts(account).map((ref) => this.#spend(ref, quota, options)));
       await this.#periods?.charge(periodHolders(account), quota);
       return quota;
     } finally {
       this.#finished();
     }
+  }
+
+  /** The accounts a settlement of this reservation charges (for its consume record's `ledgerCharge`). */
+  chargedAccounts(reservation: Reservation): AccountRef[] {
+    const state = this.#reservations.get(reservation);
+    if (!state) throw new Error('not a reservation of this ledger');
+    return state.refs;
+  }
+
+  /**
+   * Runs `write` (a usage batch: its consume logs and counters) in one transaction that, at its place in
+   * the lock order (`chargeBalances`, see ChargeBalances), takes the batch's logged spending off the
+   * accounts: out of this pod's lease rows as far as they hold it, the rest off the balances. `batch` names
+   * the attempt across retries: when an earlier attempt's COMMIT reply was lost, its transaction id says
+   * whether it committed, and a committed batch is not written twice.
+   */
+  async writeLogged(
+    batch: object,
+    charges: readonly LoggedCharge[],
+    write: (trx: Transaction<Database>, chargeBalances: ChargeBalances) => Promise<void>,
+  ): Promise<void> {
+    const earlier = this.#unresolvedBatches.get(batch);
+    if (earlier !== undefined) {
+      const status = await transactionStatus(this.#db, earlier);
+      if (status === 'in progress') throw new Error(`usage batch write ${earlier} is still in progress`);
+      this.#unresolvedBatches.delete(batch);
+      if (status === 'committed') return;
+      if (status === null) this.#log.error({ xid: earlier }, 'usage batch outcome unknown; written again');
+    }
+    const accounts = charges.map((charge) => ({ account: this.#account(charge.account), amount: charge.amount }));
+    await lockedInOrder(
+      accounts.map((c) => c.account),
+      () =>
+        this.#leases.chargeLogged(
+          accounts.sort((a, b) => byLockOrder(a.account, b.account)),
+          write,
+          (xid) => this.#unresolvedBatches.set(batch, xid),
+        ),
+    );
+    this.#unresolvedBatches.delete(batch);
   }
 
   /** Charges nothing: everything reserved goes back to the lease. Idempotent. */
@@ -394,9 +467,9 @@ export class QuotaLedger {
     };
     for (const account of this.#accounts.values()) {
       if (account.leaseId !== undefined) stats.leases++;
-      stats.leasedQuota += account.rowAmount - account.unflushed;
+      stats.leasedQuota += account.rowAmount - account.unflushed - account.unlogged;
       stats.reservedQuota += account.reserved;
-      stats.unflushedQuota += account.unflushed;
+      stats.unflushedQuota += account.unflushed + account.unlogged;
       stats.debtQuota += account.debt;
     }
     return stats;
@@ -409,14 +482,17 @@ export class QuotaLedger {
 
   /**
    * Stops taking reservations, waits (up to the drain timeout) for open ones, then gives every
-   * lease back. A reservation settled after that is charged to its balances directly.
+   * lease back. A reservation settled after that is charged to its balances directly. `writeLogs`
+   * (the usage recorder's flush) runs before the leases go back, up to the drain timeout: spending
+   * settled `withLog` is still in the lease rows, and a lease given back with it would hand quota
+   * already spent back to the balance, for another pod to promise before the batch charges it.
    */
-  close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+  close(writeLogs?: () => Promise<void>): Promise<void> {
+    this.#closing ??= this.#shutdown(writeLogs);
     return this.#closing;
   }
 
-  async #shutdown(): Promise<void> {
+  async #shutdown(writeLogs: (() => Promise<void>) | undefined): Promise<void> {
     this.#accepting = false;
     clearInterval(this.#timer);
     await this.#sweeper?.stop();
@@ -424,6 +500,7 @@ export class QuotaLedger {
       this.#log.warn({ open: this.#open }, 'quota ledger closing with reservations still open');
     }
     await this.#syncing?.catch(() => {});
+    if (writeLogs) await this.#within(writeLogs(), 'usage logs not written before the quota leases go back');
     this.#returning = true;
     await Promise.all(
       [...this.#accounts.values()].map((account) =>
@@ -432,6 +509,21 @@ export class QuotaLedger {
           .catch((err: unknown) => this.#log.error({ err, account: account.ref }, 'could not give a quota lease back')),
       ),
     );
+  }
+
+  /** Waits for `work` up to the drain timeout; a failure or the timeout is logged, not thrown. */
+  async #within(work: Promise<void>, failure: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not done within ${this.#drainTimeoutMs} ms`)), this.#drainTimeoutMs);
+    });
+    try {
+      await Promise.race([work, timedOut]);
+    } catch (err) {
+      this.#log.warn({ err }, failure);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -559,16 +651,20 @@ export class QuotaLedger {
    * turn as the release before it, so no other request can take a settling request's own
    * reservation meanwhile; only the rest (at most the charge above the reservation) waits for a take.
    */
-  async #spend(ref: AccountRef, amount: number): Promise<void> {
+  async #spend(ref: AccountRef, amount: number, options: SpendOptions): Promise<void> {
     if (amount === 0) return;
     const account = this.#account(ref);
-    let owed = amount - this.#spendFromLease(account, amount);
+    const spendFromLease = (part: number) =>
+      options.withLog ? this.#logFromLease(account, part) : this.#spendFromLease(account, part);
+    let owed = amount - spendFromLease(amount);
     if (owed === 0) return;
     await account.lock.run(async () => {
       try {
         for (;;) {
-          owed -= this.#spendFromLease(account, owed);
+          owed -= spendFromLease(owed);
           if (owed === 0) return;
+          // Logged spending no lease covers is charged off the balance by the batch that logs it.
+          if (options.withLog && this.#returning) return;
           if (this.#returning) {
             account.debt += owed;
             owed = 0;
@@ -578,7 +674,7 @@ export class QuotaLedger {
           await this.#leases.take(account, owed, { force: true, grow: true });
         }
       } catch (err) {
-        if (err instanceof AccountMissingError) return;
+        if (err instanceof AccountMissingError || options.withLog) return;
         // The charge is owed either way: the next write on this account (or close) charges it.
         account.debt += owed;
         this.#log.warn({ err, account: ref, amount: owed }, 'quota charge deferred: the database did not take it');
@@ -594,6 +690,14 @@ export class QuotaLedger {
     if (account.leaseId === undefined) return 0;
     const part = Math.min(amount, account.available);
     account.unflushed += part;
+    return part;
+  }
+
+  /** Like #spendFromLease, for spending the usage batch writes with its log (writeLogged), never the flush. */
+  #logFromLease(account: AccountLease, amount: number): number {
+    if (account.leaseId === undefined) return 0;
+    const part = Math.min(amount, account.available);
+    account.unlogged += part;
     return part;
   }
 
@@ -634,7 +738,8 @@ export class QuotaLedger {
     for (const [key, account] of [...this.#accounts].sort(([, a], [, b]) => byLockOrder(a, b))) {
       if (all) await account.lock.acquire();
       else if (!account.lock.tryAcquire()) continue;
-      const idle = account.holds === 0 && at - account.lastActive >= this.#idleMs;
+      // Not while spending waits for its log: given back, it would return quota already spent.
+      const idle = account.holds === 0 && account.unlogged === 0 && at - account.lastActive >= this.#idleMs;
       if (account.uncertain || account.debt > 0) {
         alone(account, () => this.#leases.repair(account));
       } else if (account.leaseId === undefined) {

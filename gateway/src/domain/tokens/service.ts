@@ -2,6 +2,7 @@ import type { Kysely, Updateable } from 'kysely';
 import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, TokensTable, UserRow } from '../../store/database.ts';
+import { withLeasedQuota } from '../../store/repositories/quota-leases.ts';
 import {
   countUserTokens,
   deleteUserTokens,
@@ -144,8 +145,16 @@ export class TokenService {
     return view!;
   }
 
+  /** The view of one token, its remaining quota as shown (withLeasedQuota). */
+  async #shown(stored: TokenRow, now: number): Promise<TokenView> {
+    const [row] = await withLeasedQuota(this.#db, 'token', [stored]);
+    return tokenView(row!, this.#keyring, now);
+  }
+
   /** The views with their current periods' use and what is left (one query for the page). */
-  async #withUsage(rows: TokenRow[], now: number): Promise<TokenWithUsage[]> {
+  async #withUsage(stored: TokenRow[], now: number): Promise<TokenWithUsage[]> {
+    // What is left as shown: leased quota added back (withLeasedQuota).
+    const rows = await withLeasedQuota(this.#db, 'token', stored);
     const holders = rows.map((row) => ({ id: row.id, limits: parsePeriodLimits(row.period_limits) }));
     const usage = (await this.#periods?.current('token', holders)) ?? new Map<number, PeriodUsageViews>();
     return rows.map((row) => ({ ...tokenView(row, this.#keyring, now), period_usage: usage.get(row.id) ?? {} }));
@@ -265,11 +274,11 @@ export class TokenService {
     }
 
     assertUnmanaged(row, MANAGED_KIND, Object.keys(changes));
-    if (Object.keys(changes).length === 0) return tokenView(row, this.#keyring, now);
+    if (Object.keys(changes).length === 0) return this.#shown(row, now);
     const updated = await updateUserToken(this.#db, actor.id, row.id, changes);
     if (!updated) throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
     await announceAuthChange(this.#bus, { tokens: [row.id] });
-    return tokenView(updated, this.#keyring, now);
+    return this.#shown(updated, now);
   }
 
   /** Enable or disable; an expired or exhausted token stays as it is until its expiry or quota is fixed. */
@@ -279,11 +288,11 @@ export class TokenService {
     const now = nowSeconds();
     if (wanted === TOKEN_STATUS.enabled) assertMayEnable(row, now);
     assertUnmanaged(row, MANAGED_KIND, row.status === wanted ? [] : ['status']);
-    if (row.status === wanted) return tokenView(row, this.#keyring, now);
+    if (row.status === wanted) return this.#shown(row, now);
     const updated = await updateUserToken(this.#db, actor.id, row.id, { status: wanted });
     if (!updated) throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
     await announceAuthChange(this.#bus, { tokens: [row.id] });
-    return tokenView(updated, this.#keyring, now);
+    return this.#shown(updated, now);
   }
 
   async delete(id: number, actor: TokenActor): Promise<void> {

@@ -9,6 +9,7 @@ import type {
   TokenUsage,
   UserUsage,
 } from '../../store/repositories/usage.ts';
+import type { LoggedCharge } from '../ledger/ledger.ts';
 import { byBucketKey } from './held-buckets.ts';
 import type { ConsumeRecord, ErrorRecord, UsageBatch, UsageRecordBase } from './types.ts';
 import { pgText } from './validate.ts';
@@ -25,6 +26,7 @@ export class PendingUsage {
   #channels = new Map<number, ChannelUsage>();
   #buckets = new Map<string, QuotaBucket>();
   #observations = new Map<string, ChannelObservation>();
+  #charges = new Map<string, LoggedCharge>();
   #records = 0;
 
   get logs(): number {
@@ -94,6 +96,14 @@ export class PendingUsage {
       }
     }
     if (record.clientType !== undefined && record.channelId > 0) this.#observe(record, record.clientType, at);
+    if (record.quota > 0) for (const account of record.ledgerCharge ?? []) this.#charge(account, record.quota);
+  }
+
+  #charge(account: LoggedCharge['account'], quota: number): void {
+    const key = `${account.kind}:${account.id}`;
+    const c = this.#charges.get(key);
+    if (c) c.amount += quota;
+    else this.#charges.set(key, { account, amount: quota });
   }
 
   /** One more request of this client type in this group on this channel (upstream detection). */
@@ -139,8 +149,10 @@ export class PendingUsage {
           (a.group < b.group ? -1 : a.group > b.group ? 1 : 0) ||
           (a.clientType < b.clientType ? -1 : a.clientType > b.clientType ? 1 : 0),
       ),
+      charges: [...this.#charges.values()],
       records: this.#records,
     };
+    this.#charges = new Map();
     this.#users = new Map();
     this.#tokens = new Map();
     this.#channels = new Map();

@@ -55,7 +55,8 @@ const silent: UsageLogger = { warn() {}, error() {} };
  * every `flushIntervalMs`, or at once when `batchSize` requests are pending, and writes one batch in
  * one transaction: multi-row INSERTs into logs, quota_data buckets merged per (user, model, hour),
  * one UPDATE per table for users (used_quota, request_count), tokens (used_quota, accessed_time) and
- * channels (used_quota). Balances are the ledger's and are never touched here. The usage dashboard's
+ * channels (used_quota). Balances are the ledger's: a record with a `ledgerCharge` has its quota taken off
+ * them in the same transaction, through the ledger (databaseUsageWriter, QuotaLedger.writeLogged). The usage dashboard's
  * buckets are the exception to "every flush": they are held and added up in memory and written every
  * DataExportInterval (settings.dataExportIntervalMs), by their own timer when no flush comes by.
  *
@@ -281,7 +282,7 @@ export class UsageRecorder {
     const quotaData = this.#held.take();
     return batch
       ? { ...batch, quotaData }
-      : { logs: [], users: [], tokens: [], channels: [], quotaData, observations: [], records: 0 };
+      : { logs: [], users: [], tokens: [], channels: [], quotaData, observations: [], charges: [], records: 0 };
   }
 
   /** Starts the drain unless one runs; answers the running drain. */

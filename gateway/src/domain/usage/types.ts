@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { LogsTable } from '../../store/database.ts';
+import type { AccountRef } from '../../store/repositories/quota-leases.ts';
 import type {
   ChannelObservation,
   ChannelUsage,
@@ -7,6 +8,7 @@ import type {
   TokenUsage,
   UserUsage,
 } from '../../store/repositories/usage.ts';
+import type { LoggedCharge } from '../ledger/ledger.ts';
 
 /** What every usage log row carries (reference §5.7). */
 export interface UsageRecordBase {
@@ -55,6 +57,11 @@ export interface ConsumeRecord extends UsageRecordBase {
     tokenQuota?: number;
     channelQuota?: number;
   };
+  /**
+   * The ledger accounts `quota` was settled on with `withLog` (QuotaLedger.chargedAccounts): the batch
+   * that writes this record takes it off their balances in the same transaction (QuotaLedger.writeLogged).
+   */
+  ledgerCharge?: readonly AccountRef[];
 }
 
 /** A failed request (log type 5): no quota, no counters. */
@@ -72,6 +79,8 @@ export interface UsageBatch {
   quotaData: QuotaBucket[];
   /** Requests per (channel, group, client type), distinct and sorted by that key. */
   observations: ChannelObservation[];
+  /** Logged spending summed per ledger account (records with `ledgerCharge`). */
+  charges: LoggedCharge[];
   /** How many recorded requests this batch completes (for metrics). */
   records: number;
 }

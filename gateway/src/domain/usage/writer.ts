@@ -8,17 +8,22 @@ import {
   addUserUsage,
   insertLogRows,
 } from '../../store/repositories/usage.ts';
+import type { QuotaLedger } from '../ledger/ledger.ts';
 import type { UsageBatch, UsageWriter } from './types.ts';
 
 /**
  * Writes a batch in one transaction, so a batch that fails is not applied at all and can be retried
  * whole without counting anything twice. Logs, buckets and channel observations go first and the hot
  * counter rows (users, tokens, channels) last, so their row locks are held only for the last few statements.
+ * With the quota ledger, the same transaction takes the batch's logged spending off the balances
+ * (QuotaLedger.writeLogged), and a retry after a lost COMMIT reply first asks whether the last attempt committed.
  */
-export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
+export function databaseUsageWriter(db: Kysely<Database>, ledger?: Pick<QuotaLedger, 'writeLogged'>): UsageWriter {
   return {
     async write(batch: UsageBatch) {
-      await db.transaction().execute((tx) => writeUsageBatch(tx, batch));
+      if (ledger) await ledger.writeLogged(batch, batch.charges, (tx, charge) => writeUsageBatch(tx, batch, charge));
+      else if (batch.charges.length > 0) throw new Error('a usage batch with ledger charges needs the quota ledger');
+      else await db.transaction().execute((tx) => writeUsageBatch(tx, batch));
     },
   };
 }

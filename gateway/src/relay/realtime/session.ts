@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { settleQuota, type TieredTrace } from '../../domain/billing/index.ts';
-import type { Reservation } from '../../domain/ledger/ledger.ts';
+import { chargedAccounts, type Reservation } from '../../domain/ledger/ledger.ts';
 import { buildConsumeOther } from '../../domain/usage/index.ts';
 import { AppError } from '../../errors.ts';
 import { requestLanguage, toAppError } from '../../http/errors.ts';
@@ -421,7 +421,8 @@ export class RealtimeSession {
     this.#reservation = undefined;
     // Nothing holds for a response that finished after the session was refused more, or after the
     // response before it while the client was gone: the upstream did the work, so it is owed.
-    if (held) await deps.ledger.settle(held, quota);
+    // Charged with the session's consume log, in the batch that writes it (a crash loses both or neither).
+    if (held) await deps.ledger.settle(held, quota, { withLog: true });
     else if (quota > 0) {
       await deps.ledger.chargeOwed(
         {
@@ -431,6 +432,7 @@ export class RealtimeSession {
           periodLimits: { user: user.periodLimits, token: token.periodLimits },
         },
         quota,
+        { withLog: true },
       );
     }
     this.#quota += quota;
@@ -497,6 +499,7 @@ export class RealtimeSession {
       requestId: this.#request.id,
       content: '',
       quota: this.#quota,
+      ledgerCharge: chargedAccounts({ userId: user.id, tokenId: token.id, tokenUnlimited: token.unlimited }),
       promptTokens: this.#total.promptTokens,
       completionTokens: this.#total.completionTokens,
       clientType: clientType(this.#request.headers['user-agent']),

@@ -329,3 +329,30 @@ export async function spendFromLease(db: Db, lease: { id: string; holder: string
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The balance column of each kind of account. */
+const BALANCE_COLUMN = { user: 'quota', token: 'remain_quota' } as const;
+type BalanceColumn<K extends AccountKind> = (typeof BALANCE_COLUMN)[K];
+
+/**
+ * Rows of users or tokens with their balance as their owners should see it: the balance of record plus
+ * what active leases hold of it (quota pods took and may not have spent). Every view of "quota left"
+ * goes through this one function, so a user never sees less than is truly left (at most, for the second
+ * before a usage batch writes it, spending not yet logged). One query for all the rows.
+ */
+export async function withLeasedQuota<
+  K extends AccountKind,
+  R extends { id: number } & Record<BalanceColumn<K>, number>,
+>(db: Db, kind: K, rows: R[]): Promise<R[]> {
+  const leased = await leasedQuota(
+    db,
+    kind,
+    rows.map((row) => row.id),
+  );
+  if (leased.size === 0) return rows;
+  const column: BalanceColumn<K> = BALANCE_COLUMN[kind];
+  return rows.map((row) => {
+    const held = Number(leased.get(row.id) ?? 0);
+    return held === 0 ? row : { ...row, [column]: Number(row[column]) + held };
+  });
+}
