@@ -6,11 +6,12 @@ import type {
   RootOperationNode,
   UnknownRow,
 } from 'kysely';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createTestStore, hasPostgres } from '../../../../tests/support/database.ts';
 import { sleep, waitFor } from '../../../../tests/support/wait.ts';
+import type { Database } from '../../store/database.ts';
 import type { Store } from '../../store/index.ts';
 import { LOG_TYPE } from '../../store/repositories/logs.ts';
 import { hourOf } from '../../store/repositories/quota-data.ts';
@@ -253,7 +254,8 @@ describe('UsageRecorder', () => {
     const flushes = r.stats().flushes;
     expect(flushes).toBeGreaterThanOrEqual(1);
     expect(flushes).toBeLessThanOrEqual(2);
-    // Log rows go 100 per INSERT; one INSERT per bucket table and one UPDATE per counter table per flush.
+    // Log rows go 100 per INSERT; one INSERT per bucket table and one UPDATE per counter table per flush,
+    // and the transaction id of each flush (a COMMIT lost in flight is looked up by it, writer.ts).
     const logInserts = statements.count('insert logs');
     expect(logInserts).toBeGreaterThanOrEqual(10);
     expect(logInserts).toBeLessThanOrEqual(9 + flushes);
@@ -261,7 +263,7 @@ describe('UsageRecorder', () => {
     expect(statements.count('update users')).toBe(flushes);
     expect(statements.count('update tokens')).toBe(flushes);
     expect(statements.count('update channels')).toBe(flushes);
-    expect(statements.seen.length).toBe(logInserts + 4 * flushes);
+    expect(statements.seen.length).toBe(logInserts + 5 * flushes);
 
     const rows = await store.db.selectFrom('logs').selectAll().orderBy('id').execute();
     expect(rows).toHaveLength(1000);
@@ -558,6 +560,39 @@ describe('UsageRecorder', () => {
     expect(await store.db.selectFrom('logs').select('id').execute()).toHaveLength(120);
     const { want, got } = await expectCounters(records, () => HOUR + 5);
     for (const [key, b] of want.buckets) expect(got.buckets.get(key)).toMatchObject(b);
+  });
+
+  it('retries a batch whose COMMIT reply was lost without writing it twice', async () => {
+    // The first transaction commits, then its reply is lost (the connection cut right after COMMIT).
+    let loseCommit = true;
+    const db = new Proxy(store.db, {
+      get(object, prop) {
+        const value = Reflect.get(object, prop, object);
+        if (prop !== 'transaction') return typeof value === 'function' ? value.bind(object) : value;
+        return () => ({
+          async execute<T>(run: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+            const result = await object.transaction().execute(run);
+            if (loseCommit) {
+              loseCommit = false;
+              throw new Error('Connection terminated unexpectedly');
+            }
+            return result;
+          },
+        });
+      },
+    });
+    const reports: boolean[] = [];
+    const r = recorder({
+      writer: databaseUsageWriter(db),
+      now: () => (HOUR + 7) * 1000,
+      onFlush: (report) => reports.push(report.ok),
+    });
+    const records = Array.from({ length: 30 }, (_, i) => consume(i));
+    for (const rec of records) r.recordConsume(rec);
+    await r.flush();
+    expect(reports).toEqual([false, true]);
+    expect(await store.db.selectFrom('logs').select('id').execute()).toHaveLength(30);
+    await expectCounters(records, () => HOUR + 7);
   });
 
   it('bounds memory while the database is down: extra log rows are dropped and counted, counters are kept', async () => {

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../store/database.ts';
+import { trackedTransaction, transactionStatus } from '../../store/repositories/quota-leases.ts';
 import {
   addChannelObservations,
   addChannelUsage,
@@ -12,13 +13,38 @@ import type { UsageBatch, UsageWriter } from './types.ts';
 
 /**
  * Writes a batch in one transaction, so a batch that fails is not applied at all and can be retried
- * whole without counting anything twice. Logs, buckets and channel observations go first and the hot
+ * whole without counting anything twice (a lost COMMIT is looked up by its transaction id first). Logs, buckets and channel observations go first and the hot
  * counter rows (users, tokens, channels) last, so their row locks are held only for the last few statements.
  */
 export function databaseUsageWriter(db: Kysely<Database>): UsageWriter {
+  // A batch whose COMMIT failed in flight (the connection cut) may be written already: its transaction
+  // id says, before the retry writes it again (the recorder retries the same batch object).
+  let uncertain: { batch: UsageBatch; xid: string } | undefined;
   return {
     async write(batch: UsageBatch) {
-      await db.transaction().execute((tx) => writeUsageBatch(tx, batch));
+      if (uncertain?.batch === batch) {
+        const status = await transactionStatus(db, uncertain.xid);
+        if (status === 'in progress') throw new Error(`usage write ${uncertain.xid} is still in progress`);
+        uncertain = undefined;
+        if (status === 'committed') return;
+      }
+      let xid: string | undefined;
+      let ran = false;
+      try {
+        await trackedTransaction(
+          db,
+          (id) => {
+            xid = id;
+          },
+          async (tx) => {
+            await writeUsageBatch(tx, batch);
+            ran = true;
+          },
+        );
+      } catch (error) {
+        if (ran && xid !== undefined) uncertain = { batch, xid };
+        throw error;
+      }
     },
   };
 }
