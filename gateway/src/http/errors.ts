@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { AppError, defineErrors, type Language } from '../errors.ts';
-import { asStoreUnavailable, isStoreUnavailable } from '../store/unavailable.ts';
 
 /** Errors raised by the HTTP layer itself, before any domain code runs. */
 export const HTTP_ERRORS = defineErrors({
@@ -56,7 +55,6 @@ const FASTIFY_CODES: Record<string, keyof typeof HTTP_ERRORS> = {
 /** Maps anything thrown while handling a request to an AppError; unknown errors become INTERNAL_ERROR. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (isStoreUnavailable(error)) return asStoreUnavailable(error) as AppError;
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
     const detail = `${fastifyError.validationContext ?? 'request'}${fastifyError.validation[0]?.instancePath ?? ''} ${fastifyError.validation[0]?.message ?? ''}`;

@@ -1,5 +1,5 @@
 import { PeriodQuotaExceeded } from '../domain/ledger/periods/errors.ts';
-import { asStoreUnavailable, StoreUnavailableError } from '../store/unavailable.ts';
+import { StoreUnavailableError } from '../store/unavailable.ts';
 import { RateLimitError } from './rate-limits.ts';
 
 /**
@@ -7,12 +7,11 @@ import { RateLimitError } from './rate-limits.ts';
  * limit reached, the database unreachable. Every relay error handler (each route family answers in its own shape) calls it.
  */
 export function setRetryAfter(reply: { header(name: string, value: string): unknown }, error: unknown): void {
-  const refusal = asStoreUnavailable(error);
   if (
-    refusal instanceof PeriodQuotaExceeded ||
-    refusal instanceof RateLimitError ||
-    refusal instanceof StoreUnavailableError
+    error instanceof PeriodQuotaExceeded ||
+    error instanceof RateLimitError ||
+    error instanceof StoreUnavailableError
   ) {
-    reply.header('retry-after', String(refusal.retryAfterSeconds));
+    reply.header('retry-after', String(error.retryAfterSeconds));
   }
 }

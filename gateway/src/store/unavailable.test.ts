@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { isStoreUnavailable, StoreGuard, StoreUnavailableError } from './unavailable.ts';
+import { isConnectionFailure, StoreGuard, StoreUnavailableError } from './unavailable.ts';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
 
 describe('store unavailability', () => {
   it('tells an unreachable database from a statement the database refused', () => {
-    expect(isStoreUnavailable(refused())).toBe(true);
-    expect(isStoreUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
-    expect(isStoreUnavailable(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBe(true);
-    expect(isStoreUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
-    expect(isStoreUnavailable(new Error('division by zero'))).toBe(false);
-    expect(isStoreUnavailable('ECONNREFUSED')).toBe(false);
+    expect(isConnectionFailure(refused())).toBe(true);
+    expect(isConnectionFailure(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionFailure(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBe(true);
+    expect(isConnectionFailure(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(isConnectionFailure(new Error('division by zero'))).toBe(false);
+    expect(isConnectionFailure('ECONNREFUSED')).toBe(false);
   });
 
   it('fails fast after a failure, then lets one checkout at a time probe', async () => {

@@ -43,9 +43,8 @@ const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03']);
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|Connection ended unexpectedly/i;
 
-/** Whether `error` means the database is unreachable (as opposed to a statement it refused). */
-export function isStoreUnavailable(error: unknown): boolean {
-  if (error instanceof StoreUnavailableError) return true;
+/** Whether a node-postgres error means the database is unreachable (as opposed to a statement it refused). */
+export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith('08'))) {
@@ -54,11 +53,13 @@ export function isStoreUnavailable(error: unknown): boolean {
   return UNAVAILABLE_MESSAGES.test(error.message);
 }
 
-/** `error` as a StoreUnavailableError when it means the database is unreachable, else unchanged. */
-export function asStoreUnavailable(error: unknown): unknown {
-  return isStoreUnavailable(error) && !(error instanceof StoreUnavailableError)
-    ? new StoreUnavailableError(error)
-    : error;
+/**
+ * Whether `error` is the database being unreachable. Every query and checkout of the Postgres pool goes
+ * through the guard, which turns such failures into StoreUnavailableError; other errors with socket codes
+ * (an upstream provider refusing a connection) are not the store's.
+ */
+export function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
+  return error instanceof StoreUnavailableError;
 }
 
 /**
@@ -70,6 +71,8 @@ export class StoreGuard {
   readonly #retryMs: number;
   readonly #now: () => number;
   #failedAt: number | undefined;
+  /** What the last failure was, carried by the fast failures as their cause (for /health/details). */
+  #lastFailure: unknown;
   #probing = false;
 
   constructor(retryMs = 1000, now: () => number = () => performance.now()) {
@@ -86,7 +89,9 @@ export class StoreGuard {
   async checkout<T>(open: () => Promise<T>): Promise<T> {
     const failedAt = this.#failedAt;
     const probe = failedAt !== undefined;
-    if (probe && (this.#probing || this.#now() - failedAt < this.#retryMs)) throw new StoreUnavailableError();
+    if (probe && (this.#probing || this.#now() - failedAt < this.#retryMs)) {
+      throw new StoreUnavailableError(this.#lastFailure);
+    }
     if (probe) this.#probing = true;
     try {
       const opened = await open();
@@ -101,8 +106,10 @@ export class StoreGuard {
 
   /** Notes a failed statement or checkout: an unreachable database trips the guard. Answers the error to throw. */
   failed(error: unknown): unknown {
-    if (!isStoreUnavailable(error)) return error;
+    if (error instanceof StoreUnavailableError) return error;
+    if (!isConnectionFailure(error)) return error;
     this.#failedAt = this.#now();
-    return asStoreUnavailable(error);
+    this.#lastFailure = error;
+    return new StoreUnavailableError(error);
   }
 }
