@@ -23,8 +23,12 @@ const TOKEN_QUOTA = 50_000_000;
 /** Paced load: 4 workers, one request each per 100 ms at most, so 20 per second per gateway. */
 const WORKERS = 4;
 const INTERVAL_MS = 100;
-/** What the upstream reports per call: 150 + 150 tokens at ratio 1, charged 300 quota. */
-const USAGE = { prompt_tokens: 150, completion_tokens: 150 };
+/** Prompt tokens the upstream reports per call before the cut (no completion: the charge is linear in it). */
+const PROMPT_TOKENS = 300;
+/** Requests per gateway the paced load sends during the Postgres cut, at most. */
+const CUT_REQUESTS_PER_GATEWAY = (POSTGRES_CUT_MS / INTERVAL_MS) * (WORKERS / 2);
+/** The lease slice (QuotaLedger's default) and so the outage credit per account per pod. */
+const SLICE = 500_000;
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -108,7 +112,7 @@ describe.skipIf(!hasPostgres() || !hasRedis())(
         () => redisProxy.close(),
       );
       const upstream: MockOpenAI = await startMockOpenAI();
-      upstream.behaviour = { usage: USAGE };
+      upstream.behaviour = { usage: { prompt_tokens: PROMPT_TOKENS, completion_tokens: 0 } };
       cleanups.push(() => upstream.close());
       const namespace = testNamespace();
       const env = gatewayEnv({ databaseUrl: pgProxy.urlFor(database.url!) }, namespace, {
@@ -168,6 +172,23 @@ describe.skipIf(!hasPostgres() || !hasRedis())(
       );
       expect(load.tally.failed, JSON.stringify([...load.tally.statuses])).toBe(0);
 
+      // During the cut each call costs enough that the smallest wallet lease runs dry: the pod spends past it
+      // on outage credit (half a slice more), while no pod spends more than its lease plus one slice.
+      await eventually(
+        async () => Number((await books.query('select count(*) as n from logs where type = 2')).rows[0].n),
+        (n) => n > 0,
+        10_000,
+      );
+      const { rows: charged } = await books.query<{ quota: number }>('select quota from logs where type = 2 limit 1');
+      const perPromptToken = Number(charged[0]!.quota) / PROMPT_TOKENS;
+      const { rows: walletLeases } = await books.query<{ amount: number }>(
+        "select amount from quota_leases where account_type = 'user'",
+      );
+      expect(walletLeases).toHaveLength(2);
+      const smallest = Math.min(...walletLeases.map((lease) => Number(lease.amount)));
+      const cutCharge = Math.ceil((smallest + SLICE / 2) / CUT_REQUESTS_PER_GATEWAY);
+      upstream.behaviour = { usage: { prompt_tokens: Math.ceil(cutCharge / perPromptToken), completion_tokens: 0 } };
+
       // Postgres gone for 60 s.
       const beforePg = load.snapshot();
       pgProxy.cut();
@@ -198,7 +219,8 @@ describe.skipIf(!hasPostgres() || !hasRedis())(
       // Spending past a lease is outage credit, owed until the database is back (how much depends on
       // where each lease stood when the cut came).
       const debt = await Promise.all(gateways.map((gateway) => debtQuota(gateway.metricsUrl)));
-      for (const quota of debt) expect(quota).toBeGreaterThanOrEqual(0);
+      for (const quota of debt) expect(quota).toBeLessThanOrEqual(2 * SLICE);
+      expect(debt[0]! + debt[1]!, `debt at the end of the cut ${debt}`).toBeGreaterThan(0);
       const duringPg = since(beforePg, load.snapshot());
       pgProxy.restore();
       expect(duringPg.ok, JSON.stringify([...load.tally.statuses])).toBeGreaterThan(1_000);
