@@ -39,9 +39,10 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolMax,
-    // A database that does not answer is reported in about two seconds (connect, or wait for a free client),
-    // not after the default of waiting forever.
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A database that does not answer is reported within two seconds of trying to connect; a request
+    // waiting for a free client (all busy) gives up after ten, not after the default of never.
+    Client: QuickConnectClient,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text'),
@@ -63,6 +64,14 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
 }
 
 const CONNECT_TIMEOUT_MS = 2000;
+const POOL_WAIT_MS = 10_000;
+
+/** A client whose own connect gives up after CONNECT_TIMEOUT_MS, below the pool's wait for a free client. */
+class QuickConnectClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
 
 /** A statement that fails because the connection is gone trips the guard and rejects with StoreUnavailableError. */
 function guardQueries(client: pg.PoolClient, guard: StoreGuard): void {

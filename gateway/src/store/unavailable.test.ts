@@ -1,4 +1,6 @@
+import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { openStore } from './open.ts';
 import { isConnectionFailure, StoreGuard, StoreUnavailableError } from './unavailable.ts';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
@@ -50,8 +52,26 @@ describe('store unavailability', () => {
     expect(guard.down).toBe(false);
   });
 
+  it('gives up on a database that accepts the connection but never answers after about two seconds', async () => {
+    // Accepts and then says nothing, like a host behind a dropped route.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const store = await openStore({ databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` });
+    try {
+      const started = performance.now();
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(performance.now() - started).toBeLessThan(5_000);
+      const again = performance.now();
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(performance.now() - again).toBeLessThan(100);
+    } finally {
+      await store.close();
+      silent.close();
+    }
+  });
+
   it('answers within the connect timeout when nothing listens, and at once after that', async () => {
-    const { openStore } = await import('./open.ts');
     const store = await openStore({ databaseUrl: 'postgres://nobody@127.0.0.1:1/none' });
     try {
       await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);

@@ -41,7 +41,10 @@ const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03']);
 
 /** What node-postgres says when it loses or cannot get a connection (it sets no code for these). */
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|Connection ended unexpectedly/i;
+  /Connection terminated|timeout expired|Client has encountered a connection error|not currently accepting connections|Connection ended unexpectedly/i;
+
+/** node-postgres's pool waited too long for a free client: the database is busy, not gone. */
+const POOL_BUSY_MESSAGE = 'timeout exceeded when trying to connect';
 
 /** Whether a node-postgres error means the database is unreachable (as opposed to a statement it refused). */
 export function isConnectionFailure(error: unknown): boolean {
@@ -98,6 +101,8 @@ export class StoreGuard {
       this.#failedAt = undefined;
       return opened;
     } catch (error) {
+      // Busy: this request is refused (503) but the others go on asking.
+      if (error instanceof Error && error.message === POOL_BUSY_MESSAGE) throw new StoreUnavailableError(error);
       throw this.failed(error);
     } finally {
       if (probe) this.#probing = false;
