@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { endpointOf, startTcpProxy } from '../../../tests/support/tcp-proxy.ts';
 import { eventually } from '../../../tests/support/wait.ts';
+import { StoreUnavailableError } from '../store/unavailable.ts';
 import { createRedisClusterState } from './redis.ts';
 
 const redisUrl = inject('redisUrl');
 
 describe.skipIf(!redisUrl)('Redis cluster state while Redis is unreachable', () => {
-  it('rate limits fail open at once, bus messages are dropped, and both work again once it is back', async () => {
+  it('rate limits fail open at once, bus messages are dropped, short-lived values answer 503, and both work again once it is back', async () => {
     const proxy = await startTcpProxy(endpointOf(redisUrl!, 6379));
     const errors: Error[] = [];
     const state = await createRedisClusterState({
@@ -29,6 +30,8 @@ describe.skipIf(!redisUrl)('Redis cluster state while Redis is unreachable', () 
       // No offline queue: nothing waits for a reconnect or a command timeout.
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(errors.length).toBeGreaterThanOrEqual(3);
+      // Short-lived values cannot be served: a 503 for the /api caller, at once.
+      await expect(state.kv.get('code')).rejects.toBeInstanceOf(StoreUnavailableError);
       // Argument mistakes are not outages.
       await expect(state.counters.take('k', 0, 1)).rejects.toThrow(RangeError);
 

@@ -5,6 +5,7 @@ import { BUDGET_SCRIPTS, type BudgetCommands, redisBudgets } from './redis-budge
 import { checkDuration, checkLimit, deliver } from './shared.ts';
 import { TurnBatcher } from './turn-batch.ts';
 import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import { kvUnavailableAs503 } from './unavailable.ts';
 
 export interface RedisClusterStateOptions {
   /** `redis://` or `rediss://` connection string. */
@@ -181,7 +182,7 @@ export async function createRedisClusterState(options: RedisClusterStateOptions)
     counters: failOpenCounters(redisCounters(client, `${prefix}counter:`), reportError),
     budgets: failOpenBudgets(redisBudgets(client, `${prefix}budget:`), reportError),
     locks: redisLocks(client, `${prefix}lock:`),
-    kv: redisKeyValueStore(client, `${prefix}kv:`),
+    kv: kvUnavailableAs503(redisKeyValueStore(client, `${prefix}kv:`)),
     capped: redisCappedMaps(client, `${prefix}capped:`),
     async ping() {
       await Promise.all([client.ping(), subscriber.ping()]);

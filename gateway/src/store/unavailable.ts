@@ -7,13 +7,13 @@ export const STORE_ERRORS = defineErrors({
   store_unavailable: {
     status: 503,
     message: {
-      zh: '数据库暂时不可用，请在 {retry_after} 秒后重试',
-      en: 'The database is unavailable right now; retry in {retry_after} s',
+      zh: '数据存储暂时不可用，请在 {retry_after} 秒后重试',
+      en: 'Storage (the database or Redis) is unavailable right now; retry in {retry_after} s',
     },
   },
 });
 
-/** The database cannot be reached (refused, reset, timed out, shutting down): the request may succeed later. */
+/** Postgres (or Redis) cannot be reached (refused, reset, timed out, shutting down): the request may succeed later. */
 export class StoreUnavailableError extends AppError {
   override name = 'StoreUnavailableError';
   readonly retryAfterSeconds = STORE_RETRY_AFTER_SECONDS;
