@@ -214,6 +214,20 @@ describe.skipIf(!hasPostgres() || !hasRedis())(
       expect(unknown.status).toBe(503);
       expect(unknown.headers.get('retry-after')).toBe('5');
       expect(((await unknown.json()) as { error: unknown }).error).toMatchObject({ code: 'store_unavailable' });
+      const claude = await fetch(`${b.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'sk-never-seen-either', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(claude.status).toBe(503);
+      expect(await claude.json()).toMatchObject({ type: 'error', error: { type: expect.any(String) } });
+      const gemini = await fetch(`${b.url}/v1beta/models/${MODEL}:generateContent?key=never-seen-gemini`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+      });
+      expect(gemini.status).toBe(503);
+      expect(await gemini.json()).toMatchObject({ error: { code: 503 } });
       for (const gateway of gateways) expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
       await sleep(POSTGRES_CUT_MS - 2_000 - api.ms - rest.ms);
       // Spending past a lease is outage credit, owed until the database is back (how much depends on
