@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import { levels } from 'pino';
 import { authGuards, signedIn } from './api/auth.ts';
-import { failure } from './api/envelope.ts';
+import { failure, setStoreRetryAfter } from './api/envelope.ts';
 import { apiPlugin } from './api/index.ts';
 import type { Config } from './config.ts';
 import type { PodHealth } from './health.ts';
@@ -100,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler(async (error, request, reply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    setStoreRetryAfter(reply, appError);
     return reply.code(appError.status).send(failure(request, appError));
   });
   // Status-only probes here; /metrics and dependency details are on the private listener (METRICS_PORT).

@@ -1,5 +1,6 @@
 import type { Gauge } from 'prom-client';
 import type { NewerMigration } from './store/index.ts';
+import { StoreUnavailableError } from './store/unavailable.ts';
 
 /** What /readyz answers: the pod's own state, never its dependencies'. */
 export type Readiness = 'ok' | 'unavailable' | 'draining' | 'waiting-for-schema';
@@ -85,7 +86,9 @@ export class PodHealth {
           await withTimeout(check(), this.#timeoutMs);
           dependencies[name] = 'ok';
         } catch (error) {
-          dependencies[name] = error instanceof Error ? error.message || error.name : String(error);
+          // The database's own words, not the "retry later" a user is shown.
+          const shown = error instanceof StoreUnavailableError && error.cause instanceof Error ? error.cause : error;
+          dependencies[name] = shown instanceof Error ? shown.message || shown.name : String(shown);
         }
         this.#dependencyUp.set({ dependency: name }, dependencies[name] === 'ok' ? 1 : 0);
       }),

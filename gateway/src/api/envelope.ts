@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LEDGER_ERRORS } from '../domain/ledger/errors.ts';
 import type { AppError, Language } from '../errors.ts';
 import { HTTP_ERRORS, requestLanguage, toAppError } from '../http/errors.ts';
+import { STORE_ERRORS, StoreUnavailableError } from '../store/unavailable.ts';
 
 /** new-api's answer shape on every /api call: {success, message, data}; failures add a stable `code`. */
 export interface Envelope<T = unknown> {
@@ -9,6 +10,8 @@ export interface Envelope<T = unknown> {
   message: string;
   data?: T;
   code?: string;
+  /** Seconds to wait before retrying (a 503 while the database is unreachable); also the Retry-After header. */
+  retry_after?: number;
 }
 
 export function ok<T>(data?: T, message = ''): Envelope<T> {
@@ -21,7 +24,18 @@ export function say(request: FastifyRequest, message: Record<Language, string>):
 }
 
 export function failure(request: FastifyRequest, error: AppError): Envelope<never> {
-  return { success: false, message: error.localized(requestLanguage(request)), code: error.code };
+  const answer: Envelope<never> = {
+    success: false,
+    message: error.localized(requestLanguage(request)),
+    code: error.code,
+  };
+  if (error instanceof StoreUnavailableError) answer.retry_after = error.retryAfterSeconds;
+  return answer;
+}
+
+/** Sets `Retry-After` on an answer the caller should retry later (the database unreachable). */
+export function setStoreRetryAfter(reply: FastifyReply, error: AppError): void {
+  if (error instanceof StoreUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
 }
 
 /**
@@ -35,6 +49,7 @@ const SERVER_STATE = new Set(
     HTTP_ERRORS.SHUTTING_DOWN,
     HTTP_ERRORS.SCHEMA_NOT_READY,
     LEDGER_ERRORS.quota_ledger_closed,
+    STORE_ERRORS.store_unavailable,
   ].map((spec) => spec.code),
 );
 
@@ -59,5 +74,6 @@ export function sendFailure(error: unknown, request: FastifyRequest, reply: Fast
   const appError = toAppError(error);
   if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
   const answer = failure(request, appError);
+  setStoreRetryAfter(reply, appError);
   return reply.code(apiStatus(appError)).send(echoInData ? { ...answer, data: answer.message } : answer);
 }

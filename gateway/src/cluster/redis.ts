@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { failOpenBudgets, failOpenCounters } from './fail-open.ts';
 import { BUDGET_SCRIPTS, type BudgetCommands, redisBudgets } from './redis-budgets.ts';
 import { checkDuration, checkLimit, deliver } from './shared.ts';
 import { TurnBatcher } from './turn-batch.ts';
 import type { Bus, CappedMaps, ClusterState, KeyValueStore, Lease, Locks, SlidingWindowCounters } from './types.ts';
+import { kvUnavailableAs503 } from './unavailable.ts';
 
 export interface RedisClusterStateOptions {
   /** `redis://` or `rediss://` connection string. */
@@ -15,7 +17,8 @@ export interface RedisClusterStateOptions {
 }
 
 const CONNECT_TIMEOUT_MS = 5000;
-const COMMAND_TIMEOUT_MS = 5000;
+/** A command Redis does not answer fails after this long, so a request never waits longer on it. */
+const COMMAND_TIMEOUT_MS = 2000;
 const QUIT_TIMEOUT_MS = 1000;
 
 // Every script reads the clock with TIME, so pods with skewed clocks agree. Scores are
@@ -160,6 +163,8 @@ type Commands = Redis & ScriptCommands & BudgetCommands;
 /** Connects both connections (commands, and the bus subscriber); rejects if Redis does not answer. */
 export async function createRedisClusterState(options: RedisClusterStateOptions): Promise<ClusterState> {
   const client = connection(options, 'tollgate', true) as Commands;
+  // Failures the state answers for itself (fail-open limits, lost bus messages) are reported like connection errors.
+  const reportError = (err: unknown) => options.onError?.(err instanceof Error ? err : new Error(String(err)));
   const subscriber = connection(options, 'tollgate-bus', false);
   try {
     await Promise.all([connect(client, options.url), connect(subscriber, options.url)]);
@@ -169,15 +174,15 @@ export async function createRedisClusterState(options: RedisClusterStateOptions)
     throw err;
   }
   const prefix = `${options.namespace}:`;
-  const bus = redisBus(client, subscriber, prefix);
+  const bus = redisBus(client, subscriber, prefix, reportError);
   let closed = false;
   return {
     kind: 'redis',
     bus,
-    counters: redisCounters(client, `${prefix}counter:`),
-    budgets: redisBudgets(client, `${prefix}budget:`),
+    counters: failOpenCounters(redisCounters(client, `${prefix}counter:`), reportError),
+    budgets: failOpenBudgets(redisBudgets(client, `${prefix}budget:`), reportError),
     locks: redisLocks(client, `${prefix}lock:`),
-    kv: redisKeyValueStore(client, `${prefix}kv:`),
+    kv: kvUnavailableAs503(redisKeyValueStore(client, `${prefix}kv:`)),
     capped: redisCappedMaps(client, `${prefix}capped:`),
     async ping() {
       await Promise.all([client.ping(), subscriber.ping()]);
@@ -197,7 +202,8 @@ function connection(options: RedisClusterStateOptions, name: string, withScripts
     lazyConnect: true,
     connectionName: name,
     connectTimeout: CONNECT_TIMEOUT_MS,
-    // A command fails after a few reconnect attempts instead of waiting forever for Redis.
+    // While Redis is unreachable a command fails at once instead of waiting in a queue for the reconnect.
+    enableOfflineQueue: false,
     maxRetriesPerRequest: 2,
     ...(withScripts ? { commandTimeout: COMMAND_TIMEOUT_MS, scripts: { ...SCRIPTS, ...BUDGET_SCRIPTS } } : {}),
     // The first connect fails at once (the gateway then refuses to start); later drops reconnect with backoff.
@@ -269,7 +275,12 @@ interface Channel {
   ready: Promise<unknown>;
 }
 
-function redisBus(client: Redis, subscriber: Redis, prefix: string): Bus & { stop(): void } {
+function redisBus(
+  client: Redis,
+  subscriber: Redis,
+  prefix: string,
+  onError: (err: unknown) => void,
+): Bus & { stop(): void } {
   const channels = new Map<string, Channel>();
   subscriber.on('message', (name: string, message: string) => {
     const channel = channels.get(name);
@@ -289,8 +300,10 @@ function redisBus(client: Redis, subscriber: Redis, prefix: string): Bus & { sto
   };
 
   return {
+    // A message lost while Redis is down is reported, not thrown: the change it announces is already
+    // written, and the other pods' caches catch up by their time-to-live.
     async publish(channel, message) {
-      await client.publish(prefix + channel, message);
+      await client.publish(prefix + channel, message).catch(onError);
     },
     async subscribe(local, handler) {
       const name = prefix + local;

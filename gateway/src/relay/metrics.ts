@@ -210,6 +210,11 @@ export function registerStateGauges(
     'Spending not yet written to the lease rows.',
     () => sources.ledger().unflushedQuota,
   );
+  gauge(
+    'tollgate_ledger_debt_quota',
+    'Quota spent that no lease covers yet (outage credit while the database is unreachable), written once it is back.',
+    () => sources.ledger().debtQuota,
+  );
   gauge('tollgate_usage_queued_logs', 'Usage log rows waiting to be written.', () => sources.usage().queuedLogs);
   gauge(
     'tollgate_usage_dropped_logs',

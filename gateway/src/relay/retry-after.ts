@@ -1,12 +1,17 @@
 import { PeriodQuotaExceeded } from '../domain/ledger/periods/errors.ts';
+import { StoreUnavailableError } from '../store/unavailable.ts';
 import { RateLimitError } from './rate-limits.ts';
 
 /**
  * Sets `Retry-After` on a refusal that passes by itself with time: a period quota used up, a rate
- * limit reached. Every relay error handler (each route family answers in its own shape) calls it.
+ * limit reached, the database unreachable. Every relay error handler (each route family answers in its own shape) calls it.
  */
 export function setRetryAfter(reply: { header(name: string, value: string): unknown }, error: unknown): void {
-  if (error instanceof PeriodQuotaExceeded || error instanceof RateLimitError) {
+  if (
+    error instanceof PeriodQuotaExceeded ||
+    error instanceof RateLimitError ||
+    error instanceof StoreUnavailableError
+  ) {
     reply.header('retry-after', String(error.retryAfterSeconds));
   }
 }

@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Database } from './database.ts';
 import { PGliteDialect } from './dialects/pglite.ts';
 import { EmbeddedProcess } from './embedded-client.ts';
+import { StoreGuard } from './unavailable.ts';
 
 export type StoreKind = 'postgres' | 'pglite';
 
@@ -38,6 +39,10 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolMax,
+    // A database that does not answer is reported within two seconds of trying to connect; a request
+    // waiting for a free client (all busy) gives up after ten, not after the default of never.
+    Client: QuickConnectClient,
+    connectionTimeoutMillis: POOL_WAIT_MS,
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID || oid === NUMERIC_OID ? toNumber : pg.types.getTypeParser(oid, format as 'text'),
@@ -46,9 +51,40 @@ function openPostgres(databaseUrl: string, poolMax: number): Store {
   // A client that loses its connection (Postgres restarting, a failover) must not crash the process:
   // an idle one is dropped by the pool, one checked out fails its query, and the next query reconnects.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // While it is unreachable, requests fail at once with StoreUnavailableError (a 503) instead of each
+  // waiting for its own connect timeout (unavailable.ts).
+  const guard = new StoreGuard();
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    guardQueries(client, guard);
+  });
+  const guarded = { connect: () => guard.checkout(() => pool.connect()), end: () => pool.end(), options: pool.options };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
   return storeFor(db, 'postgres');
+}
+
+const CONNECT_TIMEOUT_MS = 2000;
+const POOL_WAIT_MS = 10_000;
+
+/** A client whose own connect gives up after CONNECT_TIMEOUT_MS, below the pool's wait for a free client. */
+class QuickConnectClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
+/** A statement that fails because the connection is gone trips the guard and rejects with StoreUnavailableError. */
+function guardQueries(client: pg.PoolClient, guard: StoreGuard): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (result instanceof Promise) {
+      return result.catch((error: unknown) => {
+        throw guard.failed(error);
+      });
+    }
+    return result;
+  };
 }
 
 async function openPGlite(dataDir: string): Promise<Store> {

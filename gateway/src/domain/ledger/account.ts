@@ -45,6 +45,11 @@ export class AccountLease {
   /** Open reservations of this generation. */
   holds = 0;
   debt = 0;
+  /**
+   * Logged spending no lease covered because its take failed (the database away): the usage batch that
+   * logs it charges it off the balance; until then it counts against outage credit like debt.
+   */
+  unloggedDirect = 0;
   /** The last slice taken: the lease is topped up once it has less than a share of it left. */
   slice = 0;
   /** Monotonic ms until which the lease may back new reservations (well inside its expiry). */

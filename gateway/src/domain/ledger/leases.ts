@@ -273,6 +273,7 @@ export class LeaseWriter {
       if (plan.balance === undefined)
         this.#log.warn({ account: plan.account.ref }, 'logged spending of a vanished account');
       else plan.account.balance = plan.balance;
+      plan.account.unloggedDirect = Math.max(0, plan.account.unloggedDirect - (plan.amount - plan.fromLease));
       if (plan.lost) {
         this.#lose(plan.account);
         continue;

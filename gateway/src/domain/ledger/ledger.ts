@@ -8,6 +8,7 @@ import {
   type LeaseWriteResult,
   transactionStatus,
 } from '../../store/repositories/quota-leases.ts';
+import { isStoreUnavailable } from '../../store/unavailable.ts';
 import { AccountLease, accountKey } from './account.ts';
 import { defaultFormatQuota, LEDGER_ERRORS, USER_QUOTA_BELOW_RESERVE } from './errors.ts';
 import { type ChargeBalances, LeaseWriter, type LedgerLogger } from './leases.ts';
@@ -190,6 +191,7 @@ export class QuotaLedger {
   readonly #drainTimeoutMs: number;
   readonly #format: (quota: number) => string;
   readonly #periods: PeriodBudget | undefined;
+  readonly #sliceQuota: number;
   readonly #accounts = new Map<string, AccountLease>();
   /** Usage batches whose last write's COMMIT reply was lost: the transaction id that may have written them. */
   readonly #unresolvedBatches = new WeakMap<object, string>();
@@ -221,6 +223,7 @@ export class QuotaLedger {
     this.#drainTimeoutMs = config.drainTimeoutMs ?? 10_000;
     this.#format = config.formatQuota ?? defaultFormatQuota;
     this.#periods = config.periods;
+    this.#sliceQuota = sliceQuota;
   }
 
   static async start(config: QuotaLedgerConfig): Promise<QuotaLedger> {
@@ -470,7 +473,7 @@ export class QuotaLedger {
       stats.leasedQuota += account.rowAmount - account.unflushed - account.unlogged;
       stats.reservedQuota += account.reserved;
       stats.unflushedQuota += account.unflushed + account.unlogged;
-      stats.debtQuota += account.debt;
+      stats.debtQuota += account.debt + account.unloggedDirect;
     }
     return stats;
   }
@@ -599,24 +602,53 @@ export class QuotaLedger {
       return fast;
     }
     return account.lock.run(async () => {
-      // Taking may race with reservations served from the lease meanwhile: take again, a few times.
-      for (let attempt = 0; ; attempt++) {
-        if (account.uncertain) await this.#leases.reconcile(account);
-        const hold = this.#tryHold(account, amount);
-        if (hold) return hold;
-        if (this.#returning) throw new AppError(LEDGER_ERRORS.quota_ledger_closed);
-        // Short of quota: take a slice. Only past its renewal: renew, taking nothing.
-        const need = Math.max(amount, 1) - account.available;
-        let result: LeaseWriteResult;
-        try {
-          result = await this.#leases.take(account, need, { force: false, grow: need > 0 });
-        } catch (error) {
-          if (!(error instanceof AccountMissingError)) throw error;
-          result = { status: 'refused', balance: 0 };
-        }
-        if (result.status === 'refused' || attempt >= 5) throw this.#refusal(account, amount);
+      try {
+        return await this.#holdLocked(account, amount);
+      } catch (error) {
+        if (!isStoreUnavailable(error)) throw error;
+        // The database is unreachable: known accounts keep being served on outage credit.
+        const credit = this.#tryOutageHold(account, amount);
+        if (credit) return credit;
+        throw error;
       }
     });
+  }
+
+  async #holdLocked(account: AccountLease, amount: number): Promise<Hold> {
+    // Taking may race with reservations served from the lease meanwhile: take again, a few times.
+    for (let attempt = 0; ; attempt++) {
+      if (account.uncertain) await this.#leases.reconcile(account);
+      const hold = this.#tryHold(account, amount);
+      if (hold) return hold;
+      if (this.#returning) throw new AppError(LEDGER_ERRORS.quota_ledger_closed);
+      // Short of quota: take a slice. Only past its renewal: renew, taking nothing.
+      const need = Math.max(amount, 1) - account.available;
+      let result: LeaseWriteResult;
+      try {
+        result = await this.#leases.take(account, need, { force: false, grow: need > 0 });
+      } catch (error) {
+        if (!(error instanceof AccountMissingError)) throw error;
+        result = { status: 'refused', balance: 0 };
+      }
+      if (result.status === 'refused' || attempt >= 5) throw this.#refusal(account, amount);
+    }
+  }
+
+  /**
+   * A hold while the database is unreachable (issue 18): out of what the lease has left even past its
+   * renewal (nobody can sweep it meanwhile), and beyond it up to an outage credit of at most one slice,
+   * never more than the balance last seen. What is spent beyond the lease becomes debt, charged by the
+   * sync loop once the database is back; the debt counts against the credit, so the exposure of each
+   * account on this pod stays within it for the whole outage.
+   */
+  #tryOutageHold(account: AccountLease, amount: number): Hold | undefined {
+    if (this.#returning) return undefined;
+    const credit = Math.min(this.#sliceQuota, Math.max(0, account.balance ?? 0));
+    const owed = account.debt + account.unloggedDirect;
+    if (account.available + credit - owed < Math.max(amount, 1)) return undefined;
+    account.reserved += amount;
+    account.holds++;
+    return { ref: account.ref, generation: account.generation, amount };
   }
 
   /** Holds `amount` on every account in order (the wallet first), or on none: a refusal releases what it held. */
@@ -674,9 +706,15 @@ export class QuotaLedger {
           await this.#leases.take(account, owed, { force: true, grow: true });
         }
       } catch (err) {
-        if (err instanceof AccountMissingError || options.withLog) return;
+        if (err instanceof AccountMissingError) return;
+        if (options.withLog) {
+          account.unloggedDirect += owed;
+          return;
+        }
         // The charge is owed either way: the next write on this account (or close) charges it.
         account.debt += owed;
+        // While the database is away this is every request past the lease: the debt gauge shows it.
+        if (isStoreUnavailable(err)) return;
         this.#log.warn({ err, account: ref, amount: owed }, 'quota charge deferred: the database did not take it');
       }
     });
@@ -688,7 +726,8 @@ export class QuotaLedger {
    */
   #spendFromLease(account: AccountLease, amount: number): number {
     if (account.leaseId === undefined) return 0;
-    const part = Math.min(amount, account.available);
+    // Holds on outage credit can leave less than nothing available.
+    const part = Math.max(0, Math.min(amount, account.available));
     account.unflushed += part;
     return part;
   }
@@ -696,7 +735,8 @@ export class QuotaLedger {
   /** Like #spendFromLease, for spending the usage batch writes with its log (writeLogged), never the flush. */
   #logFromLease(account: AccountLease, amount: number): number {
     if (account.leaseId === undefined) return 0;
-    const part = Math.min(amount, account.available);
+    // Holds on outage credit can leave less than nothing available.
+    const part = Math.max(0, Math.min(amount, account.available));
     account.unlogged += part;
     return part;
   }
@@ -708,7 +748,9 @@ export class QuotaLedger {
     if (account.available >= account.slice * LOW_WATER) return;
     account.lock
       .run(() => this.#leases.take(account, 0, { force: false, grow: true }))
-      .catch((err: unknown) => this.#log.warn({ err, account: account.ref }, 'quota lease top-up failed'));
+      .catch((err: unknown) => {
+        if (!isStoreUnavailable(err)) this.#log.warn({ err, account: account.ref }, 'quota lease top-up failed');
+      });
   }
 
   /**

@@ -12,7 +12,20 @@ import { createMemoryClusterState } from '../../cluster/index.ts';
 import { announceAuthChange } from '../../domain/auth-changes.ts';
 import { Keyring } from '../../domain/keyring.ts';
 import type { Store } from '../../store/index.ts';
+import { StoreUnavailableError } from '../../store/unavailable.ts';
 import { KeyCache } from './key-cache.ts';
+
+/** A database that has gone away while `down` is set: every statement fails as an unreachable one does. */
+class Outage implements KyselyPlugin {
+  down = false;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (this.down) throw new StoreUnavailableError();
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
 
 /** Counts the statements a Kysely instance runs, to prove the hot path does not touch the database. */
 class QueryCounter implements KyselyPlugin {
@@ -155,6 +168,27 @@ describe('API key cache', () => {
     expect(await cache.lookup('doomed1')).toBeUndefined();
     // The key next to it is untouched.
     expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
+    await cache.close();
+  });
+
+  it('serves a known key past its time-to-live while the database is unreachable, and no unknown key', async () => {
+    const outage = new Outage();
+    const cache = await KeyCache.start({
+      db: store.db.withPlugin(outage),
+      keyring,
+      bus: createMemoryClusterState().bus,
+      ttlMs: 1,
+    });
+    expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    outage.down = true;
+    expect((await cache.lookup('abc123'))?.token.id).toBe(tokenId);
+    await expect(cache.lookup('never-seen')).rejects.toBeInstanceOf(StoreUnavailableError);
+    // Back: the key is read again (a change made meanwhile shows).
+    outage.down = false;
+    await store.db.updateTable('tokens').set({ name: 'renamed' }).where('id', '=', tokenId).execute();
+    expect((await cache.lookup('abc123'))?.token.name).toBe('renamed');
+    await store.db.updateTable('tokens').set({ name: 'cached' }).where('id', '=', tokenId).execute();
     await cache.close();
   });
 });

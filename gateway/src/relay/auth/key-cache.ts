@@ -7,6 +7,7 @@ import type { Keyring } from '../../domain/keyring.ts';
 import { type PeriodLimits, parsePeriodLimits } from '../../domain/ledger/periods/limits.ts';
 import { type RateLimits, readRateLimits } from '../../domain/rate-limits.ts';
 import type { Database, UserRow } from '../../store/database.ts';
+import { isStoreUnavailable } from '../../store/unavailable.ts';
 
 /** A token and its owner as the relay checks them, without any database access per request. */
 export interface KeyIdentity {
@@ -78,7 +79,8 @@ const NEGATIVE_TTL_MS = 10_000;
 /**
  * API keys, kept in memory (DESIGN.md §3 step 2). A key is read from the database (by its HMAC) once,
  * then served from memory until a change to its token or owner is announced on the bus (every pod drops
- * it within a second) or its time-to-live passes (the safety net for a missed message). Entries are keyed
+ * it within a second) or its time-to-live passes (the safety net for a missed message); while the database
+ * is unreachable, a key whose time-to-live passed is still served as last read. Entries are keyed
  * by the key as presented, so a request served from memory costs a map lookup, not an HMAC.
  */
 export class KeyCache {
@@ -119,7 +121,15 @@ export class KeyCache {
       loading = this.#load(this.#keyring.hmac(key)).finally(() => this.#loading.delete(key));
       this.#loading.set(key, loading);
     }
-    const identity = await loading;
+    let identity: KeyIdentity | null;
+    try {
+      identity = await loading;
+    } catch (error) {
+      // The database is unreachable: a key this pod knew keeps working on what it last read (issue 18).
+      const stale = this.#entries.get(key)?.identity;
+      if (stale && isStoreUnavailable(error)) return stale;
+      throw error;
+    }
     if (this.#entries.size >= this.#maxEntries) this.#entries.clear();
     this.#entries.set(key, { identity, expiresAt: now + (identity ? this.#ttlMs : NEGATIVE_TTL_MS) });
     return identity ?? undefined;
