@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { estimateClaudePromptTokens } from '../domain/billing/index.ts';
+import { promptTexts } from '../domain/billing/index.ts';
+import { promptCount } from '../domain/billing/prompt-count-pool.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
@@ -52,7 +53,8 @@ export async function countTokens(
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (!provider.buildCountTokensRequest || key === undefined) {
-    const counted = { input_tokens: estimateClaudePromptTokens(model, json) };
+    const count = await promptCount(model, promptTexts('claude-messages', model, json));
+    const counted = { input_tokens: typeof count === 'number' ? count : count() };
     return sink.answer(200, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(counted)));
   }
 
