@@ -4,6 +4,7 @@ import { promptCount } from '../domain/billing/prompt-count-pool.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
+import { assertModelName } from './bounds/request-bounds.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { Exchange } from './exchange/exchange.ts';
 import { UpstreamFailure } from './exchange/failure.ts';
@@ -42,6 +43,7 @@ export async function countTokens(
   const json = body as Record<string, unknown>;
   const model = typeof json.model === 'string' ? json.model : '';
   if (!model) throw new AppError(RELAY_ERRORS.model_required);
+  assertModelName(model);
   assertModelAllowed(caller, model);
 
   const channel =

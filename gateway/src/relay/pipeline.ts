@@ -26,6 +26,7 @@ import { StreamBroken, UpstreamFailure } from './exchange/failure.ts';
 import { prepareUpstream, upstreamTarget } from './exchange/prepare.ts';
 import type { ClientSink } from './exchange/sink.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
+import { imagesToBill } from './images-listed.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
@@ -178,7 +179,7 @@ export async function relay(
       options,
       semantics: claudeUsage(input.format, outcome.upstreamFormat) ? 'claude' : 'openai',
       model: input.model,
-      n: charge.n,
+      n: imagesToBill(outcome.images, charge.n),
       priceMultiplier: charge.priceMultiplier,
       request: exprRequest,
       estimate: charge,

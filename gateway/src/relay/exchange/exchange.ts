@@ -6,6 +6,7 @@ import {
   responseInHub,
   type StreamConverter,
 } from '../convert/index.ts';
+import { imagesListed } from '../images-listed.ts';
 import { type StreamBudget, streamErrorEvents } from '../overrun/index.ts';
 import { type StreamDecoder, sendUpstream, sendUpstreamWhole, streamDecoderFor } from '../protocols/index.ts';
 import { mapStatusCode } from '../routing/retry.ts';
@@ -65,6 +66,8 @@ export interface ExchangeOutcome {
   clientGone: boolean;
   /** The stream was cut off because the quota could not cover more of it. */
   cut: boolean;
+  /** Images an image answer lists (its `data`): what a per-image price bills, whatever `n` asked for. */
+  images?: number;
 }
 
 /**
@@ -166,6 +169,7 @@ export class Exchange {
     let bytes: Uint8Array = read;
     let usage: Usage | undefined;
     let text = () => '';
+    let images: number | undefined;
     let type = contentType || 'application/octet-stream';
     if (contentType.includes('application/json')) {
       let parsed: Record<string, any>;
@@ -185,10 +189,13 @@ export class Exchange {
       }
       usage = provider.usageFromBody(upstreamFormat, parsed);
       text = () => answerText(responseInHub(upstreamFormat, parsed, convert));
+      let answered: unknown = parsed;
       if (upstreamFormat !== client.format) {
-        bytes = Buffer.from(JSON.stringify(convertResponse(upstreamFormat, client.format, parsed, convert)));
+        answered = convertResponse(upstreamFormat, client.format, parsed, convert);
+        bytes = Buffer.from(JSON.stringify(answered));
         type = 'application/json';
       }
+      images = imagesListed(client.format, answered);
     }
     await sink.answer(answer.status, type, bytes);
     return {
@@ -200,6 +207,7 @@ export class Exchange {
       firstTokenMs: Date.now() - this.#spec.startedMs,
       clientGone: false,
       cut: false,
+      images,
     };
   }
 
