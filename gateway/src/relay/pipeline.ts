@@ -128,7 +128,7 @@ export async function relay(
   await deps.limits.admit(user.id, caller.group);
   // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
   // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
-  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
+  if (await deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const priceIn = (group: string) =>
