@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OFF_LOOP_LENGTH, promptCountPool, QUEUE_LIMIT } from '../../gateway/src/domain/billing/prompt-count-pool.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -306,6 +307,44 @@ describe('multipart bodies', () => {
     await served(1, async () => {
       const answer = await relay('/v1/images/edits', edit());
       expect(answer.status, await answer.clone().text()).toBe(200);
+    });
+  });
+});
+
+describe('a busy prompt-count pool', () => {
+  it('refuses a long prompt with 503 token_count_busy in the client’s format while its queue is full', async () => {
+    // This process's gateway shares the pool: fill its threads and its queue with counts of our own.
+    const pool = promptCountPool();
+    const work = {
+      texts: Array.from({ length: 10 }, (_, i) => `${i} ${'some words to count '.repeat(1500)}`),
+      tokens: 0,
+    };
+    const filling: Array<Promise<number>> = [];
+    while (pool.waiting < QUEUE_LIMIT) filling.push(pool.count('gpt-4o', work));
+    try {
+      const before = await books();
+      const long = 'word '.repeat(OFF_LOOP_LENGTH);
+      const openai = await relay('/v1/chat/completions', chat({ messages: [{ role: 'user', content: long }] }));
+      expect(openai.status).toBe(503);
+      expect(((await openai.json()) as { error: { code: string } }).error.code).toBe('token_count_busy');
+      const claude = await relay('/v1/messages', {
+        model: 'claude-sonnet-4',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: long }],
+      });
+      expect(claude.status).toBe(503);
+      expect(((await claude.json()) as { type: string }).type).toBe('error');
+      expect(await books()).toEqual(before);
+    } finally {
+      await Promise.all(filling);
+    }
+    // Drained, the pool counts again.
+    await served(1, async () => {
+      const answer = await relay(
+        '/v1/chat/completions',
+        chat({ messages: [{ role: 'user', content: 'word '.repeat(OFF_LOOP_LENGTH) }] }),
+      );
+      expect(answer.status).toBe(200);
     });
   });
 });
