@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OFF_LOOP_LENGTH, promptCountPool, QUEUE_LIMIT } from '../../gateway/src/domain/billing/prompt-count-pool.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
-import { setupRoot } from '../support/client.ts';
+import { type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { type MockServer, serveMock } from '../support/mock-server.ts';
@@ -23,6 +23,7 @@ const received: string[] = [];
 let imagesMade: number | undefined;
 let key: string;
 let userId: number;
+let root: DashboardClient;
 
 beforeAll(async () => {
   upstream = await serveMock(async (req, res, raw) => {
@@ -47,7 +48,7 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   gateway = await startTestGateway(gatewayEnv(database.options, testNamespace()));
-  const root = await setupRoot(gateway.url);
+  root = await setupRoot(gateway.url);
   const channel = await root.post('/api/channel/', {
     name: 'mock',
     type: 1,
@@ -263,6 +264,20 @@ describe('JSON depth', () => {
     const claude = await relay('/v1/messages', `{"model":"claude-sonnet-4","max_tokens":5,"x":${nested(5000)}}`);
     expect(claude.status).toBe(400);
     expect(((await claude.json()) as { type: string }).type).toBe('error');
+  });
+
+  it('refuses a 5,000-deep playground body with body_too_deep, as the console’s errors are', async () => {
+    const before = await books();
+    const answer = await fetch(`${gateway.url}/pg/chat/completions`, {
+      method: 'POST',
+      headers: { cookie: root.cookie, 'new-api-user': String(root.userId), 'content-type': 'application/json' },
+      body: `{"model":"gpt-4o","group":"default","messages":[{"role":"user","content":"hi"}],"x":${nested(5000)}}`,
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ success: false, code: 'body_too_deep' });
+    expect(await books()).toEqual(before);
+    const absurd = await root.post('/pg/chat/completions', { ...chat({ max_tokens: -1 }), group: 'default' });
+    expect(absurd.body).toMatchObject({ success: false, code: 'max_tokens_out_of_range' });
   });
 
   it('takes a body nested up to the limit, brackets inside strings not counted', async () => {
