@@ -151,6 +151,9 @@ describe('SensitiveWords', () => {
     await writer.set('StopOnSensitiveEnabled', 'false');
     const masked = words.screenFrame(frame(item('say TEST_SENSITIVE')));
     expect(JSON.parse(String(masked))).toEqual(item('say **************'));
+    // Too deep to re-serialise once masked: refused before it is parsed.
+    const deep = Buffer.from(`{"type":"x","text":"test_sensitive","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    expect((words.screenFrame(deep) as AppError).code).toBe('body_too_deep');
   });
 
   it('lets everything through with an empty list', async () => {

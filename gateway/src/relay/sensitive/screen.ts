@@ -1,5 +1,6 @@
 import type { OptionsService } from '../../domain/options/index.ts';
 import { AppError, defineErrors } from '../../errors.ts';
+import { assertJsonDepth } from '../bounds/json-depth.ts';
 import type { WireFormat } from '../types.ts';
 import { complete, type Scan, WordMatcher } from './matcher.ts';
 import { editPromptTexts } from './prompt-texts.ts';
@@ -62,6 +63,12 @@ export class SensitiveWords {
   screenFrame(frame: Buffer): Buffer | AppError {
     if (!this.#checking() || !REALTIME_TEXT_FIELDS.some((field) => frame.includes(field))) return frame;
     let event: unknown;
+    try {
+      // Refused before parsing: a masked event is re-serialised, and JSON.stringify fails on a deep one.
+      assertJsonDepth(frame);
+    } catch (error) {
+      return error as AppError;
+    }
     try {
       event = JSON.parse(frame.toString('utf8'));
     } catch {
