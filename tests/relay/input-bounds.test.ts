@@ -280,6 +280,12 @@ describe('JSON depth', () => {
     expect(absurd.body).toMatchObject({ success: false, code: 'max_tokens_out_of_range' });
   });
 
+  it('refuses a 5,000-deep task submission with body_too_deep, in the task platform’s shape', async () => {
+    const answer = await relay('/suno/submit/music', `{"prompt":"a song","x":${nested(5000)}}`);
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ code: 'body_too_deep', data: null });
+  });
+
   it('takes a body nested up to the limit, brackets inside strings not counted', async () => {
     // 128 levels: the body object, then the `x` array of 127.
     const deep = `{"model":"gpt-4o","messages":[{"role":"user","content":"${'[{'.repeat(3000)}"}],"x":${nested(127)}}`;

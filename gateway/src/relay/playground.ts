@@ -6,7 +6,7 @@ import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
-import { assertJsonDepth } from './bounds/json-depth.ts';
+import { parseJsonWithinDepth } from './bounds/json-depth.ts';
 import { assertRequestBounds } from './bounds/request-bounds.ts';
 import { relayContext } from './client-sink.ts';
 import { RELAY_ERRORS } from './errors.ts';
@@ -25,16 +25,8 @@ export async function playgroundPlugin(
   deps: { relay: RelayPluginDeps; guards: ReturnType<typeof authGuards>; keyring: Keyring },
 ): Promise<void> {
   app.decorateRequest('auth', null);
-  // The relay's JSON depth bound (bounds/json-depth.ts), on the bytes before they are parsed.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      assertJsonDepth(body as Buffer);
-    } catch (error) {
-      return done(error as Error);
-    }
-    parseJson(request, (body as Buffer).toString('utf8'), done);
-  });
+  // The relay's JSON depth bound, on the bytes before they are parsed.
+  parseJsonWithinDepth(app);
   // Playground requests are relay requests too: counted whatever happens, their errors rendered as the
   // rest of the console's (the parent's error handler).
   app.setErrorHandler(async (error, request, reply) => {

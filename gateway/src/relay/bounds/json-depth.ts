@@ -3,6 +3,7 @@
  * the stack of the recursive walks after parsing (a 5xx). One pass, with strings skipped by the native
  * search for their closing quote, so that large string payloads (base64 images) cost next to nothing.
  */
+import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
 import { BOUND_ERRORS } from './errors.ts';
 
@@ -39,4 +40,17 @@ function closingQuote(buffer: Buffer, from: number): number {
     if (backslashes % 2 === 0) return at;
   }
   return buffer.length;
+}
+
+/** Makes `app` (a plugin's scope) parse JSON bodies as Fastify does, after checking their depth. */
+export function parseJsonWithinDepth(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      assertJsonDepth(body as Buffer);
+    } catch (error) {
+      return done(error as Error);
+    }
+    parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
 }
