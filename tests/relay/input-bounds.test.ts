@@ -324,6 +324,17 @@ describe('multipart bodies', () => {
     await refusedOpenAI('/v1/images/edits', form, 'multipart_field_too_large');
   });
 
+  it('bounds a video upload’s form the same way', async () => {
+    const form = new FormData();
+    form.set('model', 'sora-2');
+    form.set('prompt', 'a fox');
+    for (let i = 0; i < 70; i++) form.append(`extra_${i}`, 'x');
+    await refusedOpenAI('/v1/videos', form, 'multipart_too_many_parts');
+    form.set('prompt', 'x'.repeat(70_000));
+    for (let i = 0; i < 70; i++) form.delete(`extra_${i}`);
+    await refusedOpenAI('/v1/videos', form, 'multipart_field_too_large');
+  });
+
   it('takes an edit within the bounds', async () => {
     await served(1, async () => {
       const answer = await relay('/v1/images/edits', edit());
