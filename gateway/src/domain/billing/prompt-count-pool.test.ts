@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../errors.ts';
 import { countPromptTexts, type PromptTexts } from './estimate.ts';
 import { OFF_LOOP_LENGTH, PromptCountPool, promptCount } from './prompt-count-pool.ts';
@@ -81,6 +81,19 @@ describe('the prompt-count pool', () => {
     expect(await running).toBe(expected);
     expect(await waiting).toBe(countPromptTexts('gpt-4o', { texts: [PROSE], tokens: 2 }));
     expect(await pool.count('gpt-4o', { texts: ['a b c'], tokens: 0 })).toBe(3);
+  });
+});
+
+describe('idle threads', () => {
+  it('stop after the idle time, and a later prompt starts one again', async () => {
+    const pool = new PromptCountPool(1, 4, 50);
+    pools.push(pool);
+    const prompt: PromptTexts = { texts: [PROSE.repeat(100)], tokens: 0 };
+    expect(await pool.count('gpt-4o', prompt)).toBe(countPromptTexts('gpt-4o', prompt));
+    expect(pool.threads).toBe(1);
+    await vi.waitFor(() => expect(pool.threads).toBe(0), { timeout: 10_000, interval: 20 });
+    expect(await pool.count('gpt-4o', prompt)).toBe(countPromptTexts('gpt-4o', prompt));
+    expect(pool.threads).toBe(1);
   });
 });
 

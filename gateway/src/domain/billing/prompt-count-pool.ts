@@ -25,6 +25,8 @@ export const PROMPT_COUNT_ERRORS = defineErrors({
 export const OFF_LOOP_LENGTH = 4096;
 /** Prompts waiting for a thread, beyond which new ones are refused. */
 export const QUEUE_LIMIT = 64;
+/** A thread idle this long stops, giving back the memory of its vocabularies (tens of MiB each). */
+export const IDLE_THREAD_MS = 60_000;
 
 // Node runs the worker's TypeScript as it runs the gateway's (type stripping), vitest included.
 const WORKER_URL = new URL('./prompt-count-worker.ts', import.meta.url);
@@ -40,12 +42,15 @@ export class PromptCountPool {
   readonly #idle: Worker[] = [];
   readonly #running = new Map<Worker, Pending>();
   readonly #queue: Pending[] = [];
+  readonly #idleMs: number;
+  readonly #idleTimers = new Map<Worker, NodeJS.Timeout>();
   #started = 0;
   #closed = false;
 
-  constructor(threads: number, queueLimit: number) {
+  constructor(threads: number, queueLimit: number, idleMs = IDLE_THREAD_MS) {
     this.#threads = Math.max(1, Math.floor(threads));
     this.#queueLimit = Math.max(0, Math.floor(queueLimit));
+    this.#idleMs = idleMs;
   }
 
   /** The tokens of `prompt`; rejects with `token_count_busy` when the queue is full. */
@@ -66,9 +71,16 @@ export class PromptCountPool {
     return this.#queue.length;
   }
 
+  /** Threads running, busy or idle. */
+  get threads(): number {
+    return this.#started;
+  }
+
   /** Stops the threads; prompts still waiting, and any counted later, are counted in place. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const timer of this.#idleTimers.values()) clearTimeout(timer);
+    this.#idleTimers.clear();
     for (const pending of this.#queue.splice(0)) this.#countInPlace(pending);
     const workers = [...this.#idle, ...this.#running.keys()];
     this.#idle.length = 0;
@@ -79,6 +91,8 @@ export class PromptCountPool {
     while (this.#queue.length > 0) {
       const worker = this.#idle.pop() ?? (this.#started < this.#threads ? this.#spawn() : undefined);
       if (!worker) return;
+      clearTimeout(this.#idleTimers.get(worker));
+      this.#idleTimers.delete(worker);
       const pending = this.#queue.shift()!;
       this.#running.set(worker, pending);
       // Referenced while it counts, so that a process waiting only for this count does not exit.
@@ -94,7 +108,10 @@ export class PromptCountPool {
       const pending = this.#running.get(worker);
       this.#running.delete(worker);
       worker.unref();
-      if (!this.#closed) this.#idle.push(worker);
+      if (!this.#closed) {
+        this.#idle.push(worker);
+        this.#idleTimers.set(worker, setTimeout(() => this.#retire(worker), this.#idleMs).unref());
+      }
       if (pending) {
         if ('tokens' in answer) pending.resolve(answer.tokens);
         else this.#countInPlace(pending);
@@ -105,16 +122,30 @@ export class PromptCountPool {
     const lost = () => {
       const pending = this.#running.get(worker);
       this.#running.delete(worker);
-      const idleAt = this.#idle.indexOf(worker);
-      if (idleAt >= 0) this.#idle.splice(idleAt, 1);
-      this.#started--;
-      worker.removeAllListeners();
+      this.#forget(worker);
       if (pending) this.#countInPlace(pending);
       if (!this.#closed) this.#dispatch();
     };
     worker.once('error', lost);
     worker.once('exit', lost);
     return worker;
+  }
+
+  /** Stops an idle thread; the next prompt starts another. */
+  #retire(worker: Worker): void {
+    if (!this.#idle.includes(worker)) return;
+    this.#forget(worker);
+    void worker.terminate();
+  }
+
+  /** Takes a thread that is stopping out of the pool. */
+  #forget(worker: Worker): void {
+    const idleAt = this.#idle.indexOf(worker);
+    if (idleAt >= 0) this.#idle.splice(idleAt, 1);
+    clearTimeout(this.#idleTimers.get(worker));
+    this.#idleTimers.delete(worker);
+    this.#started--;
+    worker.removeAllListeners();
   }
 
   #countInPlace(pending: Pending): void {
