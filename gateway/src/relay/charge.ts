@@ -7,8 +7,9 @@ import type { WireFormat } from './types.ts';
 export interface RequestCharge {
   /**
    * Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none.
-   * Counted on first read: a caller who reserves nothing, answered with the upstream's usage, never pays
-   * for the tokenizer. The body must not change after this charge is made (the relay's only edit, masking sensitive words, comes before).
+   * A short prompt is counted on first read: a caller who reserves nothing, answered with the upstream's
+   * usage, never pays for the tokenizer. A long one is counted when the charge is made, in the worker pool
+   * (domain/billing/prompt-count-pool.ts). The body must not change after this charge is made (the relay's only edit, masking sensitive words, comes before).
    */
   readonly promptEstimate: number;
   /** The completion budget the request sets (0 when none). */
