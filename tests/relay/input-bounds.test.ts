@@ -347,12 +347,18 @@ describe('a busy prompt-count pool', () => {
   it('refuses a long prompt with 503 token_count_busy in the client’s format while its queue is full', async () => {
     // This process's gateway shares the pool: fill its threads and its queue with counts of our own.
     const pool = promptCountPool();
-    const work = {
-      texts: Array.from({ length: 10 }, (_, i) => `${i} ${'some words to count '.repeat(1500)}`),
-      tokens: 0,
-    };
+    // Every thread busy with a long count (words never seen before: the tokenizer caches the pieces it has
+    // met), then the queue filled with short ones: it stays full until a long count ends, seconds later.
+    let seed = 1;
+    const unique = () =>
+      Array.from({ length: 4000 }, () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed.toString(36);
+      }).join(' ');
+    const heavy = () => ({ texts: Array.from({ length: 40 }, unique), tokens: 0 });
     const filling: Array<Promise<number>> = [];
-    while (pool.waiting < QUEUE_LIMIT) filling.push(pool.count('gpt-4o', work));
+    while (pool.waiting === 0) filling.push(pool.count('gpt-4o', heavy()));
+    while (pool.waiting < QUEUE_LIMIT) filling.push(pool.count('gpt-4o', { texts: ['x '.repeat(3000)], tokens: 0 }));
     try {
       const before = await books();
       const long = 'word '.repeat(OFF_LOOP_LENGTH);
@@ -366,6 +372,8 @@ describe('a busy prompt-count pool', () => {
       });
       expect(claude.status).toBe(503);
       expect(((await claude.json()) as { type: string }).type).toBe('error');
+      // The queue was still full when both were refused.
+      expect(pool.waiting).toBeGreaterThan(0);
       expect(await books()).toEqual(before);
     } finally {
       await Promise.all(filling);
