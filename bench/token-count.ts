@@ -5,10 +5,16 @@
  * bytes); "before" is the o200k encoder's plain count, which countTextTokens called until then. "before" takes
  * seconds to minutes per sample, so it runs only when asked, and on 1 MB only when asked for that too.
  * Each figure is the slowest of three runs, after a warm-up (the vocabulary loads once).
+ * "on the loop" is what the relay spends on the event loop for the same prompt as a chat request: the walk of
+ * the body and the hand-over to the worker pool (prompt-count-pool.ts), and the loop's longest stall
+ * (monitorEventLoopDelay) while a worker thread counts it.
  *
  *   node bench/token-count.ts [--before] [--before-1mb]
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { promptTexts } from '../gateway/src/domain/billing/estimate.ts';
+import { promptCount } from '../gateway/src/domain/billing/prompt-count-pool.ts';
 import { countTextTokens } from '../gateway/src/domain/billing/tokenizer.ts';
 
 const MODELS = ['gpt-4o', 'gpt-4'];
@@ -58,4 +64,34 @@ for (const [label, chars] of [
     }
     console.log(`${label.padEnd(7)}${kind.padEnd(9)}${columns.join(' | ')}`);
   }
+}
+
+/** The relay's share of the event loop for a chat request with `text` as its prompt, in ms. */
+async function onTheLoop(text: string): Promise<{ handOver: number; longestStall: number }> {
+  // Parsed, as the relay has it (flat strings, not the samples' slices and repeats).
+  const body = JSON.parse(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] }));
+  const stalls = monitorEventLoopDelay({ resolution: 1 });
+  stalls.enable();
+  const start = performance.now();
+  const counted = promptCount('gpt-4o', promptTexts('openai-chat', 'gpt-4o', body));
+  const handOver = performance.now() - start;
+  await counted;
+  stalls.disable();
+  return { handOver, longestStall: stalls.max / 1e6 };
+}
+
+await onTheLoop('a'.repeat(100_000));
+for (const [kind, text] of Object.entries(samples(1_000_000))) {
+  let worst = { handOver: 0, longestStall: 0 };
+  for (let i = 0; i < 3; i++) {
+    const run = await onTheLoop(text);
+    worst = {
+      handOver: Math.max(worst.handOver, run.handOver),
+      longestStall: Math.max(worst.longestStall, run.longestStall),
+    };
+  }
+  console.log(
+    `1 MB   ${kind.padEnd(9)}on the loop: hand-over ${worst.handOver.toFixed(1).padStart(4)} ms, ` +
+      `longest stall while a worker counts ${worst.longestStall.toFixed(1).padStart(4)} ms`,
+  );
 }

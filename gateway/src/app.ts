@@ -17,6 +17,7 @@ import { requestLogger } from './http/request-logger.ts';
 import { isOpenAIPath, sendUnavailable } from './http/unavailable.ts';
 import { validatorCompiler } from './http/validation.ts';
 import type { Metrics } from './metrics.ts';
+import { parseJsonWithinDepth } from './relay/bounds/json-depth.ts';
 import { type RelayPluginDeps, relayPlugin } from './relay/index.ts';
 import { openAIError } from './relay/openai-error.ts';
 import { keepRelayOutcomes } from './relay/outcome.ts';
@@ -149,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     [videoPlugin, 'video'],
   ] as const) {
     await app.register(async (scope) => {
+      parseJsonWithinDepth(scope);
       trackTaskRequests(scope, deps.relay.metrics, format);
       await scope.register(platform, { ...deps.relay, consoleUserId });
     });

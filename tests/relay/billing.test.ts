@@ -150,10 +150,10 @@ describe('billing through the relay, per mode, to the unit', () => {
   it('bills images per image, with the DALL·E size and quality multipliers', async () => {
     upstream.behaviour = {};
     const log = await billed(() =>
-      client.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse', n: 2, size: '1792x1024', quality: 'hd' }),
+      client.images.generate({ model: 'dall-e-3', prompt: 'a lighthouse', n: 1, size: '1792x1024', quality: 'hd' }),
     );
-    // $0.04 × 2 images × size 2 (1792 wide) × quality 1.5 (hd at 1792) × QuotaPerUnit × group
-    expect(log.quota).toBe(Math.round(0.04 * 2 * 2 * 1.5 * QPU * GROUP));
+    // $0.04 × 1 image (DALL·E 3 makes one at a time) × size 2 (1792 wide) × quality 1.5 (hd at 1792) × QuotaPerUnit × group
+    expect(log.quota).toBe(Math.round(0.04 * 1 * 2 * 1.5 * QPU * GROUP));
     expect(log.content).not.toContain('估算');
   });
 

@@ -1,9 +1,5 @@
-import {
-  estimatePromptTokens,
-  imagePriceMultiplier,
-  requestedMaxTokens,
-  transcriptionTokens,
-} from '../domain/billing/index.ts';
+import { imagePriceMultiplier, promptTexts, requestedMaxTokens, transcriptionTokens } from '../domain/billing/index.ts';
+import { promptCount } from '../domain/billing/prompt-count-pool.ts';
 import { probeAudioSeconds } from './audio-duration.ts';
 import type { WireFormat } from './types.ts';
 
@@ -11,8 +7,9 @@ import type { WireFormat } from './types.ts';
 export interface RequestCharge {
   /**
    * Prompt tokens counted locally: the reservation's base, and the bill when the upstream reports none.
-   * Counted on first read: a caller who reserves nothing, answered with the upstream's usage, never pays
-   * for the tokenizer. The body must not change after this charge is made (the relay's only edit, masking sensitive words, comes before).
+   * A short prompt is counted on first read: a caller who reserves nothing, answered with the upstream's
+   * usage, never pays for the tokenizer. A long one is counted when the charge is made, in the worker pool
+   * (domain/billing/prompt-count-pool.ts). The body must not change after this charge is made (the relay's only edit, masking sensitive words, comes before).
    */
   readonly promptEstimate: number;
   /** The completion budget the request sets (0 when none). */
@@ -31,7 +28,7 @@ export async function requestCharge(
 ): Promise<RequestCharge> {
   if (body instanceof FormData) return formCharge(format, model, body);
   const maxTokens = requestedMaxTokens(format, body);
-  const count = () => estimatePromptTokens(format, model, body);
+  const count = await promptCount(model, promptTexts(format, model, body));
   if (format !== 'openai-images') return new LazyCharge(count, { maxTokens });
   return new LazyCharge(count, { maxTokens, ...imageCharge(model, body.n, body.size, body.quality) });
 }
@@ -47,8 +44,10 @@ class LazyCharge implements RequestCharge {
   #count: (() => number) | undefined;
   #estimate = 0;
 
-  constructor(count: () => number, rest: Omit<RequestCharge, 'promptEstimate'>) {
-    this.#count = count;
+  /** `count`: the estimate, or how to count it on first read. */
+  constructor(count: number | (() => number), rest: Omit<RequestCharge, 'promptEstimate'>) {
+    if (typeof count === 'number') this.#estimate = count;
+    else this.#count = count;
     this.maxTokens = rest.maxTokens;
     this.n = rest.n;
     this.priceMultiplier = rest.priceMultiplier;
@@ -70,7 +69,7 @@ async function formCharge(format: WireFormat, model: string, form: FormData): Pr
   };
   if (format === 'openai-image-edits') {
     const prompt = field('prompt') ?? '';
-    return new LazyCharge(() => estimatePromptTokens(format, model, { prompt }), {
+    return new LazyCharge(await promptCount(model, promptTexts(format, model, { prompt })), {
       maxTokens: 0,
       ...imageCharge(model, Number(field('n') ?? 1), field('size'), field('quality')),
     });

@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { estimateClaudePromptTokens } from '../domain/billing/index.ts';
+import { promptTexts } from '../domain/billing/index.ts';
+import { promptCount } from '../domain/billing/prompt-count-pool.ts';
 import type { OptionsService } from '../domain/options/index.ts';
 import { AppError } from '../errors.ts';
 import { assertModelAllowed, type RelayCaller } from './auth/key-auth.ts';
+import { assertModelName } from './bounds/request-bounds.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { Exchange } from './exchange/exchange.ts';
 import { UpstreamFailure } from './exchange/failure.ts';
@@ -44,6 +46,7 @@ export async function countTokens(
   const json = body as Record<string, unknown>;
   const model = typeof json.model === 'string' ? json.model : '';
   if (!model) throw new AppError(RELAY_ERRORS.model_required);
+  assertModelName(model);
   assertModelAllowed(caller, model);
 
   const channel =
@@ -55,7 +58,8 @@ export async function countTokens(
   const keyIndex = pickKey(channel, deps.routing.keyState(channel.id));
   const key = channel.keys[keyIndex];
   if (!provider.buildCountTokensRequest || key === undefined) {
-    const counted = { input_tokens: estimateClaudePromptTokens(model, json) };
+    const count = await promptCount(model, promptTexts('claude-messages', model, json));
+    const counted = { input_tokens: typeof count === 'number' ? count : count() };
     return sink.answer(200, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(counted)));
   }
 

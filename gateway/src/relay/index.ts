@@ -9,6 +9,9 @@ import type { Database } from '../store/database.ts';
 import { withLeasedQuota } from '../store/repositories/quota-leases.ts';
 import { authenticateKey, type RelayCaller } from './auth/key-auth.ts';
 import type { KeyCache } from './auth/key-cache.ts';
+import { assertJsonDepth } from './bounds/json-depth.ts';
+import { assertFormFields, assertFormPartCount } from './bounds/multipart.ts';
+import { assertRequestBounds } from './bounds/request-bounds.ts';
 import { relayContext, replySink } from './client-sink.ts';
 import { errorBodyFor } from './convert/index.ts';
 import { countTokens } from './count-tokens.ts';
@@ -106,6 +109,11 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
+    try {
+      assertJsonDepth(bytes);
+    } catch (error) {
+      return done(error as Error);
+    }
     request.relayRawBody = bytes;
     parseJson(request, bytes.toString('utf8'), done);
   });
@@ -135,6 +143,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: route.format };
     app.post(route.path, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = await parseRequest(route, request);
+      assertRequestBounds(input);
       input.rawBody = rawBodyFor(deps, request, input.model);
       await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
@@ -163,6 +172,7 @@ export async function relayPlugin(app: FastifyInstance, deps: RelayPluginDeps): 
     const config = { relayFormat: 'gemini-generate' as const };
     app.post(prefix, { bodyLimit: deps.bodyLimitBytes, config }, async (request, reply) => {
       const input = parseGeminiRequest(request);
+      assertRequestBounds(input);
       input.rawBody = rawBodyFor(deps, request, input.model);
       await relay(deps, caller(request), input, relayContext(request, reply));
       return reply;
@@ -279,12 +289,14 @@ async function parseRequest(route: Route, request: FastifyRequest): Promise<Rela
     if (!contentType.startsWith('multipart/form-data') || !Buffer.isBuffer(request.body)) {
       throw invalid('send multipart/form-data');
     }
+    assertFormPartCount(request.body, contentType);
     let form: FormData;
     try {
       form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': contentType } }).formData();
     } catch {
       throw invalid('the multipart body could not be read');
     }
+    assertFormFields(form);
     const model = form.get('model');
     return {
       format: route.format,
@@ -311,7 +323,7 @@ async function parseRequest(route: Route, request: FastifyRequest): Promise<Rela
 
 /** A Gemini native request: the model and the action are in the path, the key may be in ?key=. */
 function parseGeminiRequest(request: FastifyRequest): RelayRequest {
-  const target = decodeURIComponent((request.params as { '*': string })['*'] ?? '');
+  const target = decodedPath((request.params as { '*': string })['*'] ?? '');
   const colon = target.lastIndexOf(':');
   const model = target.slice(0, colon).replace(/^models\//, '');
   const action = GEMINI_ACTIONS[target.slice(colon + 1)];
@@ -331,6 +343,15 @@ function parseGeminiRequest(request: FastifyRequest): RelayRequest {
     stream: action.stream,
     wantsStreamUsage: false,
   };
+}
+
+/** A path segment's percent-escapes decoded; a malformed escape is the client's error, not a 500. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    throw new AppError(RELAY_ERRORS.invalid_request, { detail: 'the path holds a malformed percent-escape' });
+  }
 }
 
 /** The client format of a relay path, so that errors come back in the shape the client parses. */

@@ -30,6 +30,7 @@ import { ENDING_ERROR_TYPES } from './exchange/stream-ending.ts';
 import type { ChannelHealth } from './health/channel-health.ts';
 import { circuitVerdict, forcedThroughCircuit, passCircuit } from './health/circuit-gate.ts';
 import type { Circuits } from './health/circuits.ts';
+import { imagesToBill } from './images-listed.ts';
 import type { ModelRequestLimit } from './limits.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { isTimeout, type RelayNotes } from './outcome.ts';
@@ -139,7 +140,7 @@ export async function relay(
   await deps.limits.admit(user.id, caller.group);
   // Before the estimate and the reservation: a refused prompt costs nothing, a masked one is billed as sent.
   // Starred words make the parsed body what goes upstream: the client's own bytes are not passed through.
-  if (deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
+  if (await deps.sensitive.screen(input.format, input.body)) input.rawBody = undefined;
 
   const maps = deps.pricing.maps();
   const priceIn = (group: string) =>
@@ -190,7 +191,7 @@ export async function relay(
       options,
       semantics: claudeUsage(input.format, outcome.upstreamFormat) ? 'claude' : 'openai',
       model: input.model,
-      n: charge.n,
+      n: imagesToBill(outcome.images, charge.n),
       priceMultiplier: charge.priceMultiplier,
       request: exprRequest,
       estimate: charge,

@@ -6,12 +6,14 @@ import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
 import type { RelayCaller } from './auth/key-auth.ts';
 import { relayUser } from './auth/key-cache.ts';
+import { parseJsonWithinDepth } from './bounds/json-depth.ts';
+import { assertRequestBounds } from './bounds/request-bounds.ts';
 import { relayContext } from './client-sink.ts';
 import { RELAY_ERRORS } from './errors.ts';
 import { ClientGone } from './exchange/failure.ts';
 import type { RelayPluginDeps } from './index.ts';
 import { errorTypeOf, noteRelayFailure, trackRelayOutcome } from './outcome.ts';
-import { relay } from './pipeline.ts';
+import { type RelayRequest, relay } from './pipeline.ts';
 import { setRetryAfter } from './retry-after.ts';
 
 /**
@@ -24,6 +26,8 @@ export async function playgroundPlugin(
   deps: { relay: RelayPluginDeps; guards: ReturnType<typeof authGuards>; keyring: Keyring },
 ): Promise<void> {
   app.decorateRequest('auth', null);
+  // The relay's JSON depth bound, on the bytes before they are parsed.
+  parseJsonWithinDepth(app);
   // Playground requests are relay requests too: counted whatever happens, their errors rendered as the
   // rest of the console's (the parent's error handler).
   app.setErrorHandler(async (error, request, reply) => {
@@ -73,18 +77,15 @@ export async function playgroundPlugin(
         },
       };
       const streamOptions = json.stream_options as { include_usage?: unknown } | undefined;
-      await relay(
-        deps.relay,
-        caller,
-        {
-          format: 'openai-chat',
-          model,
-          body: upstreamBody,
-          stream: json.stream === true,
-          wantsStreamUsage: streamOptions?.include_usage !== false,
-        },
-        relayContext(request, reply),
-      );
+      const input: RelayRequest = {
+        format: 'openai-chat',
+        model,
+        body: upstreamBody,
+        stream: json.stream === true,
+        wantsStreamUsage: streamOptions?.include_usage !== false,
+      };
+      assertRequestBounds(input);
+      await relay(deps.relay, caller, input, relayContext(request, reply));
       return reply;
     },
   );

@@ -21,6 +21,9 @@ export const TOKENS_PER_AUDIO_MINUTE = 1000;
 
 type Json = Record<string, unknown>;
 
+/** A prompt with nothing to count. */
+const nothing = (): PromptTexts => ({ texts: [], tokens: 0 });
+
 /** What a request holds: texts counted together, media costed one by one, and chat framing. */
 class Tally {
   readonly texts: string[] = [];
@@ -53,14 +56,48 @@ class Tally {
     else this.media += mediaTokens(kind);
   }
 
-  /** Text tokens (all texts joined by newlines, one tokenizer pass) plus media. */
-  total(): number {
-    return countTextTokens(this.model, this.texts.join('\n')) + this.media;
+  /** The texts joined by newlines (one tokenizer pass), and the media tokens. */
+  prompt(): PromptTexts {
+    return { texts: this.texts.length > 0 ? [this.texts.join('\n')] : [], tokens: this.media };
   }
+
+  /** What `framing` adds to the prompt (chat's per-message allowances). */
+  plus(framing: number): PromptTexts {
+    const prompt = this.prompt();
+    prompt.tokens += framing;
+    return prompt;
+  }
+}
+
+/**
+ * A prompt as counting sees it: texts each counted alone by the tokenizer, plus the tokens known without
+ * counting (media, framing). Split so that a large prompt's texts can be counted off the event loop.
+ */
+export interface PromptTexts {
+  texts: string[];
+  tokens: number;
+}
+
+/** The tokens of `prompt`, counted here. */
+export function countPromptTexts(model: string, prompt: PromptTexts): number {
+  let tokens = prompt.tokens;
+  for (const text of prompt.texts) tokens += countTextTokens(model, text);
+  return tokens;
+}
+
+/** UTF-16 units the tokenizer would read to count `prompt`. */
+export function promptLength(prompt: PromptTexts): number {
+  let length = 0;
+  for (const text of prompt.texts) length += text.length;
+  return length;
 }
 
 /** POST /v1/chat/completions. */
 export function estimateChatPromptTokens(model: string, body: unknown): number {
+  return countPromptTexts(model, chatPrompt(model, body));
+}
+
+function chatPrompt(model: string, body: unknown): PromptTexts {
   const tally = new Tally(model);
   const request = record(body);
   for (const message of list(request.messages)) {
@@ -84,12 +121,11 @@ export function estimateChatPromptTokens(model: string, body: unknown): number {
     tally.tools++;
     functionDefinition(tally, record(fn));
   }
-  return (
-    tally.total() +
+  return tally.plus(
     tally.messages * CHAT_TOKENS_PER_MESSAGE +
-    tally.names * CHAT_TOKENS_PER_NAME +
-    tally.tools * CHAT_TOKENS_PER_TOOL +
-    CHAT_REPLY_PRIMER_TOKENS
+      tally.names * CHAT_TOKENS_PER_NAME +
+      tally.tools * CHAT_TOKENS_PER_TOOL +
+      CHAT_REPLY_PRIMER_TOKENS,
   );
 }
 
@@ -98,25 +134,35 @@ export function estimateChatPromptTokens(model: string, body: unknown): number {
  * lists of token ids. Each string is counted alone, as the upstream counts it.
  */
 export function estimateInputTokens(model: string, input: unknown): number {
-  if (typeof input === 'string') return countTextTokens(model, input);
-  if (!Array.isArray(input)) return 0;
-  let total = 0;
+  return countPromptTexts(model, inputPrompt(model, input));
+}
+
+function inputPrompt(model: string, input: unknown): PromptTexts {
+  const prompt: PromptTexts = { texts: [], tokens: 0 };
+  if (typeof input === 'string') prompt.texts.push(input);
+  if (!Array.isArray(input)) return prompt;
   for (const item of input) {
-    if (typeof item === 'number') total += 1;
-    else if (Array.isArray(item)) total += item.length;
-    else if (typeof item === 'string') total += countTextTokens(model, item);
+    if (typeof item === 'number') prompt.tokens += 1;
+    else if (Array.isArray(item)) prompt.tokens += item.length;
+    else if (typeof item === 'string') prompt.texts.push(item);
     else if (isRecord(item)) {
       // Moderation's multimodal input: [{type: 'text', text}, {type: 'image_url', image_url}].
       const tally = new Tally(model);
       openAIPart(tally, item);
-      total += tally.total();
+      const part = tally.prompt();
+      prompt.texts.push(...part.texts);
+      prompt.tokens += part.tokens;
     }
   }
-  return total;
+  return prompt;
 }
 
 /** POST /v1/responses. */
 export function estimateResponsesPromptTokens(model: string, body: unknown): number {
+  return countPromptTexts(model, responsesPrompt(model, body));
+}
+
+function responsesPrompt(model: string, body: unknown): PromptTexts {
   const tally = new Tally(model);
   const request = record(body);
   tally.text(request.instructions);
@@ -147,11 +193,15 @@ export function estimateResponsesPromptTokens(model: string, body: unknown): num
     const t = record(tool);
     if (t.type === 'function') functionDefinition(tally, t);
   }
-  return tally.total();
+  return tally.prompt();
 }
 
 /** POST /v1/messages (Claude). */
 export function estimateClaudePromptTokens(model: string, body: unknown): number {
+  return countPromptTexts(model, claudePrompt(model, body));
+}
+
+function claudePrompt(model: string, body: unknown): PromptTexts {
   const tally = new Tally(model);
   const request = record(body);
   claudeContent(tally, request.system);
@@ -166,11 +216,15 @@ export function estimateClaudePromptTokens(model: string, body: unknown): number
     tally.text(t.description);
     tally.json(t.input_schema);
   }
-  return tally.total();
+  return tally.prompt();
 }
 
 /** POST /v1beta/models/{model}:generateContent and :streamGenerateContent (Gemini). */
 export function estimateGeminiPromptTokens(model: string, body: unknown): number {
+  return countPromptTexts(model, geminiPrompt(model, body));
+}
+
+function geminiPrompt(model: string, body: unknown): PromptTexts {
   const tally = new Tally(model);
   const request = record(body);
   geminiParts(tally, record(field(request, 'systemInstruction', 'system_instruction')).parts);
@@ -180,57 +234,66 @@ export function estimateGeminiPromptTokens(model: string, body: unknown): number
       functionDefinition(tally, record(declaration));
     }
   }
-  return tally.total();
+  return tally.prompt();
 }
 
 /** Gemini :embedContent and :batchEmbedContents. */
 export function estimateGeminiEmbedTokens(model: string, body: unknown): number {
+  return countPromptTexts(model, geminiEmbedPrompt(model, body));
+}
+
+function geminiEmbedPrompt(model: string, body: unknown): PromptTexts {
   const tally = new Tally(model);
   const request = record(body);
   geminiParts(tally, record(request.content).parts);
   for (const item of list(request.requests)) geminiParts(tally, record(record(item).content).parts);
-  return tally.total();
+  return tally.prompt();
 }
 
 /** The prompt tokens of any relayed request. */
 export function estimatePromptTokens(format: WireFormat, model: string, body: unknown): number {
+  return countPromptTexts(model, promptTexts(format, model, body));
+}
+
+/** The texts to count (and the tokens known without counting) of any relayed request. */
+export function promptTexts(format: WireFormat, model: string, body: unknown): PromptTexts {
   const request = record(body);
   switch (format) {
     case 'openai-chat':
-      return estimateChatPromptTokens(model, body);
+      return chatPrompt(model, body);
     case 'openai-completions':
-      return estimateInputTokens(model, request.prompt);
+      return inputPrompt(model, request.prompt);
     case 'openai-responses':
     case 'openai-responses-compact':
-      return estimateResponsesPromptTokens(model, body);
+      return responsesPrompt(model, body);
     case 'openai-embeddings':
     case 'openai-moderations':
-      return estimateInputTokens(model, request.input);
+      return inputPrompt(model, request.input);
     case 'openai-audio-speech':
-      return estimateInputTokens(model, request.input);
+      return inputPrompt(model, request.input);
     case 'openai-images':
     case 'openai-image-edits':
-      return estimateInputTokens(model, request.prompt);
+      return inputPrompt(model, request.prompt);
     case 'rerank': {
       const texts = list(request.documents).map((d) => (typeof d === 'string' ? d : record(d).text));
-      return estimateInputTokens(
+      return inputPrompt(
         model,
         [request.query, ...texts].filter((t) => typeof t === 'string'),
       );
     }
     case 'claude-messages':
-      return estimateClaudePromptTokens(model, body);
+      return claudePrompt(model, body);
     case 'gemini-generate':
-      return estimateGeminiPromptTokens(model, body);
+      return geminiPrompt(model, body);
     case 'gemini-embed':
-      return estimateGeminiEmbedTokens(model, body);
+      return geminiEmbedPrompt(model, body);
     case 'openai-audio-transcriptions':
     case 'openai-audio-translations':
       // Billed by audio duration (transcriptionTokens), which only the relay can probe.
-      return 0;
+      return nothing();
     case 'openai-realtime':
       // Billed from each response's reported usage as the session runs.
-      return 0;
+      return nothing();
     case 'tencent-chat':
     case 'xunfei-chat':
     case 'bedrock-converse':
@@ -249,12 +312,12 @@ export function estimatePromptTokens(format: WireFormat, model: string, body: un
     case 'ollama-chat':
     case 'ollama-embed':
       // Spoken only upstream: no client sends it (requests are estimated in the client's format).
-      return 0;
+      return nothing();
     case 'midjourney':
     case 'suno':
     case 'video':
       // Billed per call (reference §9.1, §9.2): no tokens.
-      return 0;
+      return nothing();
   }
 }
 

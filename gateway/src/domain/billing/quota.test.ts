@@ -421,3 +421,37 @@ describe('taskCallQuota (reference §9.1)', () => {
     expect(taskCallQuota(ratioPrice({ perCallUsd: 0, groupRatio: 2 }), options)).toBe(0);
   });
 });
+
+describe('quota bounds', () => {
+  it('never gives the ledger more than Number.MAX_SAFE_INTEGER, nor NaN or Infinity', () => {
+    const perCall = ratioPrice({ perCallUsd: 0.04, modelRatio: 0 });
+    for (const n of [1e9, 1e308]) {
+      const reserved = preConsumeQuota({ price: perCall, promptTokens: 0, options, n });
+      const { quota } = settleQuota({
+        price: perCall,
+        usage: { promptTokens: 0, completionTokens: 0 },
+        options,
+        semantics: 'openai',
+        n,
+      });
+      expect(Number.isSafeInteger(reserved)).toBe(true);
+      expect(Number.isSafeInteger(quota)).toBe(true);
+    }
+    // 1e308 images at $0.04: the formula overflows to Infinity, held as the most a wallet can hold.
+    expect(preConsumeQuota({ price: perCall, promptTokens: 0, options, n: 1e308 })).toBe(Number.MAX_SAFE_INTEGER);
+    const huge = settleQuota({
+      price: ratioPrice({ modelRatio: 1e300 }),
+      usage: { promptTokens: 1e300, completionTokens: 1 },
+      options,
+      semantics: 'openai',
+    });
+    expect(huge.quota).toBe(Number.MAX_SAFE_INTEGER);
+    const nan = settleQuota({
+      price: ratioPrice({ modelRatio: Number.NaN }),
+      usage: { promptTokens: 10, completionTokens: 1 },
+      options,
+      semantics: 'openai',
+    });
+    expect(Number.isSafeInteger(nan.quota)).toBe(true);
+  });
+});

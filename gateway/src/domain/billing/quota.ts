@@ -236,7 +236,7 @@ export function taskCallQuota(price: ModelPrice, options: BillingOptions, taskRa
  * own ratios, truncated to whole quota as new-api does.
  */
 export function taskTokenQuota(tokens: number, modelRatio: number, groupRatio: number, taskRatio = 1): number {
-  return Math.max(0, Math.floor(snap(tokens * modelRatio * groupRatio * taskRatio)));
+  return clampQuota(Math.floor(snap(tokens * modelRatio * groupRatio * taskRatio)));
 }
 
 function perCallQuota(price: ModelPrice, options: BillingOptions, n = 1, multiplier = 1): number {
@@ -251,6 +251,12 @@ function nonNegative(value: number | undefined): number {
 // Ratios such as 0.075 × 1.1 carry binary noise (82.50000000000001 or 82.49999999999999 for 82.5);
 // snapping to 6 decimals first makes rounding agree with exact decimal arithmetic, as new-api's does.
 const snap = (value: number): number => Math.round(value * 1e6) / 1e6;
-const roundExact = (value: number): number => Math.max(0, Math.round(snap(value)));
+const roundExact = (value: number): number => clampQuota(Math.round(snap(value)));
 /** Rounded up to whole quota, as a reservation is (after snapping off binary noise). */
-export const ceilExact = (value: number): number => Math.max(0, Math.ceil(snap(value)));
+export const ceilExact = (value: number): number => clampQuota(Math.ceil(snap(value)));
+/**
+ * A whole quota within what the ledger can add exactly: 0 to Number.MAX_SAFE_INTEGER. A price or count
+ * so large that the cost is Infinity is the most a wallet can hold; a NaN (no formula yields one) is 0.
+ */
+const clampQuota = (value: number): number =>
+  Number.isNaN(value) ? 0 : Math.min(Math.max(0, value), Number.MAX_SAFE_INTEGER);

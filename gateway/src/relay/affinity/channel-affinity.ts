@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CappedMaps, KeyValueStore } from '../../cluster/types.ts';
 import type { OptionsService } from '../../domain/options/index.ts';
+import { testBounded } from '../overrides/go-regexp.ts';
 import type { Usage, WireFormat } from '../types.ts';
 import { extractKey } from './key-sources.ts';
 import type { AffinityMetrics } from './metrics.ts';
@@ -96,15 +97,15 @@ export class ChannelAffinity {
     if (!options.getBoolean('channel_affinity_setting.enabled')) return undefined;
     const userAgent = String(request.headers['user-agent'] ?? '').toLowerCase();
     for (const rule of this.#currentRules()) {
-      if (!rule.models.some((pattern) => pattern.test(request.model))) continue;
-      if (rule.paths.length > 0 && !rule.paths.some((pattern) => pattern.test(request.path))) continue;
+      if (!rule.models.some((pattern) => testBounded(pattern, request.model))) continue;
+      if (rule.paths.length > 0 && !rule.paths.some((pattern) => testBounded(pattern, request.path))) continue;
       if (rule.userAgentIncludes.length > 0 && !rule.userAgentIncludes.some((part) => userAgent.includes(part))) {
         continue;
       }
       for (const source of rule.keySources) {
         const value = extractKey(source, request);
         if (value === undefined) continue;
-        if (rule.valuePattern && !rule.valuePattern.test(value)) break;
+        if (rule.valuePattern && !testBounded(rule.valuePattern, value)) break;
         const ttlSeconds = rule.ttlSeconds || options.getNumber('channel_affinity_setting.default_ttl_seconds');
         return {
           rule,

@@ -6,6 +6,7 @@ import {
   responseInHub,
   type StreamConverter,
 } from '../convert/index.ts';
+import { imagesListed } from '../images-listed.ts';
 import { isTimeout } from '../outcome.ts';
 import type { StreamBudget } from '../overrun/index.ts';
 import { type StreamDecoder, sendUpstream, sendUpstreamWhole, streamDecoderFor } from '../protocols/index.ts';
@@ -71,6 +72,8 @@ export interface ExchangeOutcome {
   clientGone: boolean;
   /** Why the gateway ended the stream before its upstream finished it (billed for what was delivered). */
   ending: StreamEndReason | undefined;
+  /** Images an image answer lists (its `data`): what a per-image price bills, whatever `n` asked for. */
+  images?: number;
 }
 
 /**
@@ -213,6 +216,7 @@ export class Exchange {
     let bytes: Uint8Array = read;
     let usage: Usage | undefined;
     let text = () => '';
+    let images: number | undefined;
     let type = contentType || 'application/octet-stream';
     if (contentType.includes('application/json')) {
       let parsed: Record<string, any>;
@@ -232,10 +236,13 @@ export class Exchange {
       }
       usage = provider.usageFromBody(upstreamFormat, parsed);
       text = () => answerText(responseInHub(upstreamFormat, parsed, convert));
+      let answered: unknown = parsed;
       if (upstreamFormat !== client.format) {
-        bytes = Buffer.from(JSON.stringify(convertResponse(upstreamFormat, client.format, parsed, convert)));
+        answered = convertResponse(upstreamFormat, client.format, parsed, convert);
+        bytes = Buffer.from(JSON.stringify(answered));
         type = 'application/json';
       }
+      images = imagesListed(client.format, answered);
     }
     await sink.answer(answer.status, type, bytes);
     return {
@@ -247,6 +254,7 @@ export class Exchange {
       firstTokenMs: Date.now() - this.#spec.startedMs,
       clientGone: false,
       ending: undefined,
+      images,
     };
   }
 

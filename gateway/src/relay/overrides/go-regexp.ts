@@ -25,3 +25,20 @@ export function compileGoRegExp(pattern: string, extraFlags = ''): RegExp {
 export function goReplacement(template: string): string {
   return template.replace(/\$\{(\w+)\}/g, (_, name: string) => (/^\d+$/.test(name) ? `$${name}` : `$<${name}>`));
 }
+
+/**
+ * Longest user text an admin's regular expression is run on. JavaScript's engine backtracks: a pattern
+ * that is polynomial in its input (`(a|aa)*b`, `.*x.*y`) stalls the pod on a megabyte of prompt. Bounded,
+ * such a pattern costs milliseconds; a longer text is not matched (test: false; replace: left as it is).
+ */
+export const REGEX_INPUT_LIMIT = 4096;
+
+/** `pattern.test(text)` on a text of at most REGEX_INPUT_LIMIT characters; false on a longer one. */
+export function testBounded(pattern: RegExp, text: string): boolean {
+  return text.length <= REGEX_INPUT_LIMIT && pattern.test(text);
+}
+
+/** `text.replace(pattern, replacement)` on a text of at most REGEX_INPUT_LIMIT characters; a longer one as it is. */
+export function replaceBounded(text: string, pattern: RegExp, replacement: string): string {
+  return text.length <= REGEX_INPUT_LIMIT ? text.replace(pattern, replacement) : text;
+}

@@ -1,5 +1,5 @@
 import { channelRuleError, type RelayRuleError } from '../routing/errors.ts';
-import { compileGoRegExp } from './go-regexp.ts';
+import { compileGoRegExp, testBounded } from './go-regexp.ts';
 import type { HeaderValues } from './param-override.ts';
 
 /**
@@ -101,7 +101,7 @@ export function applyHeaderOverride(
     for (const rawName in client) {
       const name = rawName.toLowerCase();
       if (NEVER_PASSED.has(name) || name.startsWith(':') || hopByHop?.has(name)) continue;
-      if (!compiled.passAll && !compiled.patterns.some((re) => re.test(name))) continue;
+      if (!compiled.passAll && !compiled.patterns.some((re) => testBounded(re, name))) continue;
       const value = headerText(client[rawName]);
       if (value !== '') put(headers, name, value);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RelayRuleError } from '../routing/errors.ts';
+import { REGEX_INPUT_LIMIT } from './go-regexp.ts';
 import { applyParamOverride, type OverrideContext, type ParamOverrideResult } from './param-override.ts';
 
 const context: OverrideContext = {
@@ -202,6 +203,17 @@ describe('param_override operations', () => {
     expect(
       run({ s: 'k=v' }, [{ mode: 'regex_replace', path: 's', from: '(?P<key>\\w+)=(?P<val>\\w+)', to: named }]),
     ).toEqual({ s: 'v=k' });
+  });
+
+  it('regex_replace leaves a string longer than REGEX_INPUT_LIMIT as it is (a backtracking pattern never sees it)', () => {
+    // Exponential on a run of a's without b: unbounded, this would not end.
+    const op = { mode: 'regex_replace', path: 's', from: '^(a|aa)*b$', to: 'x' };
+    const long = 'a'.repeat(1_000_000);
+    expect(run({ s: long }, [op])).toEqual({ s: long });
+    expect(run({ s: 'aaab' }, [op])).toEqual({ s: 'x' });
+    const limit = { mode: 'regex_replace', path: 's', from: 'a$', to: 'b' };
+    expect(run({ s: 'a'.repeat(REGEX_INPUT_LIMIT) }, [limit])).toEqual({ s: `${'a'.repeat(REGEX_INPUT_LIMIT - 1)}b` });
+    expect(run({ s: 'a'.repeat(REGEX_INPUT_LIMIT + 1) }, [limit])).toEqual({ s: 'a'.repeat(REGEX_INPUT_LIMIT + 1) });
   });
 
   it('string modes skip a missing path but refuse a value of another type', () => {

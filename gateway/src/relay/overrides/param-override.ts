@@ -1,5 +1,5 @@
 import { channelRuleError, RelayRuleError } from '../routing/errors.ts';
-import { compileGoRegExp, goReplacement } from './go-regexp.ts';
+import { compileGoRegExp, goReplacement, replaceBounded } from './go-regexp.ts';
 import {
   Draft,
   isObject,
@@ -480,7 +480,7 @@ class Run {
         this.#strings(op, (s) => s.split(op.from).join(op.to));
         break;
       case 'regex_replace':
-        this.#strings(op, (s) => s.replace(op.regex!, op.replacement!));
+        this.#strings(op, (s) => replaceBounded(s, op.regex!, op.replacement!));
         break;
       case 'prune_objects':
         this.#prune(op);

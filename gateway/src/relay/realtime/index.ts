@@ -4,6 +4,7 @@ import { isFreePrice, resolvePrice } from '../../domain/billing/index.ts';
 import type { Reservation } from '../../domain/ledger/ledger.ts';
 import { AppError } from '../../errors.ts';
 import { assertModelAllowed, type RelayCaller } from '../auth/key-auth.ts';
+import { assertModelName } from '../bounds/request-bounds.ts';
 import { RELAY_ERRORS } from '../errors.ts';
 import { noteRelay } from '../outcome.ts';
 import { type PipelineDeps, pinnedChannel } from '../pipeline.ts';
@@ -75,6 +76,7 @@ async function planSession(deps: PipelineDeps, request: FastifyRequest): Promise
   if (!authenticated) throw new AppError(RELAY_ERRORS.invalid_token);
   const model = (request.query as { model?: unknown }).model;
   if (typeof model !== 'string' || !model) throw new AppError(RELAY_ERRORS.model_required);
+  assertModelName(model);
   const { user } = authenticated.identity;
   const groups = routeGroups(deps.routing, authenticated, model);
   // As the relay does: an auto token is limited and held in the first auto group that serves the model.

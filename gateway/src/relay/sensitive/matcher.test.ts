@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WordMatcher } from './matcher.ts';
+import { complete, SCAN_SLICE, type Scan, WordMatcher } from './matcher.ts';
 
 describe('WordMatcher', () => {
   it('finds nothing and changes nothing with an empty list or only blank lines', () => {
@@ -69,5 +69,20 @@ describe('WordMatcher', () => {
     const text = `${'wor'.repeat(200_000)}word4999x${'w'.repeat(100_000)}`;
     expect(matcher.find(text)).toEqual(['word4999x']);
     expect(matcher.mask(text)).toBe(`${'wor'.repeat(200_000)}*********${'w'.repeat(100_000)}`);
+  });
+
+  it('scans in slices: pauses once per SCAN_SLICE units, with the same result as one pass', () => {
+    const matcher = WordMatcher.of(['needle', 'edle x']);
+    const text = `${'a'.repeat(SCAN_SLICE - 3)}needle x${'b'.repeat(2 * SCAN_SLICE)}`;
+    const pauses = <T>(scan: Scan<T>) => {
+      let count = 0;
+      for (let step = scan.next(); !step.done; step = scan.next()) count++;
+      return count;
+    };
+    expect(pauses(matcher.findScan(text))).toBe(Math.ceil(text.length / SCAN_SLICE) - 1);
+    expect(complete(matcher.findScan(text))).toEqual(matcher.find(text));
+    expect(matcher.find(text)).toEqual(['needle', 'edle x']);
+    expect(complete(matcher.maskScan(text))).toBe(`${'a'.repeat(SCAN_SLICE - 3)}********${'b'.repeat(2 * SCAN_SLICE)}`);
+    expect(pauses(matcher.findScan('short needle'))).toBe(0);
   });
 });

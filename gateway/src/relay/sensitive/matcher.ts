@@ -1,7 +1,23 @@
 /**
  * Case-insensitive search for many words at once (Aho–Corasick): one pass over the text, one state
  * step per UTF-16 unit, whatever the number of words. Built once per word list and read-only after.
+ * Each search is also a stepwise scan that pauses every SCAN_SLICE units, so that a caller can let the
+ * event loop run between slices of a huge text (a 1 MB prompt takes 15–20 ms in one go).
  */
+
+/** UTF-16 units a stepwise scan reads between two pauses (about a millisecond's work). */
+export const SCAN_SLICE = 65_536;
+
+/** A search that pauses (yields) between slices of its text, and returns its result. */
+export type Scan<T> = Generator<void, T, void>;
+
+/** Runs a scan to its end without pausing. */
+export function complete<T>(scan: Scan<T>): T {
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+  }
+}
 
 /** Each UTF-16 unit's lower case when that is one unit too (so positions in the text stay put), else itself. */
 const FOLD = foldTable();
@@ -89,31 +105,51 @@ export class WordMatcher {
 
   /** The distinct words in `text`, in the order their first occurrence ends. */
   find(text: string): string[] {
-    const found: string[] = [];
-    if (this.empty) return found;
-    const reported = new Set<number>();
-    let state = 0;
-    for (let i = 0; i < text.length; i++) {
-      state = this.#step(state, FOLD[text.charCodeAt(i)]!);
-      this.#report(state, reported, found);
-    }
-    return found;
+    return complete(this.findScan(text));
   }
 
   /** `text` with every occurrence starred, one `*` per character; the same string when nothing is found. */
   mask(text: string): string {
+    return complete(this.maskScan(text));
+  }
+
+  /** find() as a stepwise scan. */
+  *findScan(text: string): Scan<string[]> {
+    const found: string[] = [];
+    if (this.empty) return found;
+    const reported = new Set<number>();
+    let state = 0;
+    for (let from = 0; from < text.length; from += SCAN_SLICE) {
+      if (from > 0) yield;
+      const to = Math.min(text.length, from + SCAN_SLICE);
+      for (let i = from; i < to; i++) {
+        state = this.#step(state, FOLD[text.charCodeAt(i)]!);
+        this.#report(state, reported, found);
+      }
+    }
+    return found;
+  }
+
+  /** mask() as a stepwise scan. */
+  *maskScan(text: string): Scan<string> {
     if (this.empty) return text;
     // starts[i] = 1 + the start of the longest word ending at i (0: none); made on the first hit.
     let starts: Int32Array | undefined;
     let state = 0;
-    for (let i = 0; i < text.length; i++) {
-      state = this.#step(state, FOLD[text.charCodeAt(i)]!);
-      const length = this.#longest[state]!;
-      if (length === 0) continue;
-      starts ??= new Int32Array(text.length);
-      starts[i] = i - length + 2;
+    for (let from = 0; from < text.length; from += SCAN_SLICE) {
+      if (from > 0) yield;
+      const to = Math.min(text.length, from + SCAN_SLICE);
+      for (let i = from; i < to; i++) {
+        state = this.#step(state, FOLD[text.charCodeAt(i)]!);
+        const length = this.#longest[state]!;
+        if (length === 0) continue;
+        starts ??= new Int32Array(text.length);
+        starts[i] = i - length + 2;
+      }
     }
-    return starts ? starred(text, starts) : text;
+    if (!starts) return text;
+    if (text.length > SCAN_SLICE) yield;
+    return starred(text, starts);
   }
 
   #step(state: number, unit: number): number {

@@ -6,7 +6,7 @@ import { type ClusterState, createClusterState } from '../../cluster/index.ts';
 import { OptionsService } from '../../domain/options/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Store } from '../../store/index.ts';
-import { WordMatcher } from './matcher.ts';
+import { SCAN_SLICE, WordMatcher } from './matcher.ts';
 import { SensitiveWords } from './screen.ts';
 
 // Two pods (options services on one database, cluster states on one Redis namespace): a word list
@@ -59,9 +59,9 @@ function follow(options: OptionsService): SensitiveWords {
 
 const chat = (text: string) => ({ model: 'm', messages: [{ role: 'user', content: text }] });
 
-function refusal(screen: () => void): AppError {
+async function refusal(screen: () => Promise<unknown>): Promise<AppError> {
   try {
-    screen();
+    await screen();
   } catch (error) {
     if (error instanceof AppError) return error;
     throw error;
@@ -70,22 +70,22 @@ function refusal(screen: () => void): AppError {
 }
 
 describe('SensitiveWords', () => {
-  it('refuses a prompt with listed words, naming them, when StopOnSensitiveEnabled is on', () => {
+  it('refuses a prompt with listed words, naming them, when StopOnSensitiveEnabled is on', async () => {
     const words = follow(writer);
-    const error = refusal(() => words.screen('openai-chat', chat('a TEST_SENSITIVE prompt')));
+    const error = await refusal(() => words.screen('openai-chat', chat('a TEST_SENSITIVE prompt')));
     expect(error.code).toBe('sensitive_words_detected');
     expect(error.status).toBe(400);
     expect(error.localized('en')).toBe('The prompt contains sensitive words: test_sensitive');
     expect(error.localized('zh')).toBe('提示词包含敏感词：test_sensitive');
     const clean = chat('a clean prompt');
-    words.screen('openai-chat', clean);
+    await words.screen('openai-chat', clean);
     expect(clean).toEqual(chat('a clean prompt'));
   });
 
   it('stars the words in the body when StopOnSensitiveEnabled is off', async () => {
     await writer.set('StopOnSensitiveEnabled', 'false');
     const body = chat('say test_sensitive twice: Test_Sensitive');
-    follow(writer).screen('openai-chat', body);
+    await follow(writer).screen('openai-chat', body);
     expect(body).toEqual(chat('say ************** twice: **************'));
   });
 
@@ -96,7 +96,7 @@ describe('SensitiveWords', () => {
       for (const stop of ['true', 'false']) {
         await writer.set('StopOnSensitiveEnabled', stop);
         const body = chat('test_sensitive');
-        words.screen('openai-chat', body);
+        await words.screen('openai-chat', body);
         expect(body).toEqual(chat('test_sensitive'));
       }
     }
@@ -107,19 +107,21 @@ describe('SensitiveWords', () => {
     try {
       const words = follow(reader);
       expect(build).toHaveBeenCalledTimes(1);
-      for (let i = 0; i < 5; i++) words.screen('openai-chat', chat('nothing here'));
+      for (let i = 0; i < 5; i++) await words.screen('openai-chat', chat('nothing here'));
       expect(build).toHaveBeenCalledTimes(1);
 
       await writer.set('SensitiveWords', '\nforbidden\n\n禁止词\n');
       await waitFor(() => build.mock.calls.length === 2);
       expect(
-        refusal(() => words.screen('claude-messages', { messages: [{ role: 'user', content: '这是禁止词' }] })).message,
+        (await refusal(() => words.screen('claude-messages', { messages: [{ role: 'user', content: '这是禁止词' }] })))
+          .message,
       ).toContain('禁止词');
       expect(
-        refusal(() => words.screen('gemini-generate', { contents: [{ parts: [{ text: 'FORBIDDEN' }] }] })).message,
+        (await refusal(() => words.screen('gemini-generate', { contents: [{ parts: [{ text: 'FORBIDDEN' }] }] })))
+          .message,
       ).toContain('forbidden');
       // The old word is no longer listed.
-      words.screen('openai-chat', chat('test_sensitive'));
+      await words.screen('openai-chat', chat('test_sensitive'));
       expect(build).toHaveBeenCalledTimes(2);
     } finally {
       build.mockRestore();
@@ -149,6 +151,9 @@ describe('SensitiveWords', () => {
     await writer.set('StopOnSensitiveEnabled', 'false');
     const masked = words.screenFrame(frame(item('say TEST_SENSITIVE')));
     expect(JSON.parse(String(masked))).toEqual(item('say **************'));
+    // Too deep to re-serialise once masked: refused before it is parsed.
+    const deep = Buffer.from(`{"type":"x","text":"test_sensitive","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    expect((words.screenFrame(deep) as AppError).code).toBe('body_too_deep');
   });
 
   it('lets everything through with an empty list', async () => {
@@ -156,7 +161,35 @@ describe('SensitiveWords', () => {
     await waitFor(() => reader.get('SensitiveWords') === '');
     const words = follow(reader);
     const body = chat('test_sensitive');
-    words.screen('openai-chat', body);
+    await words.screen('openai-chat', body);
     expect(body).toEqual(chat('test_sensitive'));
+  });
+});
+
+describe('SensitiveWords on huge prompts', () => {
+  it('finds and stars words across slice boundaries, with the event loop running between slices', async () => {
+    const words = follow(writer);
+    // The word straddles the first slice boundary; another ends the megabyte.
+    const start = SCAN_SLICE - 5;
+    const text = `${'x'.repeat(start)}test_sensitive${'y'.repeat(1_000_000)}TEST_SENSITIVE`;
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    try {
+      const error = await refusal(() => words.screen('openai-chat', chat(text)));
+      expect(error.code).toBe('sensitive_words_detected');
+      expect(turns).toBeGreaterThan(0);
+
+      await writer.set('StopOnSensitiveEnabled', 'false');
+      const body = chat(text);
+      turns = 0;
+      expect(await words.screen('openai-chat', body)).toBe(true);
+      expect(turns).toBeGreaterThan(0);
+      expect(body).toEqual(chat(`${'x'.repeat(start)}${'*'.repeat(14)}${'y'.repeat(1_000_000)}${'*'.repeat(14)}`));
+      const clean = chat('z'.repeat(1_000_000));
+      expect(await words.screen('openai-chat', clean)).toBe(false);
+      expect(clean).toEqual(chat('z'.repeat(1_000_000)));
+    } finally {
+      clearInterval(ticking);
+    }
   });
 });

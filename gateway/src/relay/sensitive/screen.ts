@@ -1,7 +1,8 @@
 import type { OptionsService } from '../../domain/options/index.ts';
 import { AppError, defineErrors } from '../../errors.ts';
+import { assertJsonDepth } from '../bounds/json-depth.ts';
 import type { WireFormat } from '../types.ts';
-import { WordMatcher } from './matcher.ts';
+import { complete, type Scan, WordMatcher } from './matcher.ts';
 import { editPromptTexts } from './prompt-texts.ts';
 
 export const SENSITIVE_ERRORS = defineErrors({
@@ -45,10 +46,11 @@ export class SensitiveWords {
   /**
    * Checks the parsed body of a request before anything is reserved or sent: throws
    * `sensitive_words_detected` when the request must stop, else stars the words in the body in place.
-   * True when it starred any (the body is then no longer the client's bytes).
+   * True when it starred any (the body is then no longer the client's bytes). Long texts are searched
+   * in slices with the event loop free between them (matcher.ts).
    */
-  screen(format: WireFormat, body: Record<string, unknown> | FormData): boolean {
-    const outcome = this.#apply(format, body);
+  async screen(format: WireFormat, body: Record<string, unknown> | FormData): Promise<boolean> {
+    const outcome = await inSlices(this.#apply(format, body));
     if (outcome instanceof AppError) throw outcome;
     return outcome === 'masked';
   }
@@ -62,12 +64,18 @@ export class SensitiveWords {
     if (!this.#checking() || !REALTIME_TEXT_FIELDS.some((field) => frame.includes(field))) return frame;
     let event: unknown;
     try {
+      // Refused before parsing: a masked event is re-serialised, and JSON.stringify fails on a deep one.
+      assertJsonDepth(frame);
+    } catch (error) {
+      return error as AppError;
+    }
+    try {
       event = JSON.parse(frame.toString('utf8'));
     } catch {
       return frame;
     }
     if (typeof event !== 'object' || event === null || Array.isArray(event)) return frame;
-    const outcome = this.#apply('openai-realtime', event as Record<string, unknown>);
+    const outcome = complete(this.#apply('openai-realtime', event as Record<string, unknown>));
     if (outcome instanceof AppError) return outcome;
     return outcome === 'masked' ? Buffer.from(JSON.stringify(event)) : frame;
   }
@@ -81,27 +89,41 @@ export class SensitiveWords {
     );
   }
 
-  /** The refusal, or whether words were starred in `body`. */
-  #apply(format: WireFormat, body: Record<string, unknown> | FormData): AppError | 'masked' | 'clean' {
+  /**
+   * The refusal, or whether words were starred in `body`, as a scan that pauses between slices of long
+   * texts. The texts are gathered first, then searched, then (masking) put back by a second walk over the
+   * same untouched body: the nth text met is the nth masked.
+   */
+  *#apply(format: WireFormat, body: Record<string, unknown> | FormData): Scan<AppError | 'masked' | 'clean'> {
     if (!this.#checking()) return 'clean';
     const matcher = this.#matcher;
+    const texts: string[] = [];
+    editPromptTexts(format, body, (text) => {
+      texts.push(text);
+      return text;
+    });
     if (this.#options.getBoolean('StopOnSensitiveEnabled')) {
       const found = new Set<string>();
-      editPromptTexts(format, body, (text) => {
-        for (const word of matcher.find(text)) found.add(word);
-        return text;
-      });
+      for (const text of texts) for (const word of yield* matcher.findScan(text)) found.add(word);
       return found.size > 0
         ? new AppError(SENSITIVE_ERRORS.sensitive_words_detected, { words: named(found) })
         : 'clean';
     }
-    let outcome: 'masked' | 'clean' = 'clean';
-    editPromptTexts(format, body, (text) => {
-      const masked = matcher.mask(text);
-      if (masked !== text) outcome = 'masked';
-      return masked;
-    });
-    return outcome;
+    const masked: string[] = [];
+    for (const text of texts) masked.push(yield* matcher.maskScan(text));
+    if (masked.every((text, i) => text === texts[i])) return 'clean';
+    let next = 0;
+    editPromptTexts(format, body, () => masked[next++]!);
+    return 'masked';
+  }
+}
+
+/** Runs a scan, letting the event loop run between its slices: a huge prompt never holds the loop for long. */
+async function inSlices<T>(scan: Scan<T>): Promise<T> {
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

@@ -188,7 +188,7 @@ async function submit(
   const body = request.body;
   const submission = describeSubmission(path, body);
   assertModelAllowed(who, submission.model);
-  deps.sensitive.screen('midjourney', body);
+  await deps.sensitive.screen('midjourney', body);
   const send = (caller: RelayCaller, channel: ChannelSnapshot, key: ChosenKey) =>
     sendSubmission(deps, { who: caller, channel, key, body, submission, started }, request, reply);
   if (submission.originalTaskId !== undefined) {

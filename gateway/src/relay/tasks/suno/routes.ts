@@ -114,7 +114,7 @@ async function submit(
   const body = request.body;
   const model = typeof body.model === 'string' && body.model !== '' ? body.model : `suno_${action}`;
   assertModelAllowed(who, model);
-  deps.sensitive.screen('suno', body);
+  await deps.sensitive.screen('suno', body);
   // A chat channel that lists a suno_ model by mistake must never get a music request.
   return routeSubmission(deps, who, model, {
     accepts: speaksSuno,

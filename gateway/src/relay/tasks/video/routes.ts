@@ -221,7 +221,7 @@ export async function videoPlugin(app: FastifyInstance, deps: VideoPluginDeps): 
       const submission = await readSubmission(request);
       const { fields } = submission;
       if (typeof fields.prompt !== 'string' || fields.prompt.trim() === '') throw invalidVideo('prompt is required');
-      screenVideoPrompt(deps, submission);
+      await screenVideoPrompt(deps, submission);
       if (original.status !== 'SUCCESS') throw notReady();
       const props = videoProperties(original);
       // A remix happens where the original video is: its channel and key, whatever the routing says today.

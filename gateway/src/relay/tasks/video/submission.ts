@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { assertFormFields, assertFormPartCount } from '../../bounds/multipart.ts';
 import { isRecord } from '../../protocols/video-fields.ts';
 
 /**
@@ -29,12 +30,14 @@ export async function readSubmission(request: FastifyRequest): Promise<Submissio
   const contentType = String(request.headers['content-type'] ?? '');
   if (contentType.startsWith('multipart/form-data')) {
     if (!Buffer.isBuffer(request.body)) throw invalidVideo('the multipart body could not be read');
+    assertFormPartCount(request.body, contentType);
     let form: FormData;
     try {
       form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': contentType } }).formData();
     } catch {
       throw invalidVideo('the multipart body could not be read');
     }
+    assertFormFields(form);
     const fields: Record<string, unknown> = {};
     for (const [name, value] of form) if (typeof value === 'string') fields[name] = value;
     return { fields, form };

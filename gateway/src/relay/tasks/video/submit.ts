@@ -65,7 +65,7 @@ export async function createVideo(
 ): Promise<FastifyReply> {
   const { fields } = order;
   const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : DEFAULT_MODEL;
-  screenVideoPrompt(deps, order);
+  await screenVideoPrompt(deps, order);
   const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
   if (prompt.trim() === '' && !order.promptOptional) throw invalidVideo('prompt is required');
   assertModelAllowed(who, model);
@@ -123,9 +123,9 @@ async function createOn(
 }
 
 /** The sensitive-word check of a video prompt: in the fields, and in the form a multipart upload is sent on. */
-export function screenVideoPrompt(deps: RelayPluginDeps, submission: Submission): void {
-  deps.sensitive.screen('video', submission.fields);
-  if (submission.form) deps.sensitive.screen('video', submission.form);
+export async function screenVideoPrompt(deps: RelayPluginDeps, submission: Submission): Promise<void> {
+  await deps.sensitive.screen('video', submission.fields);
+  if (submission.form) await deps.sensitive.screen('video', submission.form);
 }
 
 export interface VideoSubmit {
