@@ -1,0 +1,204 @@
+import { appendFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../gateway/src/gateway.ts';
+import { clientsFrom, type DashboardClient, setupRoot } from '../support/client.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { type FuzzRequest, fuzzOperation, operationsOf, seededRandom } from '../support/fuzz.ts';
+import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
+
+/**
+ * The reliability fuzz run (issue 18): a few thousand hostile requests generated from /api/openapi.json
+ * with a fixed seed, as a user and as an admin, plus malformed relay bodies. No answer may be a 5xx (other
+ * than a deliberate 501-504 with its code), none may take over 10 s, and a refused write changes nothing.
+ */
+const SEED = 18;
+const PER_OPERATION = 7;
+const SLOW_MS = 10_000;
+
+let gateway: Gateway;
+let upstream: MockOpenAI;
+let drop: () => Promise<void>;
+let root: DashboardClient;
+let member: DashboardClient;
+let memberKey: string;
+
+/** Routes whose plausible call ends the fuzzer's own session or account; their refusals are tested elsewhere. */
+const SKIPPED = new Set(['GET /api/user/logout', 'DELETE /api/user/self', 'POST /api/user/logout']);
+/** Tables a refused write must leave as they were (columns that only record "seen at" are left out). */
+const WATCHED = ['users', 'tokens', 'channels', 'redemptions', 'options', 'groups'] as const;
+const VOLATILE = new Set(['accessed_time', 'last_login_at', 'last_seen_at', 'updated_at', 'test_time']);
+
+beforeAll(async () => {
+  upstream = await startMockOpenAI();
+  const database = await createTestDatabase();
+  drop = database.drop;
+  gateway = await startTestGateway(
+    gatewayEnv(database.options, testNamespace(), {
+      TRUST_PROXY: 'true',
+      GLOBAL_API_RATE_LIMIT: '1000000',
+      CRITICAL_RATE_LIMIT: '1000000',
+    }),
+  );
+  root = await setupRoot(gateway.url);
+  member = await clientsFrom(() => gateway.url, '10.18.0').user('fuzzmember');
+  // Record 1 of each table exists, so hostile bodies on a real id reach the update code.
+  const channel = await root.post('/api/channel/', {
+    name: 'mock',
+    type: 1,
+    key: 'sk-up',
+    base_url: upstream.url,
+    models: 'gpt-4o-mini',
+  });
+  expect(channel.body.success, JSON.stringify(channel.body)).toBe(true);
+  const token = await member.post('/api/token/', { name: 'fuzz', unlimited_quota: true });
+  expect(token.body.success, JSON.stringify(token.body)).toBe(true);
+  memberKey = token.body.data.key;
+  expect((await root.post('/api/redemption/', { name: 'fuzz', count: 1, quota: 100 })).body.success).toBe(true);
+}, 60_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+  await drop?.();
+});
+
+/** One fingerprint of the watched tables, in one query (columns that only record "seen at" left out). */
+async function snapshot(): Promise<string> {
+  const volatile = `array[${[...VOLATILE].map((c) => `'${c}'`).join(',')}]`;
+  const parts = WATCHED.map(
+    (table) =>
+      `(select coalesce(md5(string_agg(r, ',' order by r)), '') from (select (to_jsonb(t) - ${volatile})::text as r from ${table} t) s)`,
+  );
+  const { rows } = await sql<{ f: string }>`select ${sql.raw(parts.join(" || ':' || "))} as f`.execute(
+    gateway.store.db,
+  );
+  return rows[0]?.f ?? '';
+}
+
+interface Finding {
+  who: string;
+  request: FuzzRequest;
+  status: number;
+  problem: string;
+  answer: string;
+}
+
+async function send(client: DashboardClient, request: FuzzRequest) {
+  const headers: Record<string, string> = { ...client.headers, cookie: client.cookie };
+  if (client.userId !== undefined) headers['new-api-user'] = String(client.userId);
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  const started = performance.now();
+  try {
+    const response = await fetch(`${gateway.url}${request.url}`, {
+      method: request.method,
+      headers,
+      ...(request.body === undefined ? {} : { body: request.body }),
+      signal: AbortSignal.timeout(SLOW_MS + 5000),
+    });
+    const text = await response.text();
+    return { status: response.status, text, ms: performance.now() - started };
+  } catch (error) {
+    // A cut connection or a timeout: status 0, reported as a finding below.
+    return { status: 0, text: `no answer: ${(error as Error).message}`, ms: performance.now() - started };
+  }
+}
+
+/** A refusal: a 4xx, or the /api envelope's success:false. */
+const refused = (status: number, text: string) => status >= 400 || /^\{"success":false/.test(text);
+/** A deliberate 5xx names its code (store outage, draining, upstream failure), in any of our shapes. */
+const deliberate = (status: number, text: string) =>
+  [501, 502, 503, 504].includes(status) && /"code"\s*:\s*"?[a-z_]/i.test(text) && !/internal_error/i.test(text);
+
+describe('fuzz run over /api/openapi.json and the relay routes', () => {
+  it('answers every hostile request with a 4xx or a refusal, fast, and never half-writes', async () => {
+    const document = (await (await fetch(`${gateway.url}/api/openapi.json`)).json()) as never;
+    const operations = operationsOf(document).filter((op) => !SKIPPED.has(`${op.method} ${op.path}`));
+    expect(operations.length).toBeGreaterThan(50);
+    const random = seededRandom(SEED);
+    const findings: Finding[] = [];
+    let sent = 0;
+    for (const [who, client] of [
+      ['admin', root],
+      ['user', member],
+    ] as const) {
+      for (const operation of operations) {
+        for (const request of fuzzOperation(operation, random, PER_OPERATION, '1')) {
+          const writes = request.method !== 'GET';
+          const before = writes ? await snapshot() : '';
+          const answer = await send(client, request);
+          sent++;
+          if (process.env.FUZZ_TRACE)
+            console.log(who, request.method, request.url.slice(0, 80), answer.status, Math.round(answer.ms));
+          const report = (problem: string) => {
+            const finding = { who, request, status: answer.status, problem, answer: answer.text.slice(0, 200) };
+            findings.push(finding);
+            if (process.env.FUZZ_REPORT) appendFileSync(process.env.FUZZ_REPORT, `${JSON.stringify(finding)}\n`);
+          };
+          if (answer.status === 0) report(answer.text);
+          if (answer.status >= 500 && !deliberate(answer.status, answer.text)) report('5xx');
+          if (answer.ms > SLOW_MS) report(`slow ${Math.round(answer.ms)} ms`);
+          if (writes && refused(answer.status, answer.text) && (await snapshot()) !== before) report('partial write');
+          // A hostile call that ended the session (or changed a password) must not end the run.
+          if (answer.status === 401 && (await client.get('/api/user/self')).status === 401) {
+            const again = await (who === 'admin'
+              ? root.login('root', 'root-password')
+              : member.login('fuzzmember', 'password-1'));
+            if (!again.body?.success)
+              throw new Error(`${who} signed out for good after ${request.method} ${request.url}`);
+          }
+        }
+      }
+    }
+    sent += await fuzzRelay(findings);
+    expect(sent).toBeGreaterThan(1500);
+    expect(findings, JSON.stringify(findings.slice(0, 40), null, 1)).toEqual([]);
+  }, 110_000);
+});
+
+/** Malformed bodies on the relay routes, with a valid key. */
+async function fuzzRelay(findings: Finding[]): Promise<number> {
+  const random = seededRandom(SEED + 1);
+  const routes = [
+    '/v1/chat/completions',
+    '/v1/completions',
+    '/v1/embeddings',
+    '/v1/messages',
+    '/v1/responses',
+    '/v1beta/models/gpt-4o-mini:generateContent',
+  ];
+  const bodies = [
+    '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"a\\u0000b"}]}',
+    '{"model":"gpt-4o-mini","messages":"x"}',
+    '{"model":1e308,"messages":[]}',
+    '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"\\ud800"}],"temperature":1e308}',
+    '{"model":"gpt-4o-mini","input":[1e308,-1,"x"]}',
+    '{"model":"gpt-4o-mini","contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":"x"}}',
+    '[]',
+    'null',
+    '{"model":',
+  ];
+  let sent = 0;
+  for (const route of routes) {
+    for (let i = 0; i < 4; i++) {
+      const body = bodies[Math.floor(random() * bodies.length)] as string;
+      const started = performance.now();
+      const response = await fetch(`${gateway.url}${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${memberKey}`, 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(SLOW_MS + 5000),
+      });
+      const text = await response.text();
+      const ms = performance.now() - started;
+      sent++;
+      const request = { method: 'POST', url: route, body, note: 'relay body' };
+      if (response.status >= 500 && !deliberate(response.status, text))
+        findings.push({ who: 'relay', request, status: response.status, problem: '5xx', answer: text.slice(0, 200) });
+      if (ms > SLOW_MS)
+        findings.push({ who: 'relay', request, status: response.status, problem: 'slow', answer: text.slice(0, 200) });
+    }
+  }
+  return sent;
+}
