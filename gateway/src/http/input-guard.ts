@@ -49,26 +49,26 @@ export function inputProblem(value: unknown, maxDepth: number): 'malformed_text'
   return undefined;
 }
 
+/** Throws the refusal for a value that is malformed or too deep; `where` names the part (path, query, body, filter). */
+export function assertWellFormed(value: unknown, where: string): void {
+  const problem = inputProblem(value, MAX_BODY_DEPTH);
+  if (problem === 'malformed_text') throw new AppError(INPUT_ERRORS.malformed_text, { where });
+  if (problem) throw new AppError(INPUT_ERRORS.nested_too_deep, { max: MAX_BODY_DEPTH });
+}
+
 /**
- * A preValidation hook for /api and /rest: path, query and body are refused before any schema check or
- * route code sees them when they hold text no store can keep or nesting no record has. Each area's own
- * error handler renders the refusal in its shape (the /api envelope, a 400 on /rest).
+ * A preValidation hook for /api, /rest and the task routes: path, query and body are refused before any
+ * schema check or route code sees them when they hold text no store can keep or nesting no record has.
+ * Each area's own error handler renders the refusal in its shape (the /api envelope, a 400 on /rest).
  */
 export function guardInput(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
-  for (const [where, value] of [
-    ['path', request.params],
-    ['query', request.query],
-    ['body', request.body],
-  ] as const) {
-    const problem = inputProblem(value, MAX_BODY_DEPTH);
-    if (problem) {
-      done(
-        problem === 'malformed_text'
-          ? new AppError(INPUT_ERRORS.malformed_text, { where })
-          : new AppError(INPUT_ERRORS.nested_too_deep, { max: MAX_BODY_DEPTH }),
-      );
-      return;
-    }
+  try {
+    assertWellFormed(request.params, 'path');
+    assertWellFormed(request.query, 'query');
+    assertWellFormed(request.body, 'body');
+  } catch (error) {
+    done(error as Error);
+    return;
   }
   done();
 }

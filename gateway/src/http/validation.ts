@@ -34,29 +34,39 @@ const isNumeric = (type: unknown) =>
   type === 'number' ||
   (Array.isArray(type) && type.some((t) => t === 'integer' || t === 'number'));
 const isIdName = (name: string | undefined) => name === 'id' || (name?.endsWith('_id') ?? false);
+// Query filters are compared with int4 columns (ids, status, type, channel) unless they are times or money.
+const BIGINT_FILTER = /timestamp|_time$|_at$|quota|amount/;
+
+/** Which range a number has where its schema names none: int4 for ids, JavaScript's exact integers otherwise. */
+export type NumberScope = 'params' | 'querystring' | 'body';
 
 /**
  * Every number a route accepts has a real range, so 1e308, 1e20 or Infinity (which coerces from a query
- * string) is a 400 instead of an overflow in Postgres: where a schema names no bound, an id (`id`, `*_id`,
- * any path parameter) gets int4's range and any other number the range JavaScript keeps exact (±2^53).
- * Answers a bounded copy; the route's own schema (the API's documentation) is left as written.
+ * string) is a 400 instead of an overflow in Postgres. Where a schema names no bound: a path parameter, an
+ * id (`id`, `*_id`) and a query filter other than a time or an amount get int4's range; any other number
+ * the range JavaScript keeps exact (±2^53); and none may be infinite. Answers a bounded copy; the route's
+ * own schema (the API's documentation) is left as written.
  */
-export function boundNumbers(schema: unknown, idLike = false, name?: string): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => boundNumbers(item, idLike, name));
+export function boundNumbers(schema: unknown, scope: NumberScope = 'body', name?: string, depth = 0): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => boundNumbers(item, scope, name, depth));
   if (schema === null || typeof schema !== 'object') return schema;
   const node = schema as Record<string, unknown>;
   const copy: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) {
       copy[key] = Object.fromEntries(
-        Object.entries(value).map(([property, sub]) => [property, boundNumbers(sub, idLike, property)]),
+        Object.entries(value).map(([property, sub]) => [property, boundNumbers(sub, scope, property, depth + 1)]),
       );
     } else if (['items', 'anyOf', 'oneOf', 'allOf', 'additionalProperties'].includes(key)) {
-      copy[key] = boundNumbers(value, idLike && key !== 'additionalProperties', key === 'items' ? name : undefined);
+      copy[key] = boundNumbers(value, scope, key === 'additionalProperties' ? undefined : name, depth + 1);
     } else copy[key] = value;
   }
   if (isNumeric(node.type)) {
-    const limit = idLike || isIdName(name) ? INT4_MAX : Number.MAX_SAFE_INTEGER;
+    const int4 =
+      scope === 'params' ||
+      isIdName(name) ||
+      (scope === 'querystring' && depth <= 2 && name !== undefined && !BIGINT_FILTER.test(name));
+    const limit = int4 ? INT4_MAX : Number.MAX_SAFE_INTEGER;
     if (copy.maximum === undefined && copy.exclusiveMaximum === undefined) copy.maximum = limit;
     if (copy.minimum === undefined && copy.exclusiveMinimum === undefined) copy.minimum = -limit;
     copy.finite = true;
@@ -121,7 +131,8 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   let validate: ValidateFunction | undefined;
   // Fastify reads `errors` from the function it was given, so the wrapper carries them over.
   const check = (data: unknown) => {
-    validate ??= (body ? strict : coercing).compile(boundNumbers(schema, httpPart === 'params') as object);
+    const scope: NumberScope = httpPart === 'params' || httpPart === 'querystring' ? httpPart : 'body';
+    validate ??= (body ? strict : coercing).compile(boundNumbers(schema, scope) as object);
     if (body) dropUndeclaredNulls(data, schema as SchemaNode);
     const valid = validate(data);
     check.errors = validate.errors;

@@ -3,7 +3,7 @@ import { authGuards, signedIn } from '../api/auth.ts';
 import { ipRateLimit } from '../api/rate-limit.ts';
 import type { RateLimit } from '../config.ts';
 import { AppError, defineErrors } from '../errors.ts';
-import { guardInput } from '../http/input-guard.ts';
+import { assertWellFormed, guardInput } from '../http/input-guard.ts';
 import type { Services } from '../services.ts';
 import type { RestFilters } from './resource.ts';
 import { restResources } from './resources/index.ts';
@@ -144,6 +144,8 @@ function parseJson<T>(
     throw new AppError(REST_ERRORS.REST_BAD_PARAMETER, { name, expected });
   }
   if (!check(value)) throw new AppError(REST_ERRORS.REST_BAD_PARAMETER, { name, expected });
+  // JSON inside the query string: its escapes (\u0000) are only text once parsed, so it is checked again here.
+  assertWellFormed(value, name);
   return value;
 }
 
