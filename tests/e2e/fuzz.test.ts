@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { clientsFrom, type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { type FuzzRequest, fuzzOperation, operationsOf, seededRandom } from '../support/fuzz.ts';
+import {
+  type FuzzRequest,
+  fuzzOperation,
+  fuzzRest,
+  operationsOf,
+  REST_RESOURCES,
+  seededRandom,
+} from '../support/fuzz.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 
@@ -14,7 +21,7 @@ import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
  * than a deliberate 501-504 with its code), none may take over 10 s, and a refused write changes nothing.
  */
 const SEED = 18;
-const PER_OPERATION = 7;
+const PER_OPERATION = 9;
 const SLOW_MS = 10_000;
 
 let gateway: Gateway;
@@ -111,6 +118,31 @@ const refused = (status: number, text: string) => status >= 400 || /^\{"success"
 const deliberate = (status: number, text: string) =>
   [501, 502, 503, 504].includes(status) && /"code"\s*:\s*"?[a-z_]/i.test(text) && !/internal_error/i.test(text);
 
+/** Sends one hostile request and notes what is wrong with the answer: a 5xx, a hang, a half-written change. */
+async function probe(who: 'admin' | 'user', client: DashboardClient, request: FuzzRequest, findings: Finding[]) {
+  const writes = request.method !== 'GET';
+  const before = writes ? await snapshot() : '';
+  const answer = await send(client, request);
+  if (process.env.FUZZ_TRACE)
+    console.log(who, request.method, request.url.slice(0, 80), answer.status, Math.round(answer.ms));
+  const report = (problem: string) => {
+    const finding = { who, request, status: answer.status, problem, answer: answer.text.slice(0, 200) };
+    findings.push(finding);
+    if (process.env.FUZZ_REPORT) appendFileSync(process.env.FUZZ_REPORT, `${JSON.stringify(finding)}\n`);
+  };
+  if (answer.status === 0) report(answer.text);
+  if (answer.status >= 500 && !deliberate(answer.status, answer.text)) report('5xx');
+  if (answer.ms > SLOW_MS) report(`slow ${Math.round(answer.ms)} ms`);
+  if (writes && refused(answer.status, answer.text) && (await snapshot()) !== before) report('partial write');
+  // A hostile call that ended the session (or changed a password) must not end the run.
+  if (answer.status === 401 && (await client.get('/api/user/self')).status === 401) {
+    const again = await (who === 'admin'
+      ? root.login('root', 'root-password')
+      : member.login('fuzzmember', 'password-1'));
+    if (!again.body?.success) throw new Error(`${who} signed out for good after ${request.method} ${request.url}`);
+  }
+}
+
 describe('fuzz run over /api/openapi.json and the relay routes', () => {
   it('answers every hostile request with a 4xx or a refusal, fast, and never half-writes', async () => {
     const document = (await (await fetch(`${gateway.url}/api/openapi.json`)).json()) as never;
@@ -125,34 +157,23 @@ describe('fuzz run over /api/openapi.json and the relay routes', () => {
     ] as const) {
       for (const operation of operations) {
         for (const request of fuzzOperation(operation, random, PER_OPERATION, '1')) {
-          const writes = request.method !== 'GET';
-          const before = writes ? await snapshot() : '';
-          const answer = await send(client, request);
+          await probe(who, client, request, findings);
           sent++;
-          if (process.env.FUZZ_TRACE)
-            console.log(who, request.method, request.url.slice(0, 80), answer.status, Math.round(answer.ms));
-          const report = (problem: string) => {
-            const finding = { who, request, status: answer.status, problem, answer: answer.text.slice(0, 200) };
-            findings.push(finding);
-            if (process.env.FUZZ_REPORT) appendFileSync(process.env.FUZZ_REPORT, `${JSON.stringify(finding)}\n`);
-          };
-          if (answer.status === 0) report(answer.text);
-          if (answer.status >= 500 && !deliberate(answer.status, answer.text)) report('5xx');
-          if (answer.ms > SLOW_MS) report(`slow ${Math.round(answer.ms)} ms`);
-          if (writes && refused(answer.status, answer.text) && (await snapshot()) !== before) report('partial write');
-          // A hostile call that ended the session (or changed a password) must not end the run.
-          if (answer.status === 401 && (await client.get('/api/user/self')).status === 401) {
-            const again = await (who === 'admin'
-              ? root.login('root', 'root-password')
-              : member.login('fuzzmember', 'password-1'));
-            if (!again.body?.success)
-              throw new Error(`${who} signed out for good after ${request.method} ${request.url}`);
-          }
+        }
+      }
+      for (const resource of REST_RESOURCES) {
+        // Record 1's fields, as react-admin would send them back (an empty list where the caller sees none).
+        const record = await client.get(`/rest/${resource}/1`);
+        const fields = record.status === 200 ? Object.keys(record.body ?? {}).filter((f) => f !== 'id') : [];
+        for (const request of fuzzRest(resource, fields, random, PER_OPERATION * 4, '1')) {
+          await probe(who, client, request, findings);
+          sent++;
         }
       }
     }
     sent += await fuzzRelay(findings);
-    expect(sent).toBeGreaterThan(1500);
+    console.log(`fuzz: ${sent} requests (seed ${SEED}), ${findings.length} findings`);
+    expect(sent).toBeGreaterThan(2000);
     expect(findings, JSON.stringify(findings.slice(0, 40), null, 1)).toEqual([]);
   }, 110_000);
 });

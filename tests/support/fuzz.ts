@@ -211,3 +211,53 @@ export function fuzzOperation(
   }
   return requests;
 }
+
+/** The console's /rest resources (DESIGN.md §2): the OpenAPI document has one `/rest/{resource}` route for all. */
+export const REST_RESOURCES = ['user', 'token', 'redemption', 'channel', 'log', 'midjourney', 'task'] as const;
+
+/**
+ * `count` hostile /rest requests for one resource: lists with hostile range, sort and filter; records with
+ * hostile ids; and edits of record `knownId` (whose current fields are `fields`) with one field made hostile.
+ */
+export function fuzzRest(
+  resource: string,
+  fields: string[],
+  random: () => number,
+  count: number,
+  knownId: string,
+): FuzzRequest[] {
+  const requests: FuzzRequest[] = [];
+  const json = (value: unknown) => encodeURIComponent(JSON.stringify(value));
+  for (let i = 0; i < count; i++) {
+    const hostile = pick(random, HOSTILE_JSON);
+    const hostileText = pick(random, HOSTILE_TEXT);
+    const field = fields.length > 0 ? pick(random, fields) : 'name';
+    const note = `${field}=${JSON.stringify(hostile)?.slice(0, 40)}`;
+    switch (pick(random, ['range', 'sort', 'filter', 'id', 'put', 'post'] as const)) {
+      case 'range':
+        requests.push({ method: 'GET', url: `/rest/${resource}?range=${json([0, hostile])}`, note: `range ${note}` });
+        break;
+      case 'sort':
+        requests.push({ method: 'GET', url: `/rest/${resource}?sort=${json([field, hostile])}`, note: `sort ${note}` });
+        break;
+      case 'filter':
+        requests.push({ method: 'GET', url: `/rest/${resource}?filter=${json({ [field]: hostile })}`, note });
+        break;
+      case 'id':
+        requests.push({ method: 'GET', url: `/rest/${resource}/${encodeText(hostileText)}`, note: hostileText });
+        break;
+      case 'put':
+        requests.push({
+          method: 'PUT',
+          url: `/rest/${resource}/${knownId}`,
+          body: JSON.stringify({ [field]: hostile }),
+          note,
+        });
+        break;
+      case 'post':
+        requests.push({ method: 'POST', url: `/rest/${resource}`, body: JSON.stringify({ [field]: hostile }), note });
+        break;
+    }
+  }
+  return requests;
+}

@@ -121,12 +121,13 @@ export class UserAdminService {
     const password = checkPassword(input.password);
     const role = input.role ?? ROLE.user;
     assertMayCreateRole(actor, role);
-    const user = await this.#registration.createAccount({
+    // The role is written with the account (one transaction): no common user is left behind if it fails.
+    return this.#registration.createAccount({
       username,
       passwordHash: await hashPassword(password),
       displayName: checkDisplayName(input.display_name ?? '', username),
+      role,
     });
-    return role === user.role ? user : ((await updateUser(this.#db, user.id, { role })) ?? user);
   }
 
   async update(actor: Actor, input: AdminUserUpdate): Promise<UserRow> {
