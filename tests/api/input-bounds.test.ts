@@ -106,6 +106,22 @@ describe('numbers', () => {
     const rest = await raw('GET', '/rest/user/2147483648');
     expect(rest.status).toBe(400);
     expect(rest.body.code).toBe('NUMBER_OUT_OF_RANGE');
+    // /rest parses its own filter JSON: a filter past its column's range is refused the same way.
+    for (const [resource, filter] of [
+      ['user', { status: 1e20 }],
+      ['user', { role: 2147483648 }],
+      ['channel', { type: 1e308 }],
+      ['log', { channel: 2147483648 }],
+      ['log', { start_timestamp: 1e300 }],
+    ] as const) {
+      const answer = await raw('GET', `/rest/${resource}?filter=${encodeURIComponent(JSON.stringify(filter))}`);
+      expect(answer.status, JSON.stringify(filter)).toBe(400);
+      expect(answer.body.code).toBe('NUMBER_OUT_OF_RANGE');
+    }
+    // An id list is matched as it is: ids that cannot exist match nothing.
+    const ids = await raw('GET', `/rest/user?filter=${encodeURIComponent('{"id":[1e20,2147483648,1]}')}`);
+    expect(ids.status).toBe(200);
+    expect(ids.body.map((u: { id: number }) => u.id)).toEqual([1]);
     // NaN is not a number at all: the ordinary validation refusal.
     expect((await raw('GET', '/api/user/NaN')).body).toMatchObject({ success: false, code: 'INVALID_REQUEST' });
     // The largest real id is still an id: it is simply not found.

@@ -37,6 +37,9 @@ const isIdName = (name: string | undefined) => name === 'id' || (name?.endsWith(
 // Query filters are compared with int4 columns (ids, status, type, channel) unless they are times or money.
 const BIGINT_FILTER = /timestamp|_time$|_at$|quota|amount/;
 
+/** The largest magnitude a filter on `name` may have: int4 unless it is a time or an amount (bigint). */
+export const filterLimit = (name: string): number => (BIGINT_FILTER.test(name) ? Number.MAX_SAFE_INTEGER : INT4_MAX);
+
 /** Which range a number has where its schema names none: int4 for ids, JavaScript's exact integers otherwise. */
 export type NumberScope = 'params' | 'querystring' | 'body';
 
@@ -65,7 +68,7 @@ export function boundNumbers(schema: unknown, scope: NumberScope = 'body', name?
     const int4 =
       scope === 'params' ||
       isIdName(name) ||
-      (scope === 'querystring' && depth <= 2 && name !== undefined && !BIGINT_FILTER.test(name));
+      (scope === 'querystring' && depth <= 2 && name !== undefined && filterLimit(name) === INT4_MAX);
     const limit = int4 ? INT4_MAX : Number.MAX_SAFE_INTEGER;
     if (copy.maximum === undefined && copy.exclusiveMaximum === undefined) copy.maximum = limit;
     if (copy.minimum === undefined && copy.exclusiveMinimum === undefined) copy.minimum = -limit;
