@@ -11,6 +11,7 @@ import {
   fuzzRest,
   operationsOf,
   REST_RESOURCES,
+  restFilterSweep,
   seededRandom,
 } from '../support/fuzz.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
@@ -175,7 +176,10 @@ describe('fuzz run over /api/openapi.json and the relay routes', () => {
         // Record 1's fields, as react-admin would send them back (an empty list where the caller sees none).
         const record = await client.get(`/rest/${resource}/1`);
         const fields = record.status === 200 ? Object.keys(record.body ?? {}).filter((f) => f !== 'id') : [];
-        for (const request of fuzzRest(resource, fields, random, PER_OPERATION * 3, '1')) {
+        for (const request of [
+          ...fuzzRest(resource, fields, random, PER_OPERATION * 3, '1'),
+          ...restFilterSweep(resource, fields),
+        ]) {
           await probe(who, client, request, findings);
           sent++;
         }

@@ -261,3 +261,18 @@ export function fuzzRest(
   }
   return requests;
 }
+
+/** Filters react-admin's lists send besides a record's own fields (see gateway/src/rest/resources). */
+const REST_FILTER_NAMES = ['q', 'id', 'status', 'type', 'role', 'user_id', 'channel_id', 'channel', 'start_timestamp'];
+
+/** Every filter of a /rest list (the record's fields and the known ones) with each out-of-range number. */
+export function restFilterSweep(resource: string, fields: string[]): FuzzRequest[] {
+  const requests: FuzzRequest[] = [];
+  for (const name of new Set([...fields, ...REST_FILTER_NAMES])) {
+    for (const value of [2147483648, 1e308, -1e20, 1.5]) {
+      const filter = encodeURIComponent(JSON.stringify({ [name]: value }));
+      requests.push({ method: 'GET', url: `/rest/${resource}?filter=${filter}`, note: `filter ${name}=${value}` });
+    }
+  }
+  return requests;
+}
