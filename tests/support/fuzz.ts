@@ -276,3 +276,39 @@ export function restFilterSweep(resource: string, fields: string[]): FuzzRequest
   }
   return requests;
 }
+
+/**
+ * Beside the random variants: every path and query parameter of an operation with each out-of-range or
+ * malformed text value, and (with `bodies`) every body field with each hostile JSON value.
+ */
+export function operationSweep(operation: Operation, knownId: string, bodies: boolean): FuzzRequest[] {
+  const requests: FuzzRequest[] = [];
+  const hasBody = operation.method !== 'GET' && operation.method !== 'DELETE';
+  const baseline = hasBody ? ((plausible(operation.body) as Record<string, unknown> | undefined) ?? {}) : undefined;
+  const body = baseline === undefined ? undefined : JSON.stringify(baseline);
+  const texts = ['2147483648', 'Infinity', '1e308', '-1e20', 'a\u0000b', '\ud800'];
+  for (const parameter of operation.parameters.filter((p) => p.in === 'path' || p.in === 'query')) {
+    for (const value of texts) {
+      const path = fillPath(operation.path, (name) =>
+        (parameter.in === 'path' && name === parameter.name) || operation.method === 'DELETE' ? value : knownId,
+      );
+      const url = parameter.in === 'query' ? `${path}?${encodeText(parameter.name)}=${encodeText(value)}` : path;
+      requests.push({ method: operation.method, url, body, note: `${parameter.in}:${parameter.name}=${value}` });
+    }
+  }
+  if (bodies && baseline) {
+    const path = fillPath(operation.path, () => knownId);
+    for (const field of Object.keys(baseline)) {
+      for (const value of [1e308, 2147483648, 'a\u0000b', { a: [1] }]) {
+        const note = `body:${field}=${JSON.stringify(value)}`;
+        requests.push({
+          method: operation.method,
+          url: path,
+          body: JSON.stringify({ ...baseline, [field]: value }),
+          note,
+        });
+      }
+    }
+  }
+  return requests;
+}
