@@ -11,6 +11,7 @@ import { accessLineWriter } from './http/access-line.ts';
 import { consolePlugin } from './http/console.ts';
 import { decodeBody } from './http/decompress.ts';
 import { HTTP_ERRORS, notFoundError, toAppError } from './http/errors.ts';
+import { guardInput } from './http/input-guard.ts';
 import { measureRequests, registerProbes } from './http/observability.ts';
 import { requestId } from './http/request-id.ts';
 import { requestLogger } from './http/request-logger.ts';
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(async (scope) => {
       parseJsonWithinDepth(scope);
       trackTaskRequests(scope, deps.relay.metrics, format);
+      scope.addHook('preValidation', guardInput);
       await scope.register(platform, { ...deps.relay, consoleUserId });
     });
   }

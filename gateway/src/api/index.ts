@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import { guardInput } from '../http/input-guard.ts';
 import type { ChannelAffinity } from '../relay/affinity/channel-affinity.ts';
 import type { ChannelTester } from '../relay/health/channel-test.ts';
 import type { Services } from '../services.ts';
@@ -44,6 +45,7 @@ export async function apiPlugin(
   app.decorateRequest('auth', null);
   app.setErrorHandler(async (error, request, reply) => sendFailure(error, request, reply));
   app.addHook('onRequest', ipRateLimit(counters, 'api', rateLimits.globalApi));
+  app.addHook('preValidation', guardInput);
   // The console and scripts must always see fresh answers (spec doc 1 §1: every call asks for no caching).
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');

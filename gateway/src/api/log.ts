@@ -128,13 +128,16 @@ export function logRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
   );
 
   const exportCsv =
-    (admin: boolean) => (request: FastifyRequest<{ Querystring: FilterQuery }>, reply: FastifyReply) => {
+    (admin: boolean) => async (request: FastifyRequest<{ Querystring: FilterQuery }>, reply: FastifyReply) => {
       const chunks = logs.exportCsv(filtersOf(request.query, admin), actor(request));
+      // The first chunk (header and first batch) is read before the 200 goes out: a query the store
+      // refuses is answered in the envelope instead of cutting the connection after the header.
+      const first = await chunks.next();
       const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-');
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="logs-${stamp}.csv"`)
-        .send(Readable.from(chunks, { objectMode: false }));
+        .send(Readable.from(resume(first, chunks), { objectMode: false }));
     };
   const exportSummary = (who: string) =>
     `${who} as CSV (text/csv, UTF-8 with BOM, streamed), same filters as the list, newest first; cost_usd is quota / QuotaPerUnit`;
@@ -186,4 +189,11 @@ export function logRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
       handler: data,
     });
   }
+}
+
+/** The chunks of a generator whose first step was already taken. */
+async function* resume<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
 }

@@ -115,7 +115,8 @@ export function redemptionRoutes(app: FastifyInstance, deps: RedemptionRouteDeps
       const statusOnly = isStatusOnly(request.query);
       const code = statusOnly
         ? await redemptions.setStatus(request.body.id, request.body.status ?? 0, actor)
-        : await redemptions.update(request.body, actor);
+        : // As in new-api, a full edit leaves the status alone; only status_only changes it.
+          await redemptions.update({ ...request.body, status: undefined }, actor);
       return ok(code, say(request, { zh: '兑换码更新成功', en: 'Redemption code updated' }));
     },
   );

@@ -178,7 +178,8 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
       const statusOnly = isStatusOnly(request.query);
       const token = statusOnly
         ? await tokens.setStatus(request.body.id, request.body.status ?? 0, actor)
-        : await tokens.update(request.body, actor);
+        : // As in new-api, a full edit leaves the status alone; only status_only changes it.
+          await tokens.update({ ...request.body, status: undefined }, actor);
       return ok(token, say(request, { zh: '令牌更新成功', en: 'Token updated' }));
     },
   );

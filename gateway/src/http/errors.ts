@@ -1,11 +1,16 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { AppError, defineErrors, type Language } from '../errors.ts';
+import { INT4_MAX } from './validation.ts';
 
 /** Errors raised by the HTTP layer itself, before any domain code runs. */
 export const HTTP_ERRORS = defineErrors({
   INVALID_JSON: { status: 400, message: { zh: '请求体不是合法的 JSON', en: 'The request body is not valid JSON' } },
   EMPTY_BODY: { status: 400, message: { zh: '请求体不能为空', en: 'The request body is empty' } },
   INVALID_REQUEST: { status: 400, message: { zh: '请求参数错误：{detail}', en: 'Invalid request: {detail}' } },
+  NUMBER_OUT_OF_RANGE: {
+    status: 400,
+    message: { zh: '数值超出范围：{detail}', en: 'Number out of range: {detail}' },
+  },
   BODY_TOO_LARGE: { status: 413, message: { zh: '请求体过大', en: 'The request body is too large' } },
   SERVER_DRAINING: {
     status: 503,
@@ -52,13 +57,23 @@ const FASTIFY_CODES: Record<string, keyof typeof HTTP_ERRORS> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
+const RANGE_KEYWORDS = new Set(['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum']);
+
 /** Maps anything thrown while handling a request to an AppError; unknown errors become INTERNAL_ERROR. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
-    const detail = `${fastifyError.validationContext ?? 'request'}${fastifyError.validation[0]?.instancePath ?? ''} ${fastifyError.validation[0]?.message ?? ''}`;
-    return new AppError(HTTP_ERRORS.INVALID_REQUEST, { detail: detail.trim() });
+    const first = fastifyError.validation[0];
+    const detail = `${fastifyError.validationContext ?? 'request'}${first?.instancePath ?? ''} ${first?.message ?? ''}`;
+    // Past the ranges every number has (1e308, Infinity, an id past int4; see validation.ts): its own code.
+    const limit = Math.abs(Number((first?.params as { limit?: unknown } | undefined)?.limit));
+    const range =
+      first?.keyword === 'finite' ||
+      (RANGE_KEYWORDS.has(first?.keyword ?? '') && (limit === INT4_MAX || limit === Number.MAX_SAFE_INTEGER));
+    return new AppError(range ? HTTP_ERRORS.NUMBER_OUT_OF_RANGE : HTTP_ERRORS.INVALID_REQUEST, {
+      detail: detail.trim(),
+    });
   }
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (mapped) return new AppError(HTTP_ERRORS[mapped]);

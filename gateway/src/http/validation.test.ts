@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dropUndeclaredNulls, validatorCompiler } from './validation.ts';
+import { boundNumbers, dropUndeclaredNulls, INT4_MAX, validatorCompiler } from './validation.ts';
 
 describe('dropUndeclaredNulls', () => {
   const schema = {
@@ -48,5 +48,47 @@ describe('validatorCompiler', () => {
     const data = { n: '1' };
     expect(query(data)).toBe(true);
     expect(data).toEqual({ n: 1 });
+  });
+});
+
+describe('boundNumbers', () => {
+  const check = (schema: object, httpPart: string, data: Record<string, unknown>) => {
+    const validate = validatorCompiler({ schema, httpPart, method: 'GET', url: '/x' }) as ((d: unknown) => boolean) & {
+      errors: Array<{ keyword: string }> | null;
+    };
+    return validate(data) ? 'ok' : validate.errors?.[0]?.keyword;
+  };
+  const object = (properties: object) => ({ type: 'object', properties });
+
+  it('bounds path parameters, ids and query filters to int4, and refuses infinities', () => {
+    const params = object({ id: { type: 'integer', minimum: 1 } });
+    expect(check(params, 'params', { id: String(INT4_MAX) })).toBe('ok');
+    expect(check(params, 'params', { id: String(INT4_MAX + 1) })).toBe('maximum');
+    expect(check(params, 'params', { id: 'Infinity' })).toBe('finite');
+    const query = object({ channel: { type: 'integer' }, start_timestamp: { type: 'integer' } });
+    expect(check(query, 'querystring', { channel: '2147483648' })).toBe('maximum');
+    expect(check(query, 'querystring', { start_timestamp: '2147483648' })).toBe('ok');
+    expect(check(query, 'querystring', { start_timestamp: '1e20' })).toBe('maximum');
+    expect(check(query, 'querystring', { start_timestamp: '-Infinity' })).toBe('finite');
+  });
+
+  it('bounds other body numbers to ±2^53 and keeps the bounds a schema names', () => {
+    const body = object({
+      quota: { type: 'number' },
+      user_id: { type: 'integer' },
+      n: { type: 'integer', maximum: 5 },
+    });
+    expect(check(body, 'body', { quota: 2 ** 40 })).toBe('ok');
+    expect(check(body, 'body', { quota: 1e308 })).toBe('maximum');
+    expect(check(body, 'body', { quota: -1e20 })).toBe('minimum');
+    expect(check(body, 'body', { user_id: 2 ** 40 })).toBe('maximum');
+    expect(check(body, 'body', { n: 6 })).toBe('maximum');
+  });
+
+  it('leaves the route schema itself as written (it is the API documentation)', () => {
+    const schema = object({ id: { type: 'integer' } });
+    check(schema, 'params', { id: '1' });
+    expect(schema).toEqual(object({ id: { type: 'integer' } }));
+    expect(boundNumbers(schema, 'params')).toMatchObject({ properties: { id: { maximum: INT4_MAX, finite: true } } });
   });
 });

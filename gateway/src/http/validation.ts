@@ -1,4 +1,4 @@
-import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 const common: Options = { allErrors: false, removeAdditional: false, useDefaults: true, allowUnionTypes: true };
@@ -6,6 +6,17 @@ const common: Options = { allErrors: false, removeAdditional: false, useDefaults
 // and a number where a string belongs is a client error, not something to paper over.
 const coercing = new Ajv({ ...common, coerceTypes: 'array' });
 const strict = new Ajv({ ...common, coerceTypes: false });
+// "Infinity" in a query string coerces to Infinity, which Ajv's own `maximum` lets through (it only checks
+// finite numbers); `finite` refuses it.
+const finite = Object.assign(
+  (wanted: boolean, data: unknown) => {
+    if (!wanted || typeof data !== 'number' || Number.isFinite(data)) return true;
+    finite.errors = [{ keyword: 'finite', message: 'must be a finite number', params: {} }];
+    return false;
+  },
+  { errors: undefined as Array<Partial<ErrorObject>> | undefined },
+);
+for (const ajv of [coercing, strict]) ajv.addKeyword({ keyword: 'finite', schemaType: 'boolean', validate: finite });
 
 interface SchemaNode {
   type?: string | string[];
@@ -13,6 +24,57 @@ interface SchemaNode {
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode;
   anyOf?: SchemaNode[];
+}
+
+/** Postgres `integer` (int4), the column type of every id: a larger id cannot exist, and there it overflows. */
+export const INT4_MAX = 2_147_483_647;
+
+const isNumeric = (type: unknown) =>
+  type === 'integer' ||
+  type === 'number' ||
+  (Array.isArray(type) && type.some((t) => t === 'integer' || t === 'number'));
+const isIdName = (name: string | undefined) => name === 'id' || (name?.endsWith('_id') ?? false);
+// Query filters are compared with int4 columns (ids, status, type, channel) unless they are times or money.
+const BIGINT_FILTER = /timestamp|_time$|_at$|quota|amount/;
+
+/** The largest magnitude a filter on `name` may have: int4 unless it is a time or an amount (bigint). */
+export const filterLimit = (name: string): number => (BIGINT_FILTER.test(name) ? Number.MAX_SAFE_INTEGER : INT4_MAX);
+
+/** Which range a number has where its schema names none: int4 for ids, JavaScript's exact integers otherwise. */
+export type NumberScope = 'params' | 'querystring' | 'body';
+
+/**
+ * Every number a route accepts has a real range, so 1e308, 1e20 or Infinity (which coerces from a query
+ * string) is a 400 instead of an overflow in Postgres. Where a schema names no bound: a path parameter, an
+ * id (`id`, `*_id`) and a query filter other than a time or an amount get int4's range; any other number
+ * the range JavaScript keeps exact (±2^53); and none may be infinite. Answers a bounded copy; the route's
+ * own schema (the API's documentation) is left as written.
+ */
+export function boundNumbers(schema: unknown, scope: NumberScope = 'body', name?: string, depth = 0): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => boundNumbers(item, scope, name, depth));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && value && typeof value === 'object' && !Array.isArray(value)) {
+      copy[key] = Object.fromEntries(
+        Object.entries(value).map(([property, sub]) => [property, boundNumbers(sub, scope, property, depth + 1)]),
+      );
+    } else if (['items', 'anyOf', 'oneOf', 'allOf', 'additionalProperties'].includes(key)) {
+      copy[key] = boundNumbers(value, scope, key === 'additionalProperties' ? undefined : name, depth + 1);
+    } else copy[key] = value;
+  }
+  if (isNumeric(node.type)) {
+    const int4 =
+      scope === 'params' ||
+      isIdName(name) ||
+      (scope === 'querystring' && depth <= 2 && name !== undefined && filterLimit(name) === INT4_MAX);
+    const limit = int4 ? INT4_MAX : Number.MAX_SAFE_INTEGER;
+    if (copy.maximum === undefined && copy.exclusiveMaximum === undefined) copy.maximum = limit;
+    if (copy.minimum === undefined && copy.exclusiveMinimum === undefined) copy.minimum = -limit;
+    copy.finite = true;
+  }
+  return copy;
 }
 
 const admitsNull = (schema: SchemaNode | undefined): boolean =>
@@ -53,7 +115,7 @@ export function checkProperties(data: unknown, properties: object): string | und
   const schema = { type: 'object', properties } as const;
   let validate = compiledProperties.get(properties);
   if (!validate) {
-    validate = strict.compile(schema);
+    validate = strict.compile(boundNumbers(schema) as object);
     compiledProperties.set(properties, validate);
   }
   dropUndeclaredNulls(data, schema as SchemaNode);
@@ -72,7 +134,8 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   let validate: ValidateFunction | undefined;
   // Fastify reads `errors` from the function it was given, so the wrapper carries them over.
   const check = (data: unknown) => {
-    validate ??= (body ? strict : coercing).compile(schema as object);
+    const scope: NumberScope = httpPart === 'params' || httpPart === 'querystring' ? httpPart : 'body';
+    validate ??= (body ? strict : coercing).compile(boundNumbers(schema, scope) as object);
     if (body) dropUndeclaredNulls(data, schema as SchemaNode);
     const valid = validate(data);
     check.errors = validate.errors;

@@ -3,6 +3,7 @@ import { authGuards, signedIn } from '../api/auth.ts';
 import { ipRateLimit } from '../api/rate-limit.ts';
 import type { RateLimit } from '../config.ts';
 import { AppError, defineErrors } from '../errors.ts';
+import { assertWellFormed, guardInput } from '../http/input-guard.ts';
 import type { Services } from '../services.ts';
 import type { RestFilters } from './resource.ts';
 import { restResources } from './resources/index.ts';
@@ -53,6 +54,7 @@ export async function restPlugin(app: FastifyInstance, { services, rateLimit }: 
   const resources = restResources(services);
   app.decorateRequest('auth', null);
   app.addHook('onRequest', ipRateLimit(services.cluster.counters, 'api', rateLimit));
+  app.addHook('preValidation', guardInput);
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     reply.header('access-control-expose-headers', 'Content-Range');
@@ -142,6 +144,8 @@ function parseJson<T>(
     throw new AppError(REST_ERRORS.REST_BAD_PARAMETER, { name, expected });
   }
   if (!check(value)) throw new AppError(REST_ERRORS.REST_BAD_PARAMETER, { name, expected });
+  // JSON inside the query string: its escapes (\u0000) are only text once parsed, so it is checked again here.
+  assertWellFormed(value, name);
   return value;
 }
 

@@ -1,4 +1,7 @@
 import type { ListQuery, ListResult } from '../domain/list-query.ts';
+import { AppError } from '../errors.ts';
+import { HTTP_ERRORS } from '../http/errors.ts';
+import { filterLimit, INT4_MAX } from '../http/validation.ts';
 import type { UserRow } from '../store/database.ts';
 
 /** What react-admin's filter object may carry: `q` (full-text search), `id` (getMany), resource fields. */
@@ -19,11 +22,13 @@ export interface RestResource {
   delete?(id: number, actor: UserRow): Promise<{ id: number }>;
 }
 
-/** The `id` filter of getMany: a list of ids (or one id). */
+/** The `id` filter of getMany: a list of ids (or one id); what cannot be an id (past int4) matches nothing. */
 export function idsFilter(filters: RestFilters | undefined): number[] | undefined {
   const raw = filters?.id;
   if (raw === undefined) return undefined;
-  return (Array.isArray(raw) ? raw : [raw]).map(Number).filter(Number.isSafeInteger);
+  return (Array.isArray(raw) ? raw : [raw])
+    .map(Number)
+    .filter((id) => Number.isInteger(id) && Math.abs(id) <= INT4_MAX);
 }
 
 export function textFilter(filters: RestFilters | undefined, key: string): string | undefined {
@@ -31,8 +36,18 @@ export function textFilter(filters: RestFilters | undefined, key: string): strin
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
+/**
+ * A whole-number filter; no number at all means no filter. A fraction, or a number past the range of the
+ * column it is compared with (int4, or ±2^53 for times and amounts), is refused: Postgres would fail on it.
+ */
 export function numberFilter(filters: RestFilters | undefined, key: string): number | undefined {
   const value = filters?.[key];
   const n = typeof value === 'number' ? value : typeof value === 'string' && value !== '' ? Number(value) : Number.NaN;
-  return Number.isFinite(n) ? n : undefined;
+  if (Number.isNaN(n)) return undefined;
+  if (!Number.isFinite(n) || Math.abs(n) > filterLimit(key)) {
+    throw new AppError(HTTP_ERRORS.NUMBER_OUT_OF_RANGE, { detail: `filter.${key}` });
+  }
+  if (!Number.isInteger(n))
+    throw new AppError(HTTP_ERRORS.INVALID_REQUEST, { detail: `filter.${key} must be an integer` });
+  return n;
 }

@@ -39,6 +39,8 @@ export interface AdminUserUpdate extends Partial<PeriodLimitFields> {
   remark?: string | undefined;
   /** Requests and tokens per minute (domain/rate-limits.ts); `{}` for none. */
   rate_limits?: unknown;
+  /** Role and status changes (the console's edit form), under the manage rules, in the same transaction. */
+  manage?: ManageAction[] | undefined;
 }
 
 export interface AdminUserCreate {
@@ -68,6 +70,22 @@ const quotaLog = (user: Pick<UserRow, 'id' | 'username'>, actor: Actor, content:
     ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}),
   }),
 });
+
+/** The columns a manage action sets. */
+function manageChanges(action: ManageAction): UserUpdate {
+  switch (action) {
+    case 'promote':
+      return { role: ROLE.admin };
+    case 'demote':
+      return { role: ROLE.user };
+    case 'disable':
+      return { status: USER_STATUS.disabled };
+    case 'enable':
+      return { status: USER_STATUS.enabled };
+    case 'delete':
+      return { deleted_at: now(), access_token_hmac: null };
+  }
+}
 
 /** User management for administrators (spec doc 1 §4, §6): every rule is checked here, not in routes. */
 export class UserAdminService {
@@ -106,12 +124,13 @@ export class UserAdminService {
     const password = checkPassword(input.password);
     const role = input.role ?? ROLE.user;
     assertMayCreateRole(actor, role);
-    const user = await this.#registration.createAccount({
+    // The role is written with the account (one transaction): no common user is left behind if it fails.
+    return this.#registration.createAccount({
       username,
       passwordHash: await hashPassword(password),
       displayName: checkDisplayName(input.display_name ?? '', username),
+      role,
     });
-    return role === user.role ? user : ((await updateUser(this.#db, user.id, { role })) ?? user);
   }
 
   async update(actor: Actor, input: AdminUserUpdate): Promise<UserRow> {
@@ -138,24 +157,33 @@ export class UserAdminService {
       if (!Number.isSafeInteger(input.quota)) throw new AppError(ACCOUNT_ERRORS.QUOTA_NOT_INTEGER);
       changes.quota = input.quota;
     }
+    for (const action of input.manage ?? []) {
+      assertMayManage(actor, user, action);
+      Object.assign(changes, manageChanges(action));
+    }
     const passwordChanged = input.password !== undefined && input.password !== '';
     if (passwordChanged) changes.password = await hashPassword(checkPassword(input.password ?? ''));
     // Quota goes through the lease-aware write, so quota leased out to pods is not counted twice.
     const { quota: desiredQuota, ...otherChanges } = changes;
-    if (desiredQuota !== undefined) await setSpendableQuota(this.#db, user.id, desiredQuota as number);
-    const updated =
-      Object.keys(otherChanges).length > 0
-        ? await updateUser(this.#db, user.id, otherChanges)
-        : await findUserById(this.#db, user.id);
-    if (passwordChanged) await this.#sessions.revokeAll(user.id);
+    // One transaction: a field the store refuses leaves the quota (and its log) unchanged too.
+    const updated = await this.#db.transaction().execute(async (trx) => {
+      if (desiredQuota !== undefined) await setSpendableQuota(trx, user.id, desiredQuota as number);
+      const row =
+        Object.keys(otherChanges).length > 0
+          ? await updateUser(trx, user.id, otherChanges)
+          : await findUserById(trx, user.id);
+      if (changes.quota !== undefined && changes.quota !== user.quota) {
+        await insertLog(
+          trx,
+          quotaLog(user, actor, `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`),
+        );
+      }
+      return row;
+    });
+    const signedOut = input.manage?.some((action) => action === 'disable' || action === 'delete') ?? false;
+    if (passwordChanged || signedOut) await this.#sessions.revokeAll(user.id);
     // The relay caches each key's owner (group, status): tell every pod to read it again.
     await announceAuthChange(this.#bus, { users: [user.id] });
-    if (changes.quota !== undefined && changes.quota !== user.quota) {
-      await insertLog(
-        this.#db,
-        quotaLog(user, actor, `管理员 ${actor.username} 将用户额度从 ${user.quota} 修改为 ${changes.quota}`),
-      );
-    }
     return (await withLeasedQuota(this.#db, 'user', [updated ?? user]))[0]!;
   }
 
@@ -208,25 +236,7 @@ export class UserAdminService {
   async manage(actor: Actor, id: number, action: ManageAction): Promise<UserRow> {
     const user = await this.#target(id);
     assertMayManage(actor, user, action);
-    let changes: UserUpdate;
-    switch (action) {
-      case 'promote':
-        changes = { role: ROLE.admin };
-        break;
-      case 'demote':
-        changes = { role: ROLE.user };
-        break;
-      case 'disable':
-        changes = { status: USER_STATUS.disabled };
-        break;
-      case 'enable':
-        changes = { status: USER_STATUS.enabled };
-        break;
-      case 'delete':
-        changes = { deleted_at: now(), access_token_hmac: null };
-        break;
-    }
-    const updated = (await updateUser(this.#db, user.id, changes)) ?? user;
+    const updated = (await updateUser(this.#db, user.id, manageChanges(action))) ?? user;
     if (action === 'disable' || action === 'delete') await this.#sessions.revokeAll(user.id);
     await announceAuthChange(this.#bus, { users: [user.id] });
     return updated;

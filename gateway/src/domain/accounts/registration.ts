@@ -30,6 +30,8 @@ export interface NewAccount {
   affCode?: string | undefined;
   /** Third-party identity column to fill, e.g. { github_id: '123' }. */
   identity?: Partial<Pick<UserRow, 'github_id' | 'oidc_id' | 'wechat_id' | 'telegram_id' | 'linux_do_id'>>;
+  /** An administrator's choice of role (already checked against their own); a common user when absent. */
+  role?: number | undefined;
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -107,6 +109,7 @@ export class RegistrationService {
           inviter_id: inviter?.id ?? 0,
           aff_code: randomAffCode(),
           created_at: now(),
+          ...(account.role === undefined ? {} : { role: account.role }),
           ...account.identity,
         });
       } catch (error) {

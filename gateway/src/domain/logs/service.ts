@@ -117,30 +117,36 @@ export class LogService {
   }
 
   /**
-   * The matching logs as CSV text chunks: a header row, then one chunk per batch read by keyset, so
-   * an export of any size holds one batch in memory and pauses while the client is slow to read.
+   * The matching logs as CSV text chunks, one per batch read by keyset, so an export of any size holds one
+   * batch in memory and pauses while the client is slow to read. The header row comes with the first batch:
+   * whoever sends the export can read that first chunk before answering 200, so a query the store refuses
+   * is an error answer, not a cut connection after the header.
    */
   async *exportCsv(filters: LogFilters, actor: Actor): AsyncGenerator<string> {
     const query = scopeLogQuery(filters, actor);
     const quotaPerUnit = this.#options.getNumber('QuotaPerUnit') || 500_000;
     const admin = isAdmin(actor);
     // A byte-order mark, so spreadsheet programs read the UTF-8 (Chinese names) correctly.
-    yield `\uFEFF${admin ? csvHeader(ADMIN_LOG_COLUMNS) : csvHeader(USER_LOG_COLUMNS)}`;
+    let header = `\uFEFF${admin ? csvHeader(ADMIN_LOG_COLUMNS) : csvHeader(USER_LOG_COLUMNS)}`;
     for await (const rows of logBatches(this.#db, query, this.#exportBatchSize)) {
+      let chunk: string;
       if (admin) {
         const names = await channelNames(
           this.#db,
           rows.map((r) => r.channel_id),
         );
-        yield csvRows(
+        chunk = csvRows(
           ADMIN_LOG_COLUMNS,
           rows.map((r) => adminLogView(r, names)),
           quotaPerUnit,
         );
       } else {
-        yield csvRows(USER_LOG_COLUMNS, rows.map(userLogView), quotaPerUnit);
+        chunk = csvRows(USER_LOG_COLUMNS, rows.map(userLogView), quotaPerUnit);
       }
+      yield header + chunk;
+      header = '';
     }
+    if (header) yield header;
   }
 
   /**

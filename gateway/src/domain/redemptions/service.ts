@@ -48,6 +48,8 @@ export interface RedemptionUpdate {
   name?: string | undefined;
   quota?: number | undefined;
   expired_time?: number | string | undefined;
+  /** Enable or disable in the same write as the other fields (the console's edit form sends both). */
+  status?: number | undefined;
 }
 
 export interface RedemptionFilters {
@@ -134,6 +136,7 @@ export class RedemptionService {
       if (expiredTime !== row.expired_time) assertFuture(expiredTime, NEVER, nowSeconds());
       changes.expired_time = expiredTime;
     }
+    if (input.status !== undefined && input.status !== row.status) changes.status = checkSettableStatus(input.status);
     if (Object.keys(changes).length === 0) return redemptionView(row);
     // Conditional on "still unused": a code redeemed since it was read is not rewritten.
     const updated = await updateRedemption(this.#db, row.id, changes, [REDEMPTION_STATUS.unused]);

@@ -71,6 +71,8 @@ export interface TokenCreate extends TokenInput {
 
 export interface TokenUpdate extends TokenInput {
   id: number;
+  /** Enable or disable in the same write as the other fields (the console's edit form sends both). */
+  status?: number | undefined;
 }
 
 export interface TokenFilters {
@@ -273,8 +275,16 @@ export class TokenService {
       changes.period_limits = serializePeriodLimits(periodLimits);
     }
 
+    if (input.status !== undefined) {
+      const wanted = checkSettableStatus(input.status);
+      // Checked against the token as edited: a new expiry or quota may be what lets it be enabled.
+      if (wanted === TOKEN_STATUS.enabled && wanted !== row.status) assertMayEnable({ ...row, ...changes }, now);
+      if (wanted !== row.status) changes.status = wanted;
+    }
+
     assertUnmanaged(row, MANAGED_KIND, Object.keys(changes));
     if (Object.keys(changes).length === 0) return this.#shown(row, now);
+    // One statement: every field, the status included, is written or none is.
     const updated = await updateUserToken(this.#db, actor.id, row.id, changes);
     if (!updated) throw new AppError(TOKEN_ERRORS.TOKEN_NOT_FOUND);
     await announceAuthChange(this.#bus, { tokens: [row.id] });

@@ -36,9 +36,10 @@ export function redemptionResource(redemptions: RedemptionService): RestResource
       const changesFields = (['name', 'quota', 'expired_time'] as const).some(
         (key) => edited[key] !== undefined && edited[key] !== before[key],
       );
-      let code = changesFields ? await redemptions.update(edited, actor) : before;
-      if (status !== undefined && status !== before.status) code = await redemptions.setStatus(id, status, actor);
-      return code;
+      const newStatus = status !== undefined && status !== before.status ? status : undefined;
+      // Fields and status in one write, so a refused status leaves the fields unchanged too.
+      if (changesFields) return redemptions.update({ ...edited, status: newStatus }, actor);
+      return newStatus === undefined ? before : redemptions.setStatus(id, newStatus, actor);
     },
     async delete(id, actor) {
       const before = await redemptions.get(id, actor);

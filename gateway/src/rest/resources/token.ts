@@ -31,10 +31,10 @@ export function tokenResource(tokens: TokenService): RestResource {
     },
     async update(id, data, actor) {
       const before = await tokens.get(id, actor);
-      let token = await tokens.update({ ...typed<TokenUpdate>(data, tokenFields), id }, actor);
       const status = field(data, 'status', 'number');
-      if (status !== undefined && status !== before.status) token = await tokens.setStatus(id, status, actor);
-      return token;
+      // The status goes in the same write as the fields: a refused status leaves the fields unchanged too.
+      const changed = status !== undefined && status !== before.status ? status : undefined;
+      return tokens.update({ ...typed<TokenUpdate>(data, tokenFields), id, status: changed }, actor);
     },
     async delete(id, actor) {
       const before = await tokens.get(id, actor);

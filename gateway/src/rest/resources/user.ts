@@ -45,7 +45,9 @@ export function userResource(admin: UserAdminService, keyring: Keyring): RestRes
     },
     async update(id, data, actor) {
       const before = await admin.get(actor, id);
-      let user = await admin.update(actor, {
+      // Role and status change only through the manage actions, so their rules apply here too; they are
+      // written in the same transaction as the other fields, so a refused one changes nothing.
+      const user = await admin.update(actor, {
         id,
         username: field(data, 'username', 'string'),
         display_name: field(data, 'display_name', 'string'),
@@ -56,11 +58,8 @@ export function userResource(admin: UserAdminService, keyring: Keyring): RestRes
         ...Object.fromEntries(PERIOD_LIMIT_FIELDS.map((name) => [name, field(data, name, 'number')])),
         // react-admin sends the record back whole: the limits as shown, or as edited.
         rate_limits: data.rate_limits ?? undefined,
+        manage: manageActions(before, field(data, 'role', 'number'), field(data, 'status', 'number')),
       });
-      // Role and status change only through the manage actions, so their rules apply here too.
-      for (const action of manageActions(before, field(data, 'role', 'number'), field(data, 'status', 'number'))) {
-        user = await admin.manage(actor, id, action);
-      }
       return view(user);
     },
     async delete(id, actor) {
