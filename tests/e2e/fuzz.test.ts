@@ -235,6 +235,8 @@ async function fuzzRelay(findings: Finding[]): Promise<number> {
     '{"model":',
     '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"n":1e20}',
     '{"model":"gpt-4o-mini","prompt":"x","n":1e9}',
+    '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":1e308}',
+    '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":-1}',
     `{"model":"gpt-4o-mini","messages":[{"role":"user","content":${deepText(5000)}}]}`,
   ];
   let sent = 0;
