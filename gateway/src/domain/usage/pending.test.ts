@@ -35,7 +35,7 @@ describe('PendingUsage', () => {
     p.addCounters(record({ quota: 5 }), HOUR + 3599, 'gpt-4o', true);
     p.addCounters(record({ quota: 1 }), HOUR + 3600, 'gpt-4o', true);
     p.addCounters(record({ quota: 2 }), HOUR + 20, 'o3', true);
-    const batch = p.take(100)!;
+    const batch = p.take()!;
     expect(batch.records).toBe(5);
     expect(batch.users).toEqual([
       { id: 1, quota: 18, requests: 4 },
@@ -53,7 +53,7 @@ describe('PendingUsage', () => {
       { userId: 2, username: 'alice', modelName: 'gpt-4o', hour: HOUR, quota: 7, tokens: 8, count: 1 },
     ]);
     expect(p.empty).toBe(true);
-    expect(p.take(100)).toBeUndefined();
+    expect(p.take()).toBeUndefined();
   });
 
   it('honours counter overrides and skips ids of 0 and empty buckets when data export is off', () => {
@@ -64,7 +64,7 @@ describe('PendingUsage', () => {
       'gpt-4o',
       false,
     );
-    const batch = p.take(100)!;
+    const batch = p.take()!;
     expect(batch.users).toEqual([{ id: 1, quota: 30, requests: 0 }]);
     expect(batch.tokens).toEqual([]);
     expect(batch.channels).toEqual([]);
@@ -83,7 +83,7 @@ describe('PendingUsage', () => {
     // No client type (a channel test) or no channel: not observed, though still counted.
     p.addCounters(record(), HOUR, 'gpt-4o', false);
     p.addCounters(record({ clientType: 'curl', channelId: 0 }), HOUR, 'gpt-4o', false);
-    const batch = p.take(100)!;
+    const batch = p.take()!;
     expect(batch.records).toBe(8);
     expect(batch.observations).toEqual([
       { channelId: 7, group: 'default', clientType: 'browser', count: 1, firstSeen: HOUR, lastSeen: HOUR },
@@ -91,24 +91,21 @@ describe('PendingUsage', () => {
       { channelId: 100, group: 'default', clientType: 'curl', count: 3, firstSeen: HOUR + 10, lastSeen: HOUR + 30 },
       { channelId: 100, group: 'vip', clientType: 'codex', count: 1, firstSeen: HOUR + 5, lastSeen: HOUR + 5 },
     ]);
-    expect(p.take(100)).toBeUndefined();
+    expect(p.take()).toBeUndefined();
   });
 
-  it('takes at most maxLogs log rows; the rest wait for the next batch', () => {
+  it('takes every log row with the counters they go with, and is empty after', () => {
     const p = new PendingUsage();
     for (let i = 0; i < 5; i++) {
       const r = record({ requestId: `r${i}` });
       p.addLog(consumeLogRow(r, HOUR, 'gpt-4o'));
       p.addCounters(r, HOUR, 'gpt-4o', false);
     }
-    const first = p.take(3)!;
-    expect(first.logs.map((l) => l.request_id)).toEqual(['r0', 'r1', 'r2']);
-    expect(first.records).toBe(5);
-    expect(p.logs).toBe(2);
-    const second = p.take(3)!;
-    expect(second.logs.map((l) => l.request_id)).toEqual(['r3', 'r4']);
-    expect(second.users).toEqual([]);
-    expect(second.records).toBe(0);
+    const batch = p.take()!;
+    expect(batch.logs.map((l) => l.request_id)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(batch.records).toBe(5);
+    expect(p.logs).toBe(0);
+    expect(p.take()).toBeUndefined();
   });
 });
 

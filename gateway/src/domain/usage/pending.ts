@@ -128,14 +128,11 @@ export class PendingUsage {
     }
   }
 
-  /** Everything pending except log rows beyond `maxLogs`, which wait for the next batch. */
-  take(maxLogs: number): UsageBatch | undefined {
+  /** Everything pending, as one batch: log rows never leave without the counters and charges they go with. */
+  take(): UsageBatch | undefined {
     if (this.empty) return undefined;
-    let logs: Insertable<LogsTable>[];
-    if (this.#logs.length <= maxLogs) {
-      logs = this.#logs;
-      this.#logs = [];
-    } else logs = this.#logs.splice(0, maxLogs);
+    const logs = this.#logs;
+    this.#logs = [];
     const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
     const batch: UsageBatch = {
       logs,

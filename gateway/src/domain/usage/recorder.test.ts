@@ -16,7 +16,7 @@ import { LOG_TYPE } from '../../store/repositories/logs.ts';
 import { hourOf } from '../../store/repositories/quota-data.ts';
 import { buildConsumeOther } from './other.ts';
 import { UsageRecorder, UsageRecorderClosedError, type UsageRecorderConfig } from './recorder.ts';
-import type { ConsumeRecord, ErrorRecord, UsageSettings, UsageWriter } from './types.ts';
+import type { ConsumeRecord, ErrorRecord, UsageBatch, UsageSettings, UsageWriter } from './types.ts';
 import { databaseUsageWriter, writeUsageBatch } from './writer.ts';
 
 /** Counts the statements sent through a Kysely instance, by kind and table; can fail chosen ones. */
@@ -560,7 +560,7 @@ describe('UsageRecorder', () => {
     for (const [key, b] of want.buckets) expect(got.buckets.get(key)).toMatchObject(b);
   });
 
-  it('bounds memory while the database is down: extra log rows are dropped and counted, counters are kept', async () => {
+  it('bounds memory while the database is down: uncharged log rows past the cap are dropped, counters and charged logs kept', async () => {
     let down = true;
     const real = databaseUsageWriter(store.db);
     const writer: UsageWriter = {
@@ -577,21 +577,50 @@ describe('UsageRecorder', () => {
       now: () => (HOUR + 5) * 1000,
       onDrop: (n) => (dropped += n),
     });
-    const records = Array.from({ length: 250 }, (_, i) => consume(i));
-    for (const rec of records) {
+    // Free requests (quota 0) past the cap lose their log row; charged ones never do.
+    const free = Array.from({ length: 150 }, (_, i) => consume(i, { quota: 0 }));
+    const charged = Array.from({ length: 100 }, (_, i) => consume(150 + i));
+    for (const rec of free) {
       r.recordConsume(rec);
       expect(r.stats().queuedLogs).toBeLessThanOrEqual(100);
     }
+    for (const rec of charged) r.recordConsume(rec);
     await waitFor(() => r.stats().failedFlushes >= 2, 5000);
-    expect(r.stats()).toMatchObject({ queuedLogs: 100, queuedRecords: 250, droppedLogs: 150, saturated: true });
-    expect(dropped).toBe(150);
+    expect(r.stats()).toMatchObject({ queuedLogs: 200, queuedRecords: 250, droppedLogs: 50, saturated: true });
+    expect(dropped).toBe(50);
     down = false;
     await r.flush();
     expect(r.stats()).toMatchObject({ queuedLogs: 0, queuedRecords: 0, saturated: false });
-    // The first 100 log rows made it; every request's quota is counted.
     const logs = await store.db.selectFrom('logs').select('request_id').orderBy('id').execute();
-    expect(logs.map((l) => l.request_id)).toEqual(records.slice(0, 100).map((rec) => rec.requestId));
-    await expectCounters(records, () => HOUR + 5);
+    expect(logs.map((l) => l.request_id)).toEqual([...free.slice(0, 100), ...charged].map((rec) => rec.requestId));
+    await expectCounters([...free, ...charged], () => HOUR + 5);
+  });
+
+  it('seals a batch at maxBatchLogs: each batch carries the logs of its own requests with their counters', async () => {
+    let down = true;
+    const batches: UsageBatch[] = [];
+    const r = recorder({
+      writer: {
+        async write(batch) {
+          if (down) throw new Error('connect ECONNREFUSED');
+          batches.push(batch);
+        },
+      },
+      maxBatchLogs: 30,
+      batchSize: 1000,
+      now: () => (HOUR + 6) * 1000,
+    });
+    const records = Array.from({ length: 100 }, (_, i) => consume(i));
+    for (const rec of records) r.recordConsume(rec);
+    await waitFor(() => r.stats().failedFlushes >= 1, 5000);
+    down = false;
+    await r.flush();
+    expect(batches.map((b) => b.logs.length)).toEqual([30, 30, 30, 10]);
+    for (const batch of batches) {
+      expect(batch.records).toBe(batch.logs.length);
+      const logged = batch.logs.reduce((sum, row) => sum + Number(row.quota ?? 0), 0);
+      expect(batch.users.reduce((sum, u) => sum + u.quota, 0)).toBe(logged);
+    }
   });
 
   it('close() gives up after its timeout and says what was not written', async () => {

@@ -63,8 +63,13 @@ const silent: UsageLogger = { warn() {}, error() {} };
  * Failures: the failed batch is kept and retried whole (it was not applied: one transaction), with
  * exponential backoff capped at `retryMaxMs`, for as long as it takes; records keep arriving meanwhile.
  * Memory is bounded: counters are merged per row, so they grow with distinct users, tokens, channels
- * and (user, model, hour) buckets, never with requests; log rows are capped at `maxQueuedLogs`, and a
- * log row beyond the cap is dropped and counted (`droppedLogs`, `onDrop`) while its counters are kept.
+ * and (user, model, hour) buckets, never with requests; log rows are capped at `maxQueuedLogs`, and an
+ * uncharged log row (an error log, a free request) beyond the cap is dropped and counted (`droppedLogs`,
+ * `onDrop`) while its counters are kept. A consume log that carries quota is never dropped: it is the
+ * receipt of a charge, and the books (consume logs == used quota) must hold after any outage.
+ * A batch never splits a request's log from its counters and charges: past `maxBatchLogs` log rows the
+ * pending usage is sealed as a batch of its own and the next requests start another, so a crash
+ * between two batches leaves each one whole.
  * Dropping rather than blocking: records arrive after the response has been sent, so waiting here
  * would not slow any client, only hold more memory per request; `stats().saturated` lets the caller
  * shed load (e.g. fail readiness) instead.
@@ -88,6 +93,8 @@ export class UsageRecorder {
   readonly #onDrop: ((logs: number) => void) | undefined;
 
   #pending = new PendingUsage();
+  /** Batches sealed at `maxBatchLogs` log rows, oldest first, waiting for the drain. */
+  #sealed: UsageBatch[] = [];
   /** Dashboard buckets taken from flushed batches, waiting for their export. */
   #held = new HeldBuckets();
   #exportTimer: NodeJS.Timeout | undefined;
@@ -128,7 +135,8 @@ export class UsageRecorder {
   /** Queues a settled request: its consume log (when LogConsumeEnabled), counters and hourly bucket. */
   recordConsume(record: ConsumeRecord): void {
     this.#accept(record, 'consume');
-    this.#addConsume(this.#pending, record, (row) => this.#queueLog(row));
+    const charged = record.quota !== 0;
+    this.#addConsume(this.#pending, record, (row) => this.#queueLog(row, charged));
     this.#scheduled();
   }
 
@@ -140,7 +148,7 @@ export class UsageRecorder {
     this.#accept(record, 'consume');
     const pending = new PendingUsage();
     this.#addConsume(pending, record, (row) => pending.addLog(row()));
-    return pending.take(Number.POSITIVE_INFINITY)!;
+    return pending.take()!;
   }
 
   #addConsume(
@@ -159,7 +167,7 @@ export class UsageRecorder {
     this.#accept(record, 'error');
     if (!this.#settings.errorLogEnabled()) return;
     const at = record.at ?? this.#seconds();
-    this.#queueLog(() => errorLogRow(record, at, logModelName(record.modelName)));
+    this.#queueLog(() => errorLogRow(record, at, logModelName(record.modelName)), false);
     this.#scheduled();
   }
 
@@ -170,7 +178,7 @@ export class UsageRecorder {
   async flush(): Promise<void> {
     this.#forced++;
     try {
-      while (!this.#pending.empty || this.#inflight || this.#held.size > 0) {
+      while (!this.#pending.empty || this.#sealed.length > 0 || this.#inflight || this.#held.size > 0) {
         if (this.#abandon.signal.aborted) throw new UsageRecorderClosedError('the flush');
         await this.#kick();
       }
@@ -192,7 +200,7 @@ export class UsageRecorder {
   stats(): UsageStats {
     return {
       queuedLogs: this.#queuedLogs(),
-      queuedRecords: this.#pending.records + (this.#inflight?.records ?? 0),
+      queuedRecords: this.#queuedRecords(),
       droppedLogs: this.#droppedLogs,
       flushes: this.#flushes,
       failedFlushes: this.#failedFlushes,
@@ -214,17 +222,25 @@ export class UsageRecorder {
   }
 
   #queuedLogs(): number {
-    return this.#pending.logs + (this.#inflight?.logs.length ?? 0);
+    let logs = this.#pending.logs + (this.#inflight?.logs.length ?? 0);
+    for (const batch of this.#sealed) logs += batch.logs.length;
+    return logs;
   }
 
-  #queueLog(row: () => Parameters<PendingUsage['addLog']>[0]): void {
-    if (this.#queuedLogs() >= this.#maxQueuedLogs) {
+  #queuedRecords(): number {
+    let records = this.#pending.records + (this.#inflight?.records ?? 0);
+    for (const batch of this.#sealed) records += batch.records;
+    return records;
+  }
+
+  #queueLog(row: () => Parameters<PendingUsage['addLog']>[0], charged: boolean): void {
+    if (!charged && this.#queuedLogs() >= this.#maxQueuedLogs) {
       this.#droppedLogs++;
       if (!this.#saturated) {
         this.#saturated = true;
         this.#logger.error(
           { maxQueuedLogs: this.#maxQueuedLogs, consecutiveFailures: this.#consecutiveFailures },
-          'usage log queue full: dropping log rows (counters are kept) until the database catches up',
+          'usage log queue full: dropping uncharged log rows (counters are kept) until the database catches up',
         );
       }
       this.#report(() => this.#onDrop?.(1));
@@ -235,13 +251,16 @@ export class UsageRecorder {
 
   /** After a record: write now if the batch is full, else make sure the timer will. */
   #scheduled(): void {
-    if (this.#pending.records >= this.#batchSize || this.#pending.logs >= this.#batchSize) void this.#kick();
+    if (this.#pending.logs >= this.#maxBatchLogs) this.#sealed.push(this.#pending.take()!);
+    if (this.#sealed.length > 0 || this.#pending.records >= this.#batchSize || this.#pending.logs >= this.#batchSize)
+      void this.#kick();
     else this.#arm();
   }
 
   #arm(): void {
     this.#armExport();
-    if (this.#timer || this.#draining || this.#pending.empty || this.#abandon.signal.aborted) return;
+    if (this.#timer || this.#draining || this.#abandon.signal.aborted) return;
+    if (this.#pending.empty && this.#sealed.length === 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#kick();
@@ -266,7 +285,7 @@ export class UsageRecorder {
    * before added in) until their export is due or a flush() asks for everything.
    */
   #nextBatch(): UsageBatch | undefined {
-    const batch = this.#pending.take(this.#maxBatchLogs);
+    const batch = this.#sealed.shift() ?? this.#pending.take();
     const intervalMs = this.#settings.dataExportIntervalMs?.();
     if (intervalMs === undefined) return batch;
     const now = this.#now();
@@ -313,7 +332,8 @@ export class UsageRecorder {
         continue;
       }
       this.#succeeded(batch, performance.now() - started);
-      const more = this.#pending.records >= this.#batchSize || this.#pending.logs >= this.#batchSize;
+      const more =
+        this.#sealed.length > 0 || this.#pending.records >= this.#batchSize || this.#pending.logs >= this.#batchSize;
       if (!more && this.#forced === 0) return;
     }
   }
@@ -339,7 +359,7 @@ export class UsageRecorder {
         err: error,
         attempt: this.#consecutiveFailures,
         queuedLogs: this.#queuedLogs(),
-        queuedRecords: this.#pending.records + batch.records,
+        queuedRecords: this.#queuedRecords(),
       },
       'usage batch write failed; retrying',
     );
@@ -392,7 +412,7 @@ export class UsageRecorder {
     } finally {
       clearTimeout(timer);
     }
-    const lost = { logs: this.#queuedLogs(), records: this.#pending.records + (this.#inflight?.records ?? 0) };
+    const lost = { logs: this.#queuedLogs(), records: this.#queuedRecords() };
     this.#abandon.abort();
     this.#logger.error(lost, 'usage recorder closed with unwritten usage: the database did not answer in time');
     throw new Error(
