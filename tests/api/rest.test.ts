@@ -201,6 +201,21 @@ describe('REST dialect with ra-data-simple-rest', () => {
     });
     expect(renamed.data).toMatchObject({ name: 'ci-2', status: 2 });
 
+    // A token stored enabled but out of quota shows as exhausted (4): enabling it is refused, as the
+    // status button's own call is, until its quota is raised.
+    const empty = await data.create('token', { data: { name: 'empty', remain_quota: 0, expired_time: -1 } });
+    expect(empty.data.status).toBe(4);
+    await expect(
+      data.update('token', { id: empty.data.id, data: { status: 1 }, previousData: empty.data }),
+    ).rejects.toMatchObject({ status: 400 });
+    const refilled = await data.update('token', {
+      id: empty.data.id,
+      data: { remain_quota: 10, status: 1 },
+      previousData: empty.data,
+    });
+    expect(refilled.data).toMatchObject({ remain_quota: 10, status: 1 });
+    await data.delete('token', { id: empty.data.id, previousData: refilled.data });
+
     // Another user sees none of it.
     await data.create('user', { data: { username: 'other', password: 'password-1' } });
     const other = new DashboardClient(gateway.url);

@@ -41,6 +41,7 @@ import {
   checkRemainQuota,
   checkSettableStatus,
   DEFAULT_REMAIN_QUOTA,
+  effectiveTokenStatus,
   NAME_MAX,
   normalizeAllowIps,
   normalizeModelLimits,
@@ -277,8 +278,10 @@ export class TokenService {
 
     if (input.status !== undefined) {
       const wanted = checkSettableStatus(input.status);
-      // Checked against the token as edited: a new expiry or quota may be what lets it be enabled.
-      if (wanted === TOKEN_STATUS.enabled && wanted !== row.status) assertMayEnable({ ...row, ...changes }, now);
+      // Checked against the token as edited: a new expiry or quota may be what lets it be enabled. A token
+      // stored enabled but shown expired or exhausted is being enabled too (setStatus checks it the same way).
+      const shown = effectiveTokenStatus(row, now);
+      if (wanted === TOKEN_STATUS.enabled && shown !== wanted) assertMayEnable({ ...row, ...changes }, now);
       if (wanted !== row.status) changes.status = wanted;
     }
 
