@@ -364,6 +364,7 @@ describe('a busy prompt-count pool', () => {
       const long = 'word '.repeat(OFF_LOOP_LENGTH);
       const openai = await relay('/v1/chat/completions', chat({ messages: [{ role: 'user', content: long }] }));
       expect(openai.status).toBe(503);
+      expect(openai.headers.get('retry-after')).toBe('1');
       expect(((await openai.json()) as { error: { code: string } }).error.code).toBe('token_count_busy');
       const claude = await relay('/v1/messages', {
         model: 'claude-sonnet-4',

@@ -21,6 +21,19 @@ export const PROMPT_COUNT_ERRORS = defineErrors({
   },
 });
 
+/** A full queue empties within about a second (a long count takes tens of milliseconds): retry then. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The pool's queue is full: a refusal that passes by itself, so it carries `Retry-After`. */
+export class PromptCountBusyError extends AppError {
+  override name = 'PromptCountBusyError';
+  readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
+
+  constructor() {
+    super(PROMPT_COUNT_ERRORS.token_count_busy);
+  }
+}
+
 /** Prompts of at least this many UTF-16 units are counted in the pool (4 Ki units count in about 0.2 ms). */
 export const OFF_LOOP_LENGTH = 4096;
 /** Prompts waiting for a thread, beyond which new ones are refused. */
@@ -58,7 +71,7 @@ export class PromptCountPool {
     if (this.#closed) return Promise.resolve(countPromptTexts(model, prompt));
     const free = this.#idle.length > 0 || this.#started < this.#threads;
     if (!free && this.#queue.length >= this.#queueLimit) {
-      return Promise.reject(new AppError(PROMPT_COUNT_ERRORS.token_count_busy));
+      return Promise.reject(new PromptCountBusyError());
     }
     return new Promise<number>((resolve) => {
       this.#queue.push({ job: { model, texts: prompt.texts }, resolve });
