@@ -4,6 +4,7 @@ import type { Gateway } from '../../gateway/src/gateway.ts';
 import { type DashboardClient, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { gatewayEnv, startTestGateway, testNamespace } from '../support/gateway.ts';
+import { usageSettled } from '../support/metrics.ts';
 import { type MockOpenAI, startMockOpenAI } from '../support/mock-openai.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -64,7 +65,7 @@ afterAll(async () => {
 
 /** Quota charged to the user so far (wallet spent), after the usage queue is written. */
 async function usedQuota(): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 1200));
+  await usageSettled(gateway);
   const row = await gateway.store.db
     .selectFrom('users')
     .select('used_quota')

@@ -27,3 +27,21 @@ export function parseSamples(text: string, name?: string): Sample[] {
   }
   return samples;
 }
+
+/**
+ * Waits until the gateway has written every settled request: no usage log queued and no spending unwritten,
+ * seen twice 100 ms apart (a request settles just after its answer ends, so one empty reading is not enough).
+ */
+export async function usageSettled(gateway: Pick<Gateway, 'metricsUrl'>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let quiet = 0;
+  while (quiet < 2) {
+    if (Date.now() > deadline) throw new Error(`usage still unwritten after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const text = await scrapeMetrics(gateway);
+    const pending = ['tollgate_usage_queued_logs', 'tollgate_ledger_unflushed_quota'].some((name) =>
+      parseSamples(text, name).some((sample) => sample.value !== 0),
+    );
+    quiet = pending ? 0 : quiet + 1;
+  }
+}

@@ -218,7 +218,7 @@ export function registerStateGauges(
   gauge('tollgate_usage_queued_logs', 'Usage log rows waiting to be written.', () => sources.usage().queuedLogs);
   gauge(
     'tollgate_usage_dropped_logs',
-    'Usage log rows dropped because the queue was full (counters kept).',
+    'Uncharged usage log rows dropped because the queue was full (counters kept; charged rows are never dropped).',
     () => sources.usage().droppedLogs,
   );
   gauge(

@@ -119,7 +119,7 @@ export interface UsageStats {
   queuedLogs: number;
   /** Requests whose counters are not yet written. */
   queuedRecords: number;
-  /** Log rows dropped because the queue was full (the counters of those requests were kept). */
+  /** Uncharged log rows dropped because the queue was full (their counters kept; a charged row is never dropped). */
   droppedLogs: number;
   flushes: number;
   failedFlushes: number;
