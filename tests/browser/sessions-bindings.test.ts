@@ -110,6 +110,34 @@ describe('sessions card', () => {
   });
 });
 
+describe("a user's sessions in the user editor", () => {
+  it('the administrator signs one out, then the user out everywhere', async () => {
+    const first = await browserAs('First Browser/5.0');
+    const second = await browserAs('Second Browser/6.0');
+    await signInThroughUi(first.page, CAROL);
+    await signInThroughUi(second.page, CAROL);
+    const admin = await browserAs('Admin Browser/2.0');
+    await signInByApi(admin.page, server.url, ROOT);
+    await admin.page.goto(`/user/edit/${carolId}`);
+    const rows = byTestId(admin.page, 'user-session-row');
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+    const before = await rows.count();
+    await rows.filter({ hasText: 'Second Browser/6.0' }).locator('[data-testid="user-session-revoke"]').click();
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(before - 1);
+    await second.page.goto('/personal');
+    await second.page.waitForURL('**/login?expired=true', { timeout: 20_000 });
+    await first.page.goto('/personal');
+    await byTestId(first.page, 'personal-sessions').waitFor();
+
+    await byTestId(admin.page, 'user-sessions-revoke-all').click();
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(0);
+    await first.page.goto('/token');
+    await first.page.waitForURL('**/login?expired=true', { timeout: 20_000 });
+    expect(admin.errors).toEqual([]);
+    expect(first.errors).toEqual([]);
+  });
+});
+
 describe('bindings', () => {
   it('the user unbinds GitHub on the personal page', async () => {
     await setCarol({ github_id: '424242' });

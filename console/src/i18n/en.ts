@@ -1103,7 +1103,9 @@ export const en = {
       edit_self_title: 'Edit my account',
       edit_title: 'Edit user',
       not_bound: 'Not bound',
+      no_sessions: 'Not signed in anywhere',
       password_hint: 'Empty keeps it; a new password needs at least 8 characters',
+      revoke_all_sessions: 'Sign the user out everywhere',
       submit: 'Submit',
     },
     messages: {

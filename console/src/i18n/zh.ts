@@ -1297,7 +1297,9 @@ export const zh = {
       edit_self_title: '编辑我的账户',
       edit_title: '编辑用户',
       not_bound: '未绑定',
+      no_sessions: '当前没有任何登录会话',
       password_hint: '留空则不修改；新密码至少 8 个字符',
+      revoke_all_sessions: '让该用户在所有设备上退出登录',
       submit: '提交',
     },
     messages: {

@@ -61,6 +61,7 @@ import {
   validateEditUser,
   validateNewUser,
 } from './form.ts';
+import { UserSessions } from './UserSessions.tsx';
 
 function GroupFilter(props: Omit<SelectInputProps, 'choices'>) {
   const [groups, setGroups] = useState<string[]>([]);
@@ -615,6 +616,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
               />
             </>
           )}
+          {!self && <UserSessions userId={user.id} />}
           <Divider>{translate('user_admin.form.bindings')}</Divider>
           <Alert severity="info">{translate('user_admin.form.bindings_read_only')}</Alert>
           {BINDINGS.map(([field, label, provider]) => (
