@@ -1,18 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UserAdminService } from '../domain/accounts/admin.ts';
 import type { SessionInfo, SessionService } from '../domain/accounts/sessions.ts';
-import { AppError, defineErrors } from '../errors.ts';
 import type { authGuards } from './auth.ts';
 import { clearSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 import { idParams } from './schemas.ts';
-
-export const SESSION_ERRORS = defineErrors({
-  SESSION_NOT_FOUND: {
-    status: 404,
-    message: { zh: '该登录会话不存在或已失效', en: 'That sign-in session does not exist or has already ended' },
-  },
-});
 
 export interface SessionRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -56,9 +48,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     },
     async (request, reply: FastifyReply) => {
       const auth = signedIn(request);
-      if (!(await sessions.revokeOne(auth.user.id, request.params.id))) {
-        throw new AppError(SESSION_ERRORS.SESSION_NOT_FOUND);
-      }
+      await sessions.revokeOne(auth.user.id, request.params.id);
       // Revoking the session that asked is signing out: the browser forgets the cookie too.
       if (request.params.id === auth.sessionIdHash) clearSessionCookie(reply);
       return ok(undefined, revoked(request));
@@ -95,9 +85,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
     },
     async (request) => {
       const user = await target(request, request.params.id);
-      if (!(await sessions.revokeOne(user.id, request.params.session_id))) {
-        throw new AppError(SESSION_ERRORS.SESSION_NOT_FOUND);
-      }
+      await sessions.revokeOne(user.id, request.params.session_id);
       return ok(undefined, revoked(request));
     },
   );

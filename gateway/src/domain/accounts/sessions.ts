@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { AppError, defineErrors } from '../../errors.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 import {
   deleteExpiredSessions,
@@ -11,6 +12,13 @@ import {
   revokeUserSessions,
   touchSession,
 } from '../../store/repositories/sessions.ts';
+
+export const SESSION_ERRORS = defineErrors({
+  SESSION_NOT_FOUND: {
+    status: 404,
+    message: { zh: '该登录会话不存在或已失效', en: 'That sign-in session does not exist or has already ended' },
+  },
+});
 
 /** last_seen_at is a hint for admins, not worth a write per request. */
 const TOUCH_EVERY_SECONDS = 60;
@@ -91,9 +99,9 @@ export class SessionService {
     }));
   }
 
-  /** Signs out one session of the user, by its listed id; false when it is not one of their live sessions. */
-  async revokeOne(userId: number, id: string): Promise<boolean> {
-    return revokeUserSession(this.#db, userId, id, now());
+  /** Signs out one session of the user, by its listed id; SESSION_NOT_FOUND when it is not one of their live ones. */
+  async revokeOne(userId: number, id: string): Promise<void> {
+    if (!(await revokeUserSession(this.#db, userId, id, now()))) throw new AppError(SESSION_ERRORS.SESSION_NOT_FOUND);
   }
 
   async revoke(sessionId: string): Promise<void> {
