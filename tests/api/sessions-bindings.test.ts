@@ -250,6 +250,19 @@ describe("an administrator and a user's bindings", () => {
     expect([row.github_id, row.oidc_id, row.telegram_id]).toEqual(['', '', 'tg-6']);
   });
 
+  it("clears a user's email through /bindings/email only", async () => {
+    const c = await user('bind9');
+    const id = c.userId!;
+    await setUser(id, { email: 'bind9@example.com' });
+    expect(refusalOf(await root.delete(`/api/user/${id}/oauth/bindings/email`))).toEqual(
+      refused('BINDING_PROVIDER_UNKNOWN'),
+    );
+    expect(refusalOf(await c.delete('/api/user/oauth/bindings/email'))).toEqual(refused('BINDING_PROVIDER_UNKNOWN'));
+    expect((await root.delete(`/api/user/${id}/bindings/email`)).body.success).toBe(true);
+    expect((await userRow(id)).email).toBe('');
+    expect(refusalOf(await root.delete(`/api/user/${id}/bindings/email`))).toEqual(refused('BINDING_NOT_FOUND'));
+  });
+
   it('refuses a normal user and an administrator over an equal or higher level', async () => {
     const normal = await user('bind7');
     expect(refusalOf(await normal.get(`/api/user/${root.userId}/oauth/bindings`)).code).toBe('FORBIDDEN');

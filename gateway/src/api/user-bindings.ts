@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { UserAdminService } from '../domain/accounts/admin.ts';
-import { type BindingInfo, bindingsOf, unbind } from '../domain/accounts/bindings.ts';
+import { type BindingInfo, bindingsOf, clearEmail, unbind } from '../domain/accounts/bindings.ts';
 import type { Database, UserRow } from '../store/database.ts';
 import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
@@ -62,8 +62,10 @@ export function bindingRoutes(app: FastifyInstance, deps: BindingRouteDeps): voi
     async (request) => ok(bindingsOf(await target(request, request.params.id)).map(view)),
   );
 
-  // new-api's two admin paths (a custom provider's id, a built-in binding type); both take a slug here.
+  // new-api's two admin paths (a custom provider's id, a built-in binding type); both take a slug here,
+  // and the binding-type one also clears the email, as new-api's does.
   for (const path of ['/user/:id/oauth/bindings/:provider', '/user/:id/bindings/:provider']) {
+    const emailToo = path === '/user/:id/bindings/:provider';
     app.delete<{ Params: { id: number; provider: string } }>(
       path,
       {
@@ -76,7 +78,14 @@ export function bindingRoutes(app: FastifyInstance, deps: BindingRouteDeps): voi
           },
         },
       },
-      async (request) => remove(request, await target(request, request.params.id), request.params.provider),
+      async (request) => {
+        const user = await target(request, request.params.id);
+        if (!emailToo || request.params.provider.trim().toLowerCase() !== 'email') {
+          return remove(request, user, request.params.provider);
+        }
+        await clearEmail(db, user);
+        return ok(undefined, unbound(request));
+      },
     );
   }
 }

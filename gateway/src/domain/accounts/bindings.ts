@@ -89,3 +89,17 @@ export async function unbind(db: Kysely<Database>, user: UserRow, slug: string):
   }
   throw new AppError(BINDING_ERRORS.BINDING_LAST_SIGN_IN, { provider: provider.label });
 }
+
+/**
+ * An administrator clears the user's email (new-api's binding type `email`). It is no way to sign in by
+ * itself (email sign-in still needs the password), so the last-way rule does not apply.
+ */
+export async function clearEmail(db: Kysely<Database>, user: UserRow): Promise<void> {
+  const result = await db
+    .updateTable('users')
+    .set({ email: '' })
+    .where('id', '=', user.id)
+    .where('email', '<>', '')
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new AppError(BINDING_ERRORS.BINDING_NOT_FOUND, { provider: 'email' });
+}
