@@ -65,7 +65,7 @@ async function authenticate(request: FastifyRequest, deps: AuthDeps): Promise<Au
     auth = { user };
   } else {
     const sessionId = requestCookie(request, SESSION_COOKIE);
-    const session = sessionId ? await deps.sessions.resolve(sessionId) : undefined;
+    const session = sessionId ? await deps.sessions.resolve(sessionId, request.ip) : undefined;
     if (!session) throw new AppError(ACCOUNT_ERRORS.NOT_LOGGED_IN);
     auth = { user: session.user, sessionIdHash: session.idHash };
   }

@@ -24,6 +24,8 @@ import { taskRoutes } from './task.ts';
 import { tokenRoutes } from './token.ts';
 import { topUpRoutes } from './topup.ts';
 import { userRoutes } from './user.ts';
+import { bindingRoutes } from './user-bindings.ts';
+import { sessionRoutes } from './user-sessions.ts';
 
 export interface ApiDeps {
   services: Services;
@@ -81,6 +83,8 @@ export async function apiPlugin(
     keyring: services.keyring,
     periods: services.periods,
   });
+  sessionRoutes(app, { guards, sessions: services.sessions, admin: services.userAdmin });
+  bindingRoutes(app, { guards, db: services.store.db, admin: services.userAdmin });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
   topUpRoutes(app, { guards, critical, topUps: services.topUps });

@@ -11,6 +11,7 @@ import { BindingsCard } from './personal/BindingsCard.tsx';
 import { InviteCard } from './personal/InviteCard.tsx';
 import { NotificationCard } from './personal/NotificationCard.tsx';
 import { SecurityCard } from './personal/SecurityCard.tsx';
+import { SessionsCard } from './personal/SessionsCard.tsx';
 import { roleLabel, type SelfUser, useSelf } from './personal/self.ts';
 
 /** Model chips shown before "show all" (spec doc 1 §9). */
@@ -19,7 +20,7 @@ export const MODELS_SHOWN = 10;
 /**
  * Personal settings (spec doc 1 §2 "Personal settings screen"): balance and statistics, available models,
  * invitations and the transfer of earnings, account bindings, the system access token, password change and
- * account deletion, and the notification and pricing settings.
+ * account deletion, the sign-in sessions, and the notification and pricing settings.
  */
 export function PersonalPage() {
   const { user, error, reload } = useSelf();
@@ -43,6 +44,7 @@ export function PersonalPage() {
         <Stack spacing={2}>
           <BindingsCard user={user} reload={reload} />
           <SecurityCard user={user} reload={reload} copy={copy} />
+          <SessionsCard />
         </Stack>
       </Box>
       <NotificationCard user={user} reload={reload} />

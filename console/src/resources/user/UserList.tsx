@@ -61,6 +61,7 @@ import {
   validateEditUser,
   validateNewUser,
 } from './form.ts';
+import { UserSessions } from './UserSessions.tsx';
 
 function GroupFilter(props: Omit<SelectInputProps, 'choices'>) {
   const [groups, setGroups] = useState<string[]>([]);
@@ -397,18 +398,19 @@ function AddUserDrawer({ onClose }: { onClose: () => void }) {
   );
 }
 
+/** Each bound account's field, label and, for third-party ones, the provider the unbind routes name. */
 const BINDINGS = [
-  ['email', 'user_admin.fields.email'],
-  ['github_id', 'user_admin.fields.github_id'],
-  ['oidc_id', 'user_admin.fields.oidc_id'],
-  ['wechat_id', 'user_admin.fields.wechat_id'],
-  ['telegram_id', 'user_admin.fields.telegram_id'],
-  ['linux_do_id', 'user_admin.fields.linux_do_id'],
+  ['email', 'user_admin.fields.email', undefined],
+  ['github_id', 'user_admin.fields.github_id', 'github'],
+  ['oidc_id', 'user_admin.fields.oidc_id', 'oidc'],
+  ['wechat_id', 'user_admin.fields.wechat_id', 'wechat'],
+  ['telegram_id', 'user_admin.fields.telegram_id', 'telegram'],
+  ['linux_do_id', 'user_admin.fields.linux_do_id', 'linuxdo'],
 ] as const;
 
 /**
  * The edit-user drawer (spec doc 1 §5 "Edit user", §6): username, display name, password, group, quota
- * (with an add-quota dialog), remark; bound third-party ids read-only. `self` edits the signed-in
+ * (with an add-quota dialog), remark; bound third-party ids shown, each with unbind. `self` edits the signed-in
  * administrator through /api/user/self (new password needs the original).
  */
 function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose: () => void }) {
@@ -463,6 +465,23 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   }, [self, target, notify, onClose]);
 
   const set = (key: keyof UserFormValues, value: string) => setValues((current) => ({ ...current, [key]: value }));
+
+  /** Removes a third-party binding (the server keeps an account's last way to sign in) and shows the result. */
+  const unbind = async (provider: string) => {
+    setBusy(true);
+    try {
+      const { message } = await api.request(
+        'DELETE',
+        self ? `/api/user/oauth/bindings/${provider}` : `/api/user/${target}/bindings/${provider}`,
+      );
+      notify(message || 'personal.bind.unbound', { type: 'success' });
+      setUser(await api.get<ManagedUser>(self ? '/api/user/self' : `/api/user/${target}`));
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const submit = async () => {
     const problem =
@@ -597,15 +616,37 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
               />
             </>
           )}
+          {!self && <UserSessions userId={user.id} />}
           <Divider>{translate('user_admin.form.bindings')}</Divider>
           <Alert severity="info">{translate('user_admin.form.bindings_read_only')}</Alert>
-          {BINDINGS.map(([field, label]) => (
+          {BINDINGS.map(([field, label, provider]) => (
             <TextField
               key={field}
               label={translate(label)}
               value={user[field] || ''}
               placeholder={translate('user_admin.form.not_bound')}
-              slotProps={{ htmlInput: { readOnly: true }, inputLabel: { shrink: true } }}
+              slotProps={{
+                htmlInput: { readOnly: true, 'data-testid': `user-binding-${field}` },
+                inputLabel: { shrink: true },
+                input:
+                  provider && user[field]
+                    ? {
+                        endAdornment: (
+                          <InputAdornment position="end">
+                            <Button
+                              size="small"
+                              color="warning"
+                              disabled={busy}
+                              onClick={() => void unbind(provider)}
+                              data-testid={`user-unbind-${provider}`}
+                            >
+                              {translate('personal.bind.unbind')}
+                            </Button>
+                          </InputAdornment>
+                        ),
+                      }
+                    : undefined,
+              }}
               size="small"
             />
           ))}

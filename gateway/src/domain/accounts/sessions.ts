@@ -1,14 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { AppError, defineErrors } from '../../errors.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 import {
   deleteExpiredSessions,
   findActiveSession,
   insertSession,
+  listActiveSessions,
   revokeSession,
+  revokeUserSession,
   revokeUserSessions,
   touchSession,
 } from '../../store/repositories/sessions.ts';
+
+export const SESSION_ERRORS = defineErrors({
+  SESSION_NOT_FOUND: {
+    status: 404,
+    message: { zh: '该登录会话不存在或已失效', en: 'That sign-in session does not exist or has already ended' },
+  },
+});
 
 /** last_seen_at is a hint for admins, not worth a write per request. */
 const TOUCH_EVERY_SECONDS = 60;
@@ -19,6 +29,16 @@ const digest = (sessionId: string) => createHash('sha256').update(sessionId).dig
 export interface ActiveSession {
   idHash: string;
   user: UserRow;
+}
+
+/** One sign-in as its owner sees it; `id` is the stored digest, never the cookie's secret. */
+export interface SessionInfo {
+  id: string;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  ip: string;
+  userAgent: string;
 }
 
 /**
@@ -56,13 +76,32 @@ export class SessionService {
     return sessionId;
   }
 
-  async resolve(sessionId: string): Promise<ActiveSession | undefined> {
+  /** The session behind the cookie; `ip`, when given, is recorded with the (throttled) last-seen time. */
+  async resolve(sessionId: string, ip?: string): Promise<ActiveSession | undefined> {
     const idHash = digest(sessionId);
     const t = now();
     const found = await findActiveSession(this.#db, idHash, t);
     if (!found) return undefined;
-    if (t - found.session.last_seen_at >= TOUCH_EVERY_SECONDS) await touchSession(this.#db, idHash, t);
+    if (t - found.session.last_seen_at >= TOUCH_EVERY_SECONDS) await touchSession(this.#db, idHash, t, ip);
     return { idHash, user: found.user };
+  }
+
+  /** The user's live sessions, most recently used first. */
+  async list(userId: number): Promise<SessionInfo[]> {
+    const rows = await listActiveSessions(this.#db, userId, now());
+    return rows.map((row) => ({
+      id: row.id_hash,
+      createdAt: Number(row.created_at),
+      lastSeenAt: Number(row.last_seen_at),
+      expiresAt: Number(row.expires_at),
+      ip: row.ip,
+      userAgent: row.user_agent,
+    }));
+  }
+
+  /** Signs out one session of the user, by its listed id; SESSION_NOT_FOUND when it is not one of their live ones. */
+  async revokeOne(userId: number, id: string): Promise<void> {
+    if (!(await revokeUserSession(this.#db, userId, id, now()))) throw new AppError(SESSION_ERRORS.SESSION_NOT_FOUND);
   }
 
   async revoke(sessionId: string): Promise<void> {

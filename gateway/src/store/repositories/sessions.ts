@@ -32,8 +32,39 @@ export async function findActiveSession(
   return user ? { session, user } : undefined;
 }
 
-export async function touchSession(db: Db, idHash: string, now: number): Promise<void> {
-  await db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
+/** Marks the session as used now, from `ip` (where the user was last seen). */
+export async function touchSession(db: Db, idHash: string, now: number, ip?: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set(ip ? { last_seen_at: now, ip } : { last_seen_at: now })
+    .where('id_hash', '=', idHash)
+    .execute();
+}
+
+/** The user's sessions that still sign them in, most recently used first. */
+export async function listActiveSessions(db: Db, userId: number, now: number): Promise<SessionRow[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+/** Revokes one live session of the user; false when the user has no such live session. */
+export async function revokeUserSession(db: Db, userId: number, idHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('id_hash', '=', idHash)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function revokeSession(db: Db, idHash: string, now: number): Promise<void> {

@@ -45,8 +45,8 @@ interface Binding {
 /**
  * Account bindings (spec doc 1 §2, §4): email (a mailed code, 30 s resend lock), WeChat (a code from the
  * official account), GitHub, OIDC and LinuxDO (the provider's page with a server-issued state), Telegram
- * (its widget). A bind button is disabled once bound or when the provider is not enabled; the email can be
- * changed.
+ * (its widget). A bind button is disabled once bound or when the provider is not enabled; a bound provider
+ * can be unbound (DELETE /api/user/oauth/bindings/:provider); the email can be changed.
  */
 export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promise<void> }) {
   const translate = useTranslate();
@@ -103,6 +103,17 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
       .catch((error) => notify(errorMessage(error), { type: 'error' }));
   };
 
+  /** The server refuses the last way to sign in (no password, no other binding) with its own message. */
+  const unbind = async (provider: string) => {
+    try {
+      const { message } = await api.request('DELETE', `/api/user/oauth/bindings/${provider}`);
+      notify(message || 'personal.bind.unbound', { type: 'success' });
+      await reload();
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    }
+  };
+
   const action = (binding: Binding) => {
     if (binding.key === 'email') {
       return (
@@ -155,6 +166,16 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
                 </Typography>
               </Box>
               {action(binding)}
+              {binding.key !== 'email' && binding.value && (
+                <Button
+                  size="small"
+                  color="warning"
+                  onClick={() => void unbind(binding.key)}
+                  data-testid={`unbind-${binding.key}`}
+                >
+                  {translate('personal.bind.unbind')}
+                </Button>
+              )}
             </Stack>
           ))}
         </Stack>

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { KeyValueStore, Locks } from '../../../cluster/index.ts';
 import type { OAuthEndpoints } from '../../../config.ts';
@@ -8,7 +7,6 @@ import { findLiveUserBy, updateUser } from '../../../store/repositories/users.ts
 import type { OptionsService } from '../../options/index.ts';
 import { ACCOUNT_ERRORS } from '../errors.ts';
 import type { Client, LoginService } from '../login.ts';
-import { hashPassword } from '../password.ts';
 import type { RegistrationService } from '../registration.ts';
 import { checkDisplayName } from '../rules.ts';
 import { OAUTH_ERRORS } from './errors.ts';
@@ -171,8 +169,8 @@ export class OAuthService {
       profile.email && EMAIL.test(profile.email) && !(await findLiveUserBy(this.#db, 'email', profile.email))
         ? profile.email
         : '';
-    // Nobody knows this password: the account signs in through the provider until its owner sets one.
-    const passwordHash = await hashPassword(randomBytes(24).toString('base64url'));
+    // No password: the account signs in through the provider until its owner sets one (bindings.ts hasPassword).
+    const passwordHash = '';
     let affCode: string | undefined = aff || undefined;
     for (let attempt = 0; ; attempt++) {
       try {
