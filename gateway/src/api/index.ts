@@ -10,11 +10,13 @@ import { channelRoutes } from './channel.ts';
 import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
+import { dataRoutes } from './data.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
+import { prefillGroupRoutes } from './prefill-group.ts';
 import { pricingRoutes } from './pricing.ts';
 import { ipRateLimit } from './rate-limit.ts';
 import { redemptionRoutes } from './redemption.ts';
@@ -23,6 +25,7 @@ import { statusRoutes } from './status.ts';
 import { taskRoutes } from './task.ts';
 import { tokenRoutes } from './token.ts';
 import { topUpRoutes } from './topup.ts';
+import { topUpHistoryRoutes } from './topup-history.ts';
 import { userRoutes } from './user.ts';
 
 export interface ApiDeps {
@@ -90,4 +93,7 @@ export async function apiPlugin(
   logRoutes(app, { guards, logs: services.logs });
   channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
+  topUpHistoryRoutes(app, { guards, critical, topUps: services.topUps });
+  dataRoutes(app, { guards, dashboard: services.dashboard });
+  prefillGroupRoutes(app, { guards, prefillGroups: services.prefillGroups });
 }
