@@ -77,8 +77,10 @@ export class PrefillGroupService {
     const name = input.name === undefined ? current.name : input.name.trim();
     if (!name) throw new AppError(PREFILL_GROUP_ERRORS.PREFILL_GROUP_NAME_REQUIRED);
     const type = checkType(input.type || current.type);
-    const items =
-      input.items === undefined && type === current.type ? current.items : itemsText(type, input.items ?? '');
+    if (input.items === undefined && type !== current.type) {
+      throw new AppError(PREFILL_GROUP_ERRORS.PREFILL_GROUP_ITEMS_INVALID);
+    }
+    const items = input.items === undefined ? current.items : itemsText(type, input.items);
     if (await prefillGroupNameTaken(this.#db, name, current.id)) {
       throw new AppError(PREFILL_GROUP_ERRORS.PREFILL_GROUP_NAME_TAKEN);
     }
