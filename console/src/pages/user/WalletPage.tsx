@@ -20,6 +20,7 @@ import { formatQuota } from '../../format/quota.ts';
 import { ApiError, api, type Envelope, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import type { SiteStatus } from '../../status/status.ts';
+import { TopUpHistoryCard } from './TopUpHistory.tsx';
 
 interface Balance {
   quota: number;
@@ -88,6 +89,7 @@ export function WalletPage() {
         <RedeemCard onRedeemed={reload} />
         <OnlineTopUpCard />
       </Box>
+      <TopUpHistoryCard all={false} />
     </Box>
   );
 }
