@@ -126,6 +126,12 @@ describe('wallet history and top-up orders', () => {
         },
       )
       .toBe('成功');
+    // The administrators' pages by their address: access denied for a user.
+    for (const path of ['/topup/orders', '/prefill_group']) {
+      await user.page.goto(path);
+      await user.page.getByText('拒绝访问').first().waitFor();
+      expect(await user.page.getByTestId('topup-history').count(), path).toBe(0);
+    }
     expect([...user.errors, ...user.consoleErrors, ...admin.errors, ...admin.consoleErrors]).toEqual([]);
   }, 120_000);
 });
