@@ -41,10 +41,10 @@ export function usersOverRange(rows: Array<Sums & { username: string }>): Array<
   return [...sums.values()].sort((a, b) => b.quota - a.quota);
 }
 
-function useData<T>(path: string, range: Range, enabled = true): { rows?: T[]; failure?: string } {
+/** GET `path` over the range, again whenever the range changes. */
+function useData<T>(path: string, range: Range): { rows?: T[]; failure?: string } {
   const [state, setState] = useState<{ rows?: T[]; failure?: string }>({});
   useEffect(() => {
-    if (!enabled) return;
     let live = true;
     api
       .get<T[]>(path, { query: { start_timestamp: range.start, end_timestamp: range.end } })
@@ -53,7 +53,7 @@ function useData<T>(path: string, range: Range, enabled = true): { rows?: T[]; f
     return () => {
       live = false;
     };
-  }, [path, range, enabled]);
+  }, [path, range]);
   return state;
 }
 
