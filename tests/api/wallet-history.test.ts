@@ -80,6 +80,12 @@ describe('top-up information', () => {
     expect(on.pay_methods.map((m: { type: string }) => m.type)).toEqual(['alipay', 'wxpay']);
   });
 
+  it('takes only a list of whole amounts as the amount buttons', async () => {
+    const refused = await root.put('/api/option/', { key: 'payment_setting.amount_options', value: '["ten"]' });
+    expect(refusalOf(refused)).toMatchObject({ status: 200, success: false });
+    expect((await alice.get('/api/user/topup/info')).body.data.amount_options).toEqual([10, 50, 100]);
+  });
+
   it('is for signed-in users only', async () => {
     const anonymous = await fetch(`${gateway.url}/api/user/topup/info`);
     expect(anonymous.status).toBe(401);

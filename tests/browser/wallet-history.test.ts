@@ -46,6 +46,7 @@ beforeAll(async () => {
     ['EpayId', '1001'],
     ['EpayKey', 'merchant-key'],
     ['DataExportEnabled', 'true'],
+    ['payment_setting.amount_options', '[5, 20]'],
   ]) {
     expect((await root.put('/api/option/', { key, value })).body, key).toMatchObject({ success: true });
   }
@@ -101,6 +102,9 @@ describe('wallet history and top-up orders', () => {
     const row = user.page.getByTestId(`topup-order-${tradeNo}`);
     await row.waitFor({ timeout: 30_000 });
     expect(await row.getByTestId('topup-order-status').textContent()).toBe('待支付');
+    // The administrator's amount buttons fill the amount.
+    await user.page.getByTestId('topup-amount-options').getByText('20', { exact: true }).click();
+    expect(await user.page.getByTestId('topup-amount').inputValue()).toBe('20');
     await screenshot(user.page, 'i19-wallet-history');
 
     const before = (await alice.get('/api/user/self')).body.data.quota as number;

@@ -1430,6 +1430,7 @@ export const en = {
       password_register: 'Password registration',
       pay_address: 'Payment address',
       pay_methods: 'Payment methods',
+      amount_options: 'Top-up amount buttons (a JSON list of amounts, e.g. [10, 50, 100])',
       ping_interval_enabled: 'Keep-alive pings in streams',
       ping_interval_seconds: 'Ping interval (s)',
       pre_consumed_quota: 'Pre-consumed quota',

@@ -1618,6 +1618,7 @@ export const zh = {
       password_register: '允许通过密码进行注册',
       pay_address: '支付地址',
       pay_methods: '支付方式',
+      amount_options: '充值金额选项（金额的 JSON 数组，如 [10, 50, 100]）',
       ping_interval_enabled: '流式响应保活',
       ping_interval_seconds: '保活间隔（秒）',
       pre_consumed_quota: '请求预扣费额度',
