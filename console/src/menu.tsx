@@ -4,8 +4,10 @@ import Brush from '@mui/icons-material/Brush';
 import Dashboard from '@mui/icons-material/Dashboard';
 import Forum from '@mui/icons-material/Forum';
 import Hub from '@mui/icons-material/Hub';
+import Payments from '@mui/icons-material/Payments';
 import People from '@mui/icons-material/People';
 import Person from '@mui/icons-material/Person';
+import PlaylistAdd from '@mui/icons-material/PlaylistAdd';
 import ReceiptLong from '@mui/icons-material/ReceiptLong';
 import Redeem from '@mui/icons-material/Redeem';
 import Science from '@mui/icons-material/Science';
@@ -102,6 +104,8 @@ export const MENU: MenuSection[] = [
       { to: '/channel', label: 'shell.menu.channel', icon: <Hub />, entry: ['admin', 'channel'] },
       { to: '/redemption', label: 'shell.menu.redemption', icon: <Redeem />, entry: ['admin', 'redemption'] },
       { to: '/user', label: 'shell.menu.user', icon: <People />, entry: ['admin', 'user'] },
+      { to: '/topup/orders', label: 'shell.menu.topup_orders', icon: <Payments /> },
+      { to: '/prefill_group', label: 'shell.menu.prefill_group', icon: <PlaylistAdd /> },
       { to: '/setting', label: 'shell.menu.setting', icon: <Settings />, entry: ['admin', 'setting'] },
     ],
   },

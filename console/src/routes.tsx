@@ -32,6 +32,8 @@ const DashboardPage = lazyNamed(() => import('./pages/user/DashboardPage.tsx'), 
 const PlaygroundPage = lazyNamed(() => import('./pages/user/PlaygroundPage.tsx'), 'PlaygroundPage');
 const PricingPage = lazyNamed(() => import('./pages/user/PricingPage.tsx'), 'PricingPage');
 const WalletPage = lazyNamed(() => import('./pages/user/WalletPage.tsx'), 'WalletPage');
+const TopUpOrdersPage = lazyNamed(() => import('./pages/user/TopUpHistory.tsx'), 'TopUpOrdersPage');
+const PrefillGroupsPage = lazyNamed(() => import('./pages/admin/PrefillGroupsPage.tsx'), 'PrefillGroupsPage');
 
 /** Who may open a page (spec doc 1 §2 and §6). */
 export type Access = 'public' | 'user' | 'admin' | 'root';
@@ -75,6 +77,8 @@ export const PAGES: PageRoute[] = [
   { path: '/user/edit', access: 'admin', element: <UserEditPage /> },
   { path: '/user/edit/:id', access: 'admin', element: <UserEditPage /> },
   { path: '/setting', access: 'admin', element: <SettingsPage /> },
+  { path: '/topup/orders', access: 'admin', element: <TopUpOrdersPage /> },
+  { path: '/prefill_group', access: 'admin', element: <PrefillGroupsPage /> },
 ];
 
 /**

@@ -11,12 +11,14 @@ import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import { ChannelService } from './domain/channels/index.ts';
+import { DashboardDataService } from './domain/dashboard/service.ts';
 import type { Keyring } from './domain/keyring.ts';
 import type { PeriodBudget } from './domain/ledger/periods/budget.ts';
 import { LogMaintenance, LogService } from './domain/logs/index.ts';
 import { Notifier } from './domain/notifications.ts';
 import type { OptionsService } from './domain/options/index.ts';
 import { TopUpService } from './domain/payments/service.ts';
+import { PrefillGroupService } from './domain/prefill-groups/service.ts';
 import type { PricingService } from './domain/pricing/service.ts';
 import { RedemptionService } from './domain/redemptions/index.ts';
 import { SetupService } from './domain/setup.ts';
@@ -52,6 +54,8 @@ export interface Services {
   tokens: TokenService;
   redemptions: RedemptionService;
   topUps: TopUpService;
+  prefillGroups: PrefillGroupService;
+  dashboard: DashboardDataService;
   logs: LogService;
   logMaintenance: LogMaintenance;
   tasks: TaskService;
@@ -117,6 +121,8 @@ export function createServices(
     tokens: new TokenService({ db, options, keyring, bus: cluster.bus, periods }),
     redemptions: new RedemptionService({ db, options }),
     topUps: new TopUpService({ db, options }),
+    prefillGroups: new PrefillGroupService({ db }),
+    dashboard: new DashboardDataService({ db }),
     logs,
     logMaintenance: new LogMaintenance({ db, logs, options, vacuum: store.kind === 'pglite' }),
     tasks: new TaskService({

@@ -25,6 +25,7 @@ export interface Database {
   instance_secrets: InstanceSecretsTable;
   channel_observations: ChannelObservationsTable;
   period_usage: PeriodUsageTable;
+  prefill_groups: PrefillGroupsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -324,6 +325,19 @@ export interface TopUpsTable {
   status: Defaulted<string>;
   create_time: number;
   complete_time: Defaulted<number>;
+}
+
+/** A named list the channel editor can prefill from (new-api's prefill groups). */
+export interface PrefillGroupsTable {
+  id: Generated<number>;
+  name: string;
+  /** model | tag | endpoint */
+  type: string;
+  /** JSON text: an array of strings (model, tag) or the endpoint map's text (endpoint). */
+  items: Defaulted<string>;
+  description: Defaulted<string>;
+  created_time: number;
+  updated_time: number;
 }
 
 export interface QuotaLeasesTable {

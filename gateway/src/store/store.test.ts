@@ -30,6 +30,7 @@ const TABLES = [
   'model_prices',
   'options',
   'period_usage',
+  'prefill_groups',
   'quota_data',
   'quota_leases',
   'redemptions',
@@ -190,6 +191,17 @@ describe('embedded store (PGlite on disk)', () => {
     ]);
     await migrations['0009_rate_limits']!.down!(store.db);
     expect(await columns()).toEqual([]);
+    await store.close();
+  });
+
+  it('adds the prefill groups table with unique names (migration 0010), and takes it away again', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const group = { name: 'g', type: 'model', created_time: 1, updated_time: 1 };
+    await store.db.insertInto('prefill_groups').values(group).execute();
+    await expect(store.db.insertInto('prefill_groups').values(group).execute()).rejects.toThrow();
+    await migrations['0010_prefill_groups']!.down!(store.db);
+    expect((await store.db.introspection.getTables()).map((t) => t.name)).not.toContain('prefill_groups');
     await store.close();
   });
 

@@ -409,6 +409,7 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
       num('Price', 'settings.fields.price', { min: 0 }),
       int('MinTopUp', 'settings.fields.min_top_up', { min: 0 }),
       json('PayMethods', 'settings.fields.pay_methods'),
+      json('payment_setting.amount_options', 'settings.fields.amount_options'),
     ],
   },
 ];

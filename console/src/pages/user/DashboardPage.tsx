@@ -24,6 +24,7 @@ import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { ConsolePanels } from './ConsolePanels.tsx';
+import { ModelFlowCard, UsageByUserCard } from './DashboardFlow.tsx';
 
 /** One hour bucket of GET /api/data (one user's, or everyone's summed per model). */
 interface QuotaBucket {
@@ -245,6 +246,8 @@ export function DashboardPage() {
           </Table>
         </CardContent>
       </Card>
+      {admin && <UsageByUserCard range={range} />}
+      <ModelFlowCard range={range} admin={admin} />
     </Box>
   );
 }

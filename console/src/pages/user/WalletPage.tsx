@@ -20,6 +20,8 @@ import { formatQuota } from '../../format/quota.ts';
 import { ApiError, api, type Envelope, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import type { SiteStatus } from '../../status/status.ts';
+import { AmountOptions } from './AmountOptions.tsx';
+import { TopUpHistoryCard } from './TopUpHistory.tsx';
 
 interface Balance {
   quota: number;
@@ -88,6 +90,7 @@ export function WalletPage() {
         <RedeemCard onRedeemed={reload} />
         <OnlineTopUpCard />
       </Box>
+      <TopUpHistoryCard all={false} />
     </Box>
   );
 }
@@ -330,6 +333,7 @@ function OnlineTopUpCard() {
           margin="dense"
           slotProps={{ htmlInput: { min: 1, step: 1, 'data-testid': 'topup-amount' } }}
         />
+        {enabled && <AmountOptions selected={amount} onPick={(picked) => setAmountText(String(picked))} />}
         {enabled && (
           <Typography sx={{ my: 1 }} data-testid="topup-price" color={priceError ? 'error' : undefined}>
             {priceError ??

@@ -37,6 +37,7 @@ import {
   validateChannel,
   withPassThrough,
 } from './form.ts';
+import { PrefillModels } from './PrefillModels.tsx';
 import { ManagedBadge } from './parts.tsx';
 
 export interface ChannelDrawerProps {
@@ -448,6 +449,10 @@ export function ChannelDrawer({ target, onClose, onSaved }: ChannelDrawerProps) 
             <Button size="small" color="warning" disabled={readOnly} onClick={() => set('models', [])}>
               {translate('channel.form.clear_models')}
             </Button>
+            <PrefillModels
+              disabled={readOnly}
+              onFill={(models) => set('models', [...new Set([...values.models, ...models])])}
+            />
           </Stack>
           <Stack direction="row" spacing={1}>
             <TextField

@@ -490,6 +490,8 @@ export const OPTION_DEFINITIONS = [
   ),
   /** amount -> discount factor. */
   json('payment_setting.amount_discount', {}, ratioMap),
+  /** The amounts the wallet offers as buttons (GET /api/user/topup/info); [] lets the page choose. */
+  json('payment_setting.amount_options', [], shape.array(shape.integer(1))),
 ] as const;
 
 type Definitions = (typeof OPTION_DEFINITIONS)[number];

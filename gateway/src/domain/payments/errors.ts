@@ -13,4 +13,9 @@ export const PAYMENT_ERRORS = defineErrors({
       en: 'This payment method is not configured; ask an administrator',
     },
   },
+  TOPUP_ORDER_NOT_FOUND: { status: 404, message: { zh: '订单不存在', en: 'Top-up order not found' } },
+  TOPUP_ORDER_NOT_PENDING: {
+    status: 400,
+    message: { zh: '订单状态不是待支付，无法补单', en: 'Only a pending order can be completed' },
+  },
 });

@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../../errors.ts';
 import type { Database } from '../../store/database.ts';
 import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
-import { completeTopUp, insertTopUp } from '../../store/repositories/top-ups.ts';
+import {
+  completeTopUp,
+  findTopUp,
+  insertTopUp,
+  listTopUps,
+  type TopUpQuery,
+  type TopUpRow,
+} from '../../store/repositories/top-ups.ts';
 import { addQuota, findUserById } from '../../store/repositories/users.ts';
 import type { OptionsService } from '../options/index.ts';
 import { epaySign, epayVerify } from './epay.ts';
@@ -20,6 +27,44 @@ export interface PaymentForm {
   url: string;
   fields: Record<string, string>;
 }
+
+/** What the wallet page reads to offer a top-up. */
+export interface TopUpInfo {
+  enable_online_topup: boolean;
+  enable_stripe_topup: boolean;
+  enable_creem_topup: boolean;
+  creem_products: string;
+  pay_methods: Array<Record<string, string>>;
+  min_topup: number;
+  stripe_min_topup: number;
+  amount_options: number[];
+  discount: Record<string, number>;
+}
+
+/** An order as new-api's history table reads it. */
+export interface TopUpView {
+  id: number;
+  user_id: number;
+  amount: number;
+  money: number;
+  trade_no: string;
+  payment_method: string;
+  create_time: number;
+  complete_time: number;
+  status: string;
+}
+
+const topUpView = (row: TopUpRow): TopUpView => ({
+  id: row.id,
+  user_id: row.user_id,
+  amount: Number(row.amount),
+  money: Number(row.money),
+  trade_no: row.trade_no,
+  payment_method: row.payment_method,
+  create_time: Number(row.create_time),
+  complete_time: Number(row.complete_time),
+  status: row.status,
+});
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -91,23 +136,77 @@ export class TopUpService {
     if (key === '' || !epayVerify(params, key)) return false;
     if (params.trade_status !== 'TRADE_SUCCESS') return true;
     const tradeNo = params.out_trade_no ?? '';
-    const perUnit = this.#options.getNumber('QuotaPerUnit');
     await this.#db.transaction().execute(async (trx) => {
       const order = await completeTopUp(trx, tradeNo, now());
       if (!order) return;
-      const quota = Math.round(order.amount * perUnit);
-      await addQuota(trx, order.user_id, quota);
-      const user = await findUserById(trx, order.user_id);
-      await insertLog(trx, {
-        user_id: order.user_id,
-        username: user?.username ?? '',
-        created_at: now(),
-        type: LOG_TYPE.topup,
-        quota,
-        content: `在线充值成功，充值金额: ${order.money.toFixed(2)}，支付方式: ${order.payment_method}，订单号: ${tradeNo}`,
-      });
+      await this.#credit(
+        trx,
+        order,
+        `在线充值成功，充值金额: ${order.money.toFixed(2)}，支付方式: ${order.payment_method}，订单号: ${tradeNo}`,
+      );
     });
     return true;
+  }
+
+  /** What the wallet page needs to offer a top-up (new-api's GET /api/user/topup/info). */
+  info(): TopUpInfo {
+    const o = this.#options;
+    return {
+      enable_online_topup: o.get('PayAddress') !== '' && o.get('EpayId') !== '' && o.get('EpayKey') !== '',
+      // Only epay is served; the other providers' switches say so.
+      enable_stripe_topup: false,
+      enable_creem_topup: false,
+      creem_products: '[]',
+      pay_methods: o.getJson<Array<Record<string, string>>>('PayMethods'),
+      min_topup: Math.max(1, o.getNumber('MinTopUp')),
+      stripe_min_topup: 0,
+      amount_options: o.getJson<number[]>('payment_setting.amount_options'),
+      discount: o.getJson<Record<string, number>>('payment_setting.amount_discount'),
+    };
+  }
+
+  /** A page of orders, newest first: one user's (userId) or everyone's, optionally by part of the order number. */
+  async list(
+    query: TopUpQuery,
+    page: { offset: number; limit: number },
+  ): Promise<{ items: TopUpView[]; total: number }> {
+    const { rows, total } = await listTopUps(this.#db, query, page);
+    return { items: rows.map(topUpView), total };
+  }
+
+  /**
+   * An administrator marks a pending order paid (the payment site's notification was lost): the order's
+   * quota is credited once — a second completion, or one racing the notification, finds it no longer
+   * pending and changes nothing.
+   */
+  async completeManually(tradeNo: string, admin: { id: number; username: string }): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      const order = await completeTopUp(trx, tradeNo, now());
+      if (!order) {
+        const existing = await findTopUp(trx, tradeNo);
+        throw new AppError(existing ? PAYMENT_ERRORS.TOPUP_ORDER_NOT_PENDING : PAYMENT_ERRORS.TOPUP_ORDER_NOT_FOUND);
+      }
+      await this.#credit(
+        trx,
+        order,
+        `管理员补单成功，充值金额: ${order.money.toFixed(2)}，支付方式: ${order.payment_method}，订单号: ${tradeNo}，操作管理员: ${admin.username} (${admin.id})`,
+      );
+    });
+  }
+
+  /** Adds a completed order's quota to its user's wallet and logs the top-up, inside the completing transaction. */
+  async #credit(trx: Transaction<Database>, order: TopUpRow, content: string): Promise<void> {
+    const quota = Math.round(order.amount * this.#options.getNumber('QuotaPerUnit'));
+    await addQuota(trx, order.user_id, quota);
+    const user = await findUserById(trx, order.user_id);
+    await insertLog(trx, {
+      user_id: order.user_id,
+      username: user?.username ?? '',
+      created_at: now(),
+      type: LOG_TYPE.topup,
+      quota,
+      content,
+    });
   }
 
   #merchant(): { address: string; pid: string; key: string } {
