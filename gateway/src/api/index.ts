@@ -10,6 +10,7 @@ import { channelRoutes } from './channel.ts';
 import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
+import { checkinRoutes } from './checkin.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
@@ -90,4 +91,5 @@ export async function apiPlugin(
   logRoutes(app, { guards, logs: services.logs });
   channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
+  checkinRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
 }

@@ -25,6 +25,7 @@ export interface Database {
   instance_secrets: InstanceSecretsTable;
   channel_observations: ChannelObservationsTable;
   period_usage: PeriodUsageTable;
+  checkins: CheckinsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -375,4 +376,13 @@ export interface PeriodUsageTable {
   quota: Defaulted<number>;
   /** Requests admitted and not refunded. */
   requests: Defaulted<number>;
+}
+
+/** One daily check-in; (user_id, checkin_date) is the primary key. */
+export interface CheckinsTable {
+  user_id: number;
+  /** The calendar day in quota_setting.period_timezone, `2026-11-27`. */
+  checkin_date: string;
+  quota_awarded: number;
+  created_at: number;
 }

@@ -253,6 +253,17 @@ export const OPTION_DEFINITIONS = [
   bool('console_setting.api_info_enabled', true),
   bool('console_setting.announcements_enabled', true),
   bool('console_setting.faq_enabled', true),
+  /** Uptime Kuma status pages shown on the dashboard (GET /api/uptime/status): base URL, page slug, heading. */
+  json(
+    'console_setting.uptime_kuma_groups',
+    [],
+    shape.array(shape.object({ url: shape.string(), slug: shape.string(), categoryName: shape.string() })),
+  ),
+  bool('console_setting.uptime_kuma_enabled', false),
+  // Daily check-in (POST /api/user/checkin): a random reward in [min_quota, max_quota], once per calendar day.
+  bool('checkin_setting.enabled', false),
+  int('checkin_setting.min_quota', 1000, { min: 0 }),
+  int('checkin_setting.max_quota', 10000, { min: 0 }),
 
   // Display
   bool('DisplayInCurrencyEnabled', true),
