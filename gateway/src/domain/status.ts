@@ -95,7 +95,7 @@ export class StatusService {
       ...this.#consoleSections(),
       checkin_enabled: flag('checkin_setting.enabled'),
       // On only when there is a status page to show: the panel would otherwise stay empty.
-      uptime_kuma_enabled: flag('console_setting.uptime_kuma_enabled') && uptimeGroups(o).length > 0,
+      uptime_kuma_enabled: uptimeGroups(o).length > 0,
       ...NOT_OFFERED,
     };
   }

@@ -10,8 +10,12 @@ export interface UptimeGroup {
   categoryName: string;
 }
 
-/** The configured pages that name both a server and a slug; others cannot be fetched. */
-export function uptimeGroups(options: Pick<OptionsService, 'getJson'>): UptimeGroup[] {
+/**
+ * The pages to show: none while console_setting.uptime_kuma_enabled is off (then nothing is fetched
+ * either), else the configured ones that name both a server and a slug; others cannot be fetched.
+ */
+export function uptimeGroups(options: Pick<OptionsService, 'getJson' | 'getBoolean'>): UptimeGroup[] {
+  if (!options.getBoolean('console_setting.uptime_kuma_enabled')) return [];
   const groups = options.getJson<UptimeGroup[]>('console_setting.uptime_kuma_groups');
   return groups.filter((g) => g.url.trim() !== '' && g.slug.trim() !== '');
 }

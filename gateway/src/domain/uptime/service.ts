@@ -27,7 +27,7 @@ interface Heartbeats {
 }
 
 export interface UptimeDeps {
-  options: Pick<OptionsService, 'getJson'>;
+  options: Pick<OptionsService, 'getJson' | 'getBoolean'>;
   /** Per status-page call. */
   timeoutMs?: number;
   /** How long an answer is reused, so a busy dashboard does not hammer the status pages. */
