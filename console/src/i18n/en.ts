@@ -292,7 +292,8 @@ export const en = {
       type_bark: 'Bark',
       type_gotify: 'Gotify',
       bark_url: 'Bark push URL',
-      bark_hint: 'Your Bark server and device key; the title and content placeholders (as in the example) are replaced by the notice',
+      bark_hint:
+        'Your Bark server and device key; the title and content placeholders (as in the example) are replaced by the notice',
       bark_required: 'Please enter the Bark push URL',
       gotify_url: 'Gotify server',
       gotify_hint: 'Notices are posted to <server>/message',
@@ -324,6 +325,27 @@ export const en = {
       saved: 'Settings updated',
       save_failed: 'Failed to update notification settings: {{detail}}',
     },
+  },
+
+  checkin: {
+    title: 'Daily check-in',
+    button: 'Check in',
+    checked_in: 'Checked in today',
+    done: 'Checked in: {{amount}} added',
+    range: 'Reward {{min}} to {{max}} a day',
+    totals: '{{count}} check-ins, {{amount}} in all',
+    this_month: 'This month: {{count}}',
+  },
+
+  uptime: {
+    title: 'Service status',
+    loading: 'Loading…',
+    failed: 'The service status could not be loaded',
+    no_data: 'No data',
+    up: 'Up',
+    down: 'Down',
+    pending: 'Pending',
+    maintenance: 'Maintenance',
   },
 
   wallet: {

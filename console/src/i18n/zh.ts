@@ -528,6 +528,27 @@ export const zh = {
     },
   },
 
+  checkin: {
+    title: '每日签到',
+    button: '立即签到',
+    checked_in: '今日已签到',
+    done: '签到成功，获得额度 {{amount}}',
+    range: '每日奖励 {{min}} 至 {{max}}',
+    totals: '累计签到 {{count}} 次，共获得 {{amount}}',
+    this_month: '本月签到 {{count}} 次',
+  },
+
+  uptime: {
+    title: '服务状态',
+    loading: '加载中…',
+    failed: '无法加载服务状态',
+    no_data: '暂无数据',
+    up: '正常',
+    down: '异常',
+    pending: '等待',
+    maintenance: '维护中',
+  },
+
   wallet: {
     balance: '当前余额',
     used: '历史消耗',
