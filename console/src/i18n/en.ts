@@ -1252,6 +1252,7 @@ export const en = {
       number: 'Please enter a number',
     },
     sections: {
+      uptime: 'Service status (Uptime Kuma)',
       general: 'General',
       drawing: 'Drawing',
       sensitive: 'Sensitive words',
@@ -1282,6 +1283,10 @@ export const en = {
       site: 'Site content',
     },
     help: {
+      checkin_help:
+        'Once a day a signed-in user may check in on the dashboard for a random reward between the minimum and maximum (quota units); the day follows the periodic-quota time zone',
+      uptime_groups:
+        'A JSON list of Uptime Kuma status pages: [{"url": "https://status.example.com", "slug": "main", "categoryName": "Core services"}]. The gateway reads each page (10 s timeout) and caches the answer for 60 s',
       allow_private_ip:
         'Lets those fetches reach loopback, private, link-local, CGNAT and other internal addresses; leave off unless the hooks live on your own network',
       allowed_ports: 'Ports that may be fetched, e.g. ["80", "443", "8000-9000"]; [] allows any port',
@@ -1473,6 +1478,11 @@ export const en = {
       quota_for_invitee: 'Invitee reward',
       quota_for_inviter: 'Inviter reward',
       quota_for_new_user: 'New user quota',
+      checkin_enabled: 'Enable daily check-in',
+      checkin_min_quota: 'Minimum reward (quota)',
+      checkin_max_quota: 'Maximum reward (quota)',
+      uptime_enabled: 'Show the service status panel',
+      uptime_groups: 'Status pages',
       quota_per_unit: 'Quota per unit',
       quota_remind_threshold: 'Quota reminder threshold',
       rate_limit_count: 'Requests per window',

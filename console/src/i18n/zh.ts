@@ -1445,6 +1445,7 @@ export const zh = {
       number: '请输入数字',
     },
     sections: {
+      uptime: '服务状态（Uptime Kuma）',
       general: '通用设置',
       drawing: '绘图设置',
       sensitive: '屏蔽词过滤设置',
@@ -1475,6 +1476,9 @@ export const zh = {
       site: '站点内容',
     },
     help: {
+      checkin_help: '已登录用户每天可在仪表盘签到一次，获得最小与最大额度之间的随机奖励；“每天”按周期配额的时区计算',
+      uptime_groups:
+        'Uptime Kuma 状态页的 JSON 列表：[{"url": "https://status.example.com", "slug": "main", "categoryName": "核心服务"}]。网关读取每个状态页（超时 10 秒），结果缓存 60 秒',
       allow_private_ip:
         '允许上述请求访问回环、内网、链路本地、CGNAT 等内部地址；除非回调地址就在你自己的网络中，否则请保持关闭',
       allowed_ports: '允许请求的端口，例如 ["80", "443", "8000-9000"]；[] 表示不限端口',
@@ -1660,6 +1664,11 @@ export const zh = {
       quota_for_invitee: '新用户使用邀请码奖励额度',
       quota_for_inviter: '邀请新用户奖励额度',
       quota_for_new_user: '新用户初始额度',
+      checkin_enabled: '启用每日签到',
+      checkin_min_quota: '最小奖励额度',
+      checkin_max_quota: '最大奖励额度',
+      uptime_enabled: '显示服务状态面板',
+      uptime_groups: '状态页',
       quota_per_unit: '单位美元额度',
       quota_remind_threshold: '额度提醒阈值',
       rate_limit_count: '用户每周期最多请求次数',
