@@ -113,7 +113,7 @@ describe('daily check-in', () => {
       .selectFrom('logs')
       .selectAll()
       .where('user_id', '=', u.userId!)
-      .where('type', '=', 1)
+      .where('type', '=', 4)
       .execute();
     expect(logs).toHaveLength(1);
     expect(logs[0]!.quota).toBe(quota_awarded);
@@ -155,7 +155,7 @@ describe('daily check-in', () => {
       .selectFrom('logs')
       .select('id')
       .where('user_id', '=', u.userId!)
-      .where('type', '=', 1)
+      .where('type', '=', 4)
       .execute();
     expect(logs).toHaveLength(1);
   });

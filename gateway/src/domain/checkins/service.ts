@@ -79,7 +79,8 @@ export class CheckinService {
         user_id: user.id,
         username: user.username,
         created_at: Math.floor(now / 1000),
-        type: LOG_TYPE.topup,
+        // A system log, as new-api writes it; the quota field keeps the amount for audits.
+        type: LOG_TYPE.system,
         quota: record.quota_awarded,
         content: `用户签到，获得额度 ${amount}`,
       });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockUptimeKuma, startMockUptimeKuma } from '../../../../tests/support/mock-uptime-kuma.ts';
 import { UptimeService } from './service.ts';
@@ -52,6 +54,27 @@ describe('UptimeService', () => {
     });
     expect(await service.status()).toEqual([]);
     expect(kuma.calls.length).toBe(calls);
+  });
+
+  it('reads odd answers without trusting their types', async () => {
+    const odd = createServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        request.url?.includes('heartbeat')
+          ? JSON.stringify({ heartbeatList: { 5: 'up' }, uptimeList: { '5_24': 'high' } })
+          : JSON.stringify({ publicGroupList: [{ name: 9, monitorList: [{ id: 5, name: 42 }] }] }),
+      );
+    });
+    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+    try {
+      const service = new UptimeService({ options: optionsWith([{ url, slug: 'x', categoryName: 'Odd' }]) });
+      expect(await service.status()).toEqual([
+        { categoryName: 'Odd', monitors: [{ name: '42', uptime: 0, status: 0, group: '9' }] },
+      ]);
+    } finally {
+      odd.close();
+    }
   });
 
   it('skips entries without a server or slug', async () => {

@@ -80,13 +80,15 @@ export class UptimeService {
       for (const publicGroup of page.publicGroupList ?? []) {
         for (const monitor of publicGroup.monitorList ?? []) {
           const id = String(monitor.id);
-          const list = beats.heartbeatList?.[id] ?? [];
+          const list = beats.heartbeatList?.[id];
+          // Uptime Kuma lists heartbeats oldest first: the last one is the current state.
+          const latest = Array.isArray(list) ? list.at(-1)?.status : undefined;
+          const uptime = beats.uptimeList?.[`${id}_24`];
           result.monitors.push({
-            name: monitor.name,
-            uptime: beats.uptimeList?.[`${id}_24`] ?? 0,
-            // Uptime Kuma lists heartbeats oldest first: the last one is the current state.
-            status: list.at(-1)?.status ?? 0,
-            group: publicGroup.name ?? '',
+            name: String(monitor.name ?? ''),
+            uptime: typeof uptime === 'number' && Number.isFinite(uptime) ? uptime : 0,
+            status: Number.isInteger(latest) ? (latest as number) : 0,
+            group: String(publicGroup.name ?? ''),
           });
         }
       }
