@@ -10,7 +10,7 @@ import { channelRoutes } from './channel.ts';
 import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
-import { checkinRoutes } from './checkin.ts';
+import { dashboardRoutes } from './dashboard.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
@@ -91,5 +91,5 @@ export async function apiPlugin(
   logRoutes(app, { guards, logs: services.logs });
   channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
-  checkinRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
+  dashboardRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
 }

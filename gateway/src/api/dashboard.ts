@@ -6,7 +6,7 @@ import type { authGuards } from './auth.ts';
 import { signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
 
-export interface CheckinRouteDeps {
+export interface DashboardRouteDeps {
   guards: ReturnType<typeof authGuards>;
   turnstile: Turnstile;
   checkins: CheckinService;
@@ -16,8 +16,8 @@ export interface CheckinRouteDeps {
 const tags = ['checkin'];
 const turnstileQuery = { type: 'object', properties: { turnstile: { type: 'string', maxLength: 4096 } } } as const;
 
-/** Daily check-in (/api/user/checkin) and the dashboard's Uptime Kuma panel (/api/uptime/status), as new-api serves them. */
-export function checkinRoutes(app: FastifyInstance, deps: CheckinRouteDeps): void {
+/** What the dashboard adds (issue 19): daily check-in (/api/user/checkin) and the Uptime Kuma panel (/api/uptime/status), as new-api serves them. */
+export function dashboardRoutes(app: FastifyInstance, deps: DashboardRouteDeps): void {
   const { guards, checkins, uptime } = deps;
 
   app.get<{ Querystring: { month?: string } }>(
