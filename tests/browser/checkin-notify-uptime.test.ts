@@ -134,7 +134,7 @@ describe('check-in, service status and push notices in the console', () => {
   it('a user picks Gotify for notices; the token is kept and never shown', async () => {
     const { page, errors } = await newPage(BOB);
     await page.goto('/personal');
-    await page.locator('[data-testid="notify-gotify"]').click();
+    await page.locator('[data-testid="notify-type-gotify"]').click();
     await page.locator('[data-testid="notify-save"]').click();
     // The missing server is caught before anything is sent.
     await page.locator('[data-testid="notify-gotify-url"][aria-invalid="true"]').waitFor();

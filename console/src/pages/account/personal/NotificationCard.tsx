@@ -188,7 +188,7 @@ export function NotificationCard({ user, reload }: { user: SelfUser; reload(): P
                     value={type}
                     control={<Radio />}
                     label={translate(`personal.notify.type_${type}`)}
-                    data-testid={`notify-${type}`}
+                    data-testid={`notify-type-${type}`}
                   />
                 ))}
               </RadioGroup>
