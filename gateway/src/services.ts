@@ -11,6 +11,7 @@ import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import { ChannelService } from './domain/channels/index.ts';
+import { CheckinService } from './domain/checkins/index.ts';
 import { DashboardDataService } from './domain/dashboard/service.ts';
 import type { Keyring } from './domain/keyring.ts';
 import type { PeriodBudget } from './domain/ledger/periods/budget.ts';
@@ -25,6 +26,7 @@ import { SetupService } from './domain/setup.ts';
 import { StatusService } from './domain/status.ts';
 import { TaskService } from './domain/tasks/index.ts';
 import { TokenService } from './domain/tokens/index.ts';
+import { UptimeService } from './domain/uptime/index.ts';
 import { OutboundGuard } from './http/outbound/guard.ts';
 import { fetchSettings } from './http/outbound/policy.ts';
 import type { Store } from './store/index.ts';
@@ -53,6 +55,8 @@ export interface Services {
   channels: ChannelService;
   tokens: TokenService;
   redemptions: RedemptionService;
+  checkins: CheckinService;
+  uptime: UptimeService;
   topUps: TopUpService;
   prefillGroups: PrefillGroupService;
   dashboard: DashboardDataService;
@@ -120,6 +124,8 @@ export function createServices(
     }),
     tokens: new TokenService({ db, options, keyring, bus: cluster.bus, periods }),
     redemptions: new RedemptionService({ db, options }),
+    checkins: new CheckinService({ db, options }),
+    uptime: new UptimeService({ options }),
     topUps: new TopUpService({ db, options }),
     prefillGroups: new PrefillGroupService({ db }),
     dashboard: new DashboardDataService({ db }),

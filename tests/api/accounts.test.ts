@@ -507,6 +507,10 @@ describe('self-service', () => {
       webhook_url: 'https://hooks.example/notify',
       webhook_secret_set: true,
       notification_email: '',
+      bark_url: '',
+      gotify_url: '',
+      gotify_priority: 5,
+      gotify_token_set: false,
       accept_unset_model_ratio_model: true,
     });
   });

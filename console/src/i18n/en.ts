@@ -302,6 +302,22 @@ export const en = {
       type: 'Notify by',
       type_email: 'Email',
       type_webhook: 'Webhook',
+      type_bark: 'Bark',
+      type_gotify: 'Gotify',
+      bark_url: 'Bark push URL',
+      bark_hint:
+        'Your Bark server and device key; the title and content placeholders (as in the example) are replaced by the notice',
+      bark_required: 'Please enter the Bark push URL',
+      gotify_url: 'Gotify server',
+      gotify_hint: 'Notices are posted to <server>/message',
+      gotify_url_required: 'Please enter the Gotify server address',
+      gotify_token: 'Gotify application token',
+      gotify_token_hint: 'The token of a Gotify application',
+      gotify_token_kept: 'A token is set; leave empty to keep it',
+      gotify_token_required: 'Please enter the Gotify application token',
+      gotify_priority: 'Gotify priority (0-10)',
+      gotify_priority_range: 'The priority must be a whole number from 0 to 10',
+      url_http: 'The address must start with http:// or https://',
       threshold: 'Quota warning threshold',
       threshold_equals: 'Worth {{amount}}',
       threshold_min: 'The quota warning threshold cannot be below 0',
@@ -322,6 +338,27 @@ export const en = {
       saved: 'Settings updated',
       save_failed: 'Failed to update notification settings: {{detail}}',
     },
+  },
+
+  checkin: {
+    title: 'Daily check-in',
+    button: 'Check in',
+    checked_in: 'Checked in today',
+    done: 'Checked in: {{amount}} added',
+    range: 'Reward {{min}} to {{max}} a day',
+    totals: '{{count}} check-ins, {{amount}} in all',
+    this_month: 'This month: {{count}}',
+  },
+
+  uptime: {
+    title: 'Service status',
+    loading: 'Loading…',
+    failed: 'The service status could not be loaded',
+    no_data: 'No data',
+    up: 'Up',
+    down: 'Down',
+    pending: 'Pending',
+    maintenance: 'Maintenance',
   },
 
   wallet: {
@@ -1230,6 +1267,7 @@ export const en = {
       number: 'Please enter a number',
     },
     sections: {
+      uptime: 'Service status (Uptime Kuma)',
       general: 'General',
       drawing: 'Drawing',
       sensitive: 'Sensitive words',
@@ -1260,6 +1298,10 @@ export const en = {
       site: 'Site content',
     },
     help: {
+      checkin_help:
+        'Once a day a signed-in user may check in on the dashboard for a random reward between the minimum and maximum (quota units); the day follows the periodic-quota time zone',
+      uptime_groups:
+        'A JSON list of Uptime Kuma status pages: [{"url": "https://status.example.com", "slug": "main", "categoryName": "Core services"}]. The gateway reads each page (10 s timeout) and caches the answer for 60 s',
       allow_private_ip:
         'Lets those fetches reach loopback, private, link-local, CGNAT and other internal addresses; leave off unless the hooks live on your own network',
       allowed_ports: 'Ports that may be fetched, e.g. ["80", "443", "8000-9000"]; [] allows any port',
@@ -1452,6 +1494,11 @@ export const en = {
       quota_for_invitee: 'Invitee reward',
       quota_for_inviter: 'Inviter reward',
       quota_for_new_user: 'New user quota',
+      checkin_enabled: 'Enable daily check-in',
+      checkin_min_quota: 'Minimum reward (quota)',
+      checkin_max_quota: 'Maximum reward (quota)',
+      uptime_enabled: 'Show the service status panel',
+      uptime_groups: 'Status pages',
       quota_per_unit: 'Quota per unit',
       quota_remind_threshold: 'Quota reminder threshold',
       rate_limit_count: 'Requests per window',

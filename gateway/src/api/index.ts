@@ -10,6 +10,7 @@ import { channelRoutes } from './channel.ts';
 import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
+import { dashboardRoutes } from './dashboard.ts';
 import { dataRoutes } from './data.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
@@ -100,4 +101,5 @@ export async function apiPlugin(
   topUpHistoryRoutes(app, { guards, critical, topUps: services.topUps });
   dataRoutes(app, { guards, dashboard: services.dashboard });
   prefillGroupRoutes(app, { guards, prefillGroups: services.prefillGroups });
+  dashboardRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
 }

@@ -6,11 +6,16 @@ import type { UserRow } from '../store/database.ts';
 import type { Mailer } from './accounts/mailer.ts';
 import { readSetting } from './accounts/settings.ts';
 import type { Keyring } from './keyring.ts';
+import { pushBark, pushGotify } from './notification-push.ts';
 
 export const NOTIFICATION_ERRORS = defineErrors({
   NOTIFY_WEBHOOK_FAILED: {
     status: 502,
     message: { zh: '通知 Webhook 调用失败：{detail}', en: 'The notification webhook failed: {detail}' },
+  },
+  NOTIFY_PUSH_FAILED: {
+    status: 502,
+    message: { zh: '{service} 推送失败：{detail}', en: 'The {service} push failed: {detail}' },
   },
 });
 
@@ -37,7 +42,8 @@ export interface NotifierDeps {
 
 /**
  * Tells a user about something (quota running low, a channel disabled) the way their settings ask:
- * an email, or a JSON POST to their webhook with the optional secret as a bearer token.
+ * an email, a JSON POST to their webhook with the optional secret as a bearer token, or a push
+ * through their Bark or Gotify server (notification-push.ts).
  */
 export class Notifier {
   readonly #deps: NotifierDeps;
@@ -53,6 +59,14 @@ export class Notifier {
     if (!allowed) return 'throttled';
     if (setting.notify_type === 'webhook' && setting.webhook_url) {
       await postWebhook(outbound, setting.webhook_url, setting.webhook_secret, notification);
+      return 'sent';
+    }
+    if (setting.notify_type === 'bark' && setting.bark_url) {
+      await pushBark(outbound, setting.bark_url, notification);
+      return 'sent';
+    }
+    if (setting.notify_type === 'gotify' && setting.gotify_url && setting.gotify_token) {
+      await pushGotify(outbound, setting, notification);
       return 'sent';
     }
     const to = setting.notification_email || user.email;

@@ -1,17 +1,15 @@
 import type { OptionsService } from './options/index.ts';
 import type { SetupService } from './setup.ts';
+import { uptimeGroups } from './uptime/groups.ts';
 
 /**
  * Features new-api's front ends offer when these flags are on, and that Tollgate does not serve (no
- * route behind them): Discord sign-in, passkeys, daily check-in, the Uptime Kuma panel
- * (/api/uptime/status) and Stripe payments. Always off, so those front ends hide them; their options
- * are not in the option table either, so nothing can switch them on.
+ * route behind them): Discord sign-in, passkeys and Stripe payments. Always off, so those front ends
+ * hide them; their options are not in the option table either, so nothing can switch them on.
  */
 const NOT_OFFERED = {
   discord_oauth: false,
   passkey_login: false,
-  checkin_enabled: false,
-  uptime_kuma_enabled: false,
   enable_stripe_topup: false,
 } as const;
 
@@ -95,6 +93,9 @@ export class StatusService {
       HeaderNavModules: this.#jsonText('HeaderNavModules'),
       SidebarModulesAdmin: this.#jsonText('SidebarModulesAdmin'),
       ...this.#consoleSections(),
+      checkin_enabled: flag('checkin_setting.enabled'),
+      // On only when there is a status page to show: the panel would otherwise stay empty.
+      uptime_kuma_enabled: uptimeGroups(o).length > 0,
       ...NOT_OFFERED,
     };
   }

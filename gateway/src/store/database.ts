@@ -26,6 +26,7 @@ export interface Database {
   channel_observations: ChannelObservationsTable;
   period_usage: PeriodUsageTable;
   prefill_groups: PrefillGroupsTable;
+  checkins: CheckinsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -389,4 +390,13 @@ export interface PeriodUsageTable {
   quota: Defaulted<number>;
   /** Requests admitted and not refunded. */
   requests: Defaulted<number>;
+}
+
+/** One daily check-in; (user_id, checkin_date) is the primary key. */
+export interface CheckinsTable {
+  user_id: number;
+  /** The calendar day in quota_setting.period_timezone, `2026-11-27`. */
+  checkin_date: string;
+  quota_awarded: number;
+  created_at: number;
 }

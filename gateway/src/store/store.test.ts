@@ -23,6 +23,7 @@ const TABLES = [
   'abilities',
   'channel_observations',
   'channels',
+  'checkins',
   'groups',
   'instance_secrets',
   'logs',

@@ -161,6 +161,9 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
       int('QuotaForInviter', 'settings.fields.quota_for_inviter', { min: 0 }),
       int('QuotaForInvitee', 'settings.fields.quota_for_invitee', { min: 0 }),
       text('quota_setting.period_timezone', 'periods.timezone', { help: 'periods.timezone_help' }),
+      sw('checkin_setting.enabled', 'settings.fields.checkin_enabled', { help: 'settings.help.checkin_help' }),
+      int('checkin_setting.min_quota', 'settings.fields.checkin_min_quota', { min: 0 }),
+      int('checkin_setting.max_quota', 'settings.fields.checkin_max_quota', { min: 0 }),
     ],
   },
   {
@@ -181,6 +184,18 @@ export const OPERATION_SECTIONS: OptionSectionDef[] = [
     ],
   },
 ];
+
+/** Console tab: the dashboard's Uptime Kuma panel (console_setting.uptime_kuma_*). */
+export const UPTIME_SECTION: OptionSectionDef = {
+  id: 'uptime',
+  title: 'settings.sections.uptime',
+  fields: [
+    sw('console_setting.uptime_kuma_enabled', 'settings.fields.uptime_enabled'),
+    json('console_setting.uptime_kuma_groups', 'settings.fields.uptime_groups', {
+      help: 'settings.help.uptime_groups',
+    }),
+  ],
+};
 
 /** Operation tab, ratio sub-tab "model ratio settings": the price maps as JSON. */
 export const MODEL_RATIO_SECTION: OptionSectionDef = {

@@ -23,8 +23,10 @@ import { formatDateTime, fromLocalInput, toLocalInput } from '../../format/time.
 import { api, errorMessage } from '../../providers/http.ts';
 import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
+import { CheckinCard } from './CheckinCard.tsx';
 import { ConsolePanels } from './ConsolePanels.tsx';
 import { ModelFlowCard, UsageByUserCard } from './DashboardFlow.tsx';
+import { UptimePanel } from './UptimePanel.tsx';
 
 /** One hour bucket of GET /api/data (one user's, or everyone's summed per model). */
 interface QuotaBucket {
@@ -140,6 +142,8 @@ export function DashboardPage() {
         </Alert>
       )}
       <ConsolePanels />
+      <CheckinCard />
+      <UptimePanel />
       <Box component="form" onSubmit={submit} sx={{ display: 'flex', flexWrap: 'wrap', gap: 1, mb: 2 }}>
         <TextField
           size="small"

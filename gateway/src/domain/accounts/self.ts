@@ -146,15 +146,16 @@ export class SelfService {
 
   async saveSetting(user: UserRow, input: UserSettingInput): Promise<void> {
     const setting = writeSetting(input, readSetting(user.setting, this.#keyring), this.#keyring);
-    await this.#checkWebhook(readSetting(setting, this.#keyring).webhook_url);
+    const saved = readSetting(setting, this.#keyring);
+    for (const url of [saved.webhook_url, saved.bark_url, saved.gotify_url]) await this.#checkAddress(url);
     await updateUser(this.#db, user.id, { setting });
   }
 
   /**
-   * A webhook the gateway would refuse to call is refused now, where the user can fix it. A name that
+   * A webhook, Bark or Gotify address the gateway would refuse to call is refused now, where the user can fix it. A name that
    * does not resolve yet is let through: delivery checks again, and the host may simply not exist yet.
    */
-  async #checkWebhook(url: string): Promise<void> {
+  async #checkAddress(url: string): Promise<void> {
     if (url === '') return;
     try {
       await this.#outbound.check(url);

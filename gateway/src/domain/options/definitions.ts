@@ -11,6 +11,9 @@ import {
 } from './default-prices.ts';
 import { type Shape, shape } from './shapes.ts';
 
+/** The largest check-in reward (2,000,000 USD of quota): far above any real one, and within what a random draw can span. */
+const CHECKIN_REWARD_MAX = 1_000_000_000_000;
+
 /**
  * THE table of options (DESIGN.md §2): every key the gateway knows, its type, its default as
  * stored, and how a new value is checked. Keys, defaults and meanings follow new-api
@@ -253,6 +256,17 @@ export const OPTION_DEFINITIONS = [
   bool('console_setting.api_info_enabled', true),
   bool('console_setting.announcements_enabled', true),
   bool('console_setting.faq_enabled', true),
+  /** Uptime Kuma status pages shown on the dashboard (GET /api/uptime/status): base URL, page slug, heading. */
+  json(
+    'console_setting.uptime_kuma_groups',
+    [],
+    shape.array(shape.object({ url: shape.string(), slug: shape.string(), categoryName: shape.string() })),
+  ),
+  bool('console_setting.uptime_kuma_enabled', false),
+  // Daily check-in (POST /api/user/checkin): a random reward in [min_quota, max_quota], once per calendar day.
+  bool('checkin_setting.enabled', false),
+  int('checkin_setting.min_quota', 1000, { min: 0, max: CHECKIN_REWARD_MAX }),
+  int('checkin_setting.max_quota', 10000, { min: 0, max: CHECKIN_REWARD_MAX }),
 
   // Display
   bool('DisplayInCurrencyEnabled', true),

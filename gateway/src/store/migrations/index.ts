@@ -9,6 +9,7 @@ import * as modelPriceBillingExpr from './0007_model_price_billing_expr.ts';
 import * as periodicQuotas from './0008_periodic_quotas.ts';
 import * as rateLimits from './0009_rate_limits.ts';
 import * as prefillGroups from './0010_prefill_groups.ts';
+import * as checkins from './0011_checkins.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -25,4 +26,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0008_periodic_quotas': periodicQuotas,
   '0009_rate_limits': rateLimits,
   '0010_prefill_groups': prefillGroups,
+  '0011_checkins': checkins,
 };

@@ -13,12 +13,20 @@ export interface SelfUser extends UserRecord {
 }
 
 /** The user setting (spec doc 1 §3 "User setting"); the gateway sends whether a webhook secret is set, never it. */
+export const NOTIFY_TYPES = ['email', 'webhook', 'bark', 'gotify'] as const;
+export type NotifyType = (typeof NOTIFY_TYPES)[number];
+
 export interface NotifySetting {
-  notify_type: 'email' | 'webhook';
+  notify_type: NotifyType;
   quota_warning_threshold: number;
   webhook_url: string;
   webhook_secret_set: boolean;
   notification_email: string;
+  bark_url: string;
+  gotify_url: string;
+  /** Whether a Gotify token is saved; the gateway never sends the token back. */
+  gotify_token_set: boolean;
+  gotify_priority: number;
   accept_unset_model_ratio_model: boolean;
 }
 
@@ -37,12 +45,16 @@ export function parseSetting(text: string | undefined): NotifySetting {
     // A broken setting shows the defaults.
   }
   return {
-    notify_type: raw.notify_type === 'webhook' ? 'webhook' : 'email',
+    notify_type: NOTIFY_TYPES.find((type) => type === raw.notify_type) ?? 'email',
     quota_warning_threshold:
       typeof raw.quota_warning_threshold === 'number' ? raw.quota_warning_threshold : LOADED_WARNING_THRESHOLD,
     webhook_url: typeof raw.webhook_url === 'string' ? raw.webhook_url : '',
     webhook_secret_set: raw.webhook_secret_set === true,
     notification_email: typeof raw.notification_email === 'string' ? raw.notification_email : '',
+    bark_url: typeof raw.bark_url === 'string' ? raw.bark_url : '',
+    gotify_url: typeof raw.gotify_url === 'string' ? raw.gotify_url : '',
+    gotify_token_set: raw.gotify_token_set === true,
+    gotify_priority: typeof raw.gotify_priority === 'number' ? raw.gotify_priority : 5,
     accept_unset_model_ratio_model: raw.accept_unset_model_ratio_model === true,
   };
 }

@@ -1,0 +1,2 @@
+export { CHECKIN_ERRORS } from './errors.ts';
+export { type CheckinRecord, CheckinService, type CheckinStats } from './service.ts';
