@@ -268,6 +268,9 @@ describe.skipIf(!hasPostgres() || !hasRedis())(
       await sleep(2_000);
       await load.stop();
       const served = load.tally.ok;
+      console.log(
+        `outage: Postgres cut ${duringPg.ok} ok / ${duringPg.failed} failed, Redis cut ${duringRedis.ok} ok / ${duringRedis.failed} failed, ${served} served in all`,
+      );
       expect(load.tally.ok / (load.tally.ok + load.tally.failed)).toBeGreaterThanOrEqual(0.99);
 
       // Once the database is back, the debt is written by each pod's own sync, not just by its stop.

@@ -74,7 +74,25 @@ describe('a 1 MB prompt without a break', () => {
         expect(answer.status).toBe(200);
         events.push('healthz answered');
       })();
-      await Promise.all([relay, health]);
+      // /healthz asked every 20 ms while the prompt is read, counted and relayed: the issue's bound is that the
+      // same pod answers each within 100 ms (its event loop never held for longer by one request).
+      let relayDone = false;
+      const healthTimes: number[] = [];
+      const poller = (async () => {
+        while (!relayDone) {
+          const started = performance.now();
+          expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+          healthTimes.push(performance.now() - started);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      await Promise.all([relay.finally(() => (relayDone = true)), health, poller]);
+      const slowest = Math.max(...healthTimes);
+      console.log(
+        `token-bound: /healthz answered ${healthTimes.length}× during the relay, slowest ${slowest.toFixed(1)} ms`,
+      );
+      expect(healthTimes.length).toBeGreaterThan(3);
+      expect(slowest).toBeLessThan(100);
     });
     expect(events).toEqual(['healthz answered', 'relay answered']);
     expect(upstream.requests.at(-1)?.body.messages[0].content).toHaveLength(1_000_000);
