@@ -13,6 +13,7 @@ import { channelTestRoutes } from './channel-test.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
+import { modelCatalogueRoutes } from './model-catalogue.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
 import { pricingRoutes } from './pricing.ts';
@@ -55,7 +56,12 @@ export async function apiPlugin(
   statusRoutes(app, services.status, services.options);
   setupRoutes(app, services.setup);
   optionRoutes(app, { guards, options: services.options, pricing: services.pricing });
-  pricingRoutes(app, { guards, options: services.options, pricing: services.pricing });
+  pricingRoutes(app, {
+    guards,
+    options: services.options,
+    pricing: services.pricing,
+    catalogue: services.catalogue.models,
+  });
   emailRoutes(app, {
     guards,
     critical,
@@ -90,4 +96,5 @@ export async function apiPlugin(
   logRoutes(app, { guards, logs: services.logs });
   channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
+  modelCatalogueRoutes(app, { guards, catalogue: services.catalogue });
 }

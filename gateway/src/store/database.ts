@@ -25,6 +25,8 @@ export interface Database {
   instance_secrets: InstanceSecretsTable;
   channel_observations: ChannelObservationsTable;
   period_usage: PeriodUsageTable;
+  vendors: VendorsTable;
+  models: ModelsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -375,4 +377,31 @@ export interface PeriodUsageTable {
   quota: Defaulted<number>;
   /** Requests admitted and not refunded. */
   requests: Defaulted<number>;
+}
+
+/** A model vendor of the catalogue (new-api's `vendors`). */
+export interface VendorsTable {
+  id: Generated<number>;
+  name: string;
+  description: Defaulted<string>;
+  icon: Defaulted<string>;
+  status: Defaulted<number>;
+  created_time: number;
+  updated_time: number;
+}
+
+/** A model's catalogue metadata (new-api's `models`); name_rule 0 exact, 1 prefix, 2 contains, 3 suffix. */
+export interface ModelsTable {
+  id: Generated<number>;
+  model_name: string;
+  description: Defaulted<string>;
+  icon: Defaulted<string>;
+  tags: Defaulted<string>;
+  vendor_id: Defaulted<number | null>;
+  endpoints: Defaulted<string>;
+  status: Defaulted<number>;
+  sync_official: Defaulted<number>;
+  name_rule: Defaulted<number>;
+  created_time: number;
+  updated_time: number;
 }

@@ -28,6 +28,7 @@ const TABLES = [
   'logs',
   'midjourneys',
   'model_prices',
+  'models',
   'options',
   'period_usage',
   'quota_data',
@@ -39,6 +40,7 @@ const TABLES = [
   'tokens',
   'top_ups',
   'users',
+  'vendors',
 ];
 
 describe('embedded store (PGlite on disk)', () => {
