@@ -114,6 +114,17 @@ describe('Models page', { timeout: 90_000 }, () => {
       .orderBy('model_name')
       .execute();
     expect(stored.map((m) => m.model_name)).toEqual(['browser-served', 'browser-synced']);
+
+    // The pricing page shows the entry's vendor and description under the model's chip.
+    await page.goto('/pricing');
+    const priced = page.locator('[data-testid="pricing-row"][data-model="browser-synced"]');
+    await priced.locator('[data-testid="pricing-model-metadata"]').getByText('Upstream Labs').waitFor();
+    await priced.getByText('described upstream').waitFor();
+    expect(
+      await page
+        .locator('[data-testid="pricing-row"][data-model="browser-served"] [data-testid="pricing-model-metadata"]')
+        .count(),
+    ).toBe(0);
     expect(errors).toEqual([]);
   });
 

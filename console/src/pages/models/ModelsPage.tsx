@@ -177,6 +177,10 @@ export function ModelsPage() {
             page={page}
             rowsPerPage={pageSize}
             rowsPerPageOptions={[10, 20, 50, 100]}
+            labelRowsPerPage={translate('ra.navigation.page_rows_per_page')}
+            labelDisplayedRows={({ from, to, count }) =>
+              translate('ra.navigation.page_range_info', { offsetBegin: from, offsetEnd: to, total: count })
+            }
             onPageChange={(_e, next) => setPage(next)}
             onRowsPerPageChange={(e) => {
               setPageSize(Number(e.target.value));
