@@ -154,6 +154,18 @@ describe('models', () => {
     expect(refusalOf(await root.get(`/api/models/${created.id}`)).code).toBe('MODEL_NOT_FOUND');
   });
 
+  it('refuses the loser of a race for one name like a taken name, never with a 5xx', async () => {
+    const name = unique('raced');
+    const answers = await Promise.all(Array.from({ length: 6 }, () => root.post('/api/models/', { model_name: name })));
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+    expect(answers.filter((a) => a.body.success)).toHaveLength(1);
+    for (const a of answers.filter((a) => !a.body.success)) expect(a.body.code).toBe('MODEL_NAME_TAKEN');
+    const vendor = unique('RacedVendor');
+    const vendors = await Promise.all(Array.from({ length: 6 }, () => root.post('/api/vendors/', { name: vendor })));
+    expect(vendors.filter((a) => a.body.success)).toHaveLength(1);
+    for (const a of vendors.filter((a) => !a.body.success)) expect(a.body.code).toBe('VENDOR_NAME_TAKEN');
+  });
+
   it('lists with paging, keyword and vendor filters, and shows who serves each entry', async () => {
     const vendor = await ok(root.post('/api/vendors/', { name: unique('ListVendor') }));
     const stem = unique('listed');

@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
-import { AppError } from '../../errors.ts';
+import { AppError, type ErrorSpec } from '../../errors.ts';
 import type { Database, ModelsTable, VendorsTable } from '../../store/database.ts';
 import { containsPattern } from '../../store/repositories/like.ts';
+import { isUniqueViolation } from '../accounts/registration.ts';
 import type { PricingService } from '../pricing/service.ts';
 import { CATALOGUE_ERRORS as E } from './errors.ts';
 import { describing, NAME_RULES, nameMatches } from './name-rule.ts';
@@ -110,11 +111,14 @@ export class CatalogueService {
     await this.#assertModelNameFree(name, 0);
     await this.#assertVendor(input.vendor_id);
     const time = now();
-    const row = await this.#db
-      .insertInto('models')
-      .values({ ...modelColumns(input), model_name: name, created_time: time, updated_time: time })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await unique(
+      this.#db
+        .insertInto('models')
+        .values({ ...modelColumns(input), model_name: name, created_time: time, updated_time: time })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+      E.MODEL_NAME_TAKEN,
+    );
     return (await this.#enrich([row]))[0]!;
   }
 
@@ -128,12 +132,15 @@ export class CatalogueService {
       Object.assign(changes, { model_name: name });
     }
     if (!statusOnly) await this.#assertVendor(input.vendor_id);
-    const row = await this.#db
-      .updateTable('models')
-      .set({ ...changes, updated_time: now() })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await unique(
+      this.#db
+        .updateTable('models')
+        .set({ ...changes, updated_time: now() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+      E.MODEL_NAME_TAKEN,
+    );
     if (!row) throw new AppError(E.MODEL_NOT_FOUND);
     return (await this.#enrich([row]))[0]!;
   }
@@ -164,23 +171,29 @@ export class CatalogueService {
     const name = requiredName(input.name, E.VENDOR_NAME_REQUIRED);
     await this.#assertVendorNameFree(name, 0);
     const time = now();
-    return this.#db
-      .insertInto('vendors')
-      .values({ ...vendorColumns(input), name, created_time: time, updated_time: time })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return unique(
+      this.#db
+        .insertInto('vendors')
+        .values({ ...vendorColumns(input), name, created_time: time, updated_time: time })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+      E.VENDOR_NAME_TAKEN,
+    );
   }
 
   async updateVendor(id: number | undefined, input: VendorInput): Promise<VendorRow> {
     if (!id) throw new AppError(E.VENDOR_ID_REQUIRED);
     const name = requiredName(input.name, E.VENDOR_NAME_REQUIRED);
     await this.#assertVendorNameFree(name, id);
-    const row = await this.#db
-      .updateTable('vendors')
-      .set({ ...vendorColumns(input), name, updated_time: now() })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await unique(
+      this.#db
+        .updateTable('vendors')
+        .set({ ...vendorColumns(input), name, updated_time: now() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+      E.VENDOR_NAME_TAKEN,
+    );
     if (!row) throw new AppError(E.VENDOR_NOT_FOUND);
     return row;
   }
@@ -267,6 +280,16 @@ export class CatalogueService {
     if (!id) return;
     const found = await this.#db.selectFrom('vendors').select('id').where('id', '=', id).executeTakeFirst();
     if (!found) throw new AppError(E.MODEL_VENDOR_UNKNOWN, { id });
+  }
+}
+
+/** A write that can lose a race for a unique name (checked first, taken meanwhile) refuses like the check. */
+export async function unique<T>(write: Promise<T>, taken: ErrorSpec): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(taken);
+    throw error;
   }
 }
 

@@ -6,7 +6,7 @@ import type { OptionsService } from '../options/index.ts';
 import type { PricingService } from '../pricing/service.ts';
 import { CATALOGUE_ERRORS as E } from './errors.ts';
 import { describing } from './name-rule.ts';
-import type { ModelRow } from './service.ts';
+import { type ModelRow, unique } from './service.ts';
 import { fetchCatalogue, type UpstreamCatalogue, type UpstreamModel, type UpstreamVendor } from './upstream.ts';
 
 /** The option holding the upstream catalogue's URL (Tollgate's; new-api hard-codes its own source). */
@@ -187,8 +187,13 @@ export class CatalogueSync {
         result.updated_list.push(name);
       }
     };
-    if (priceEntries.length > 0) await this.#options.setMany(priceEntries, { alongside: writeRows });
-    else await this.#db.transaction().execute(writeRows);
+    // A model created by hand meanwhile (after the preview) makes the whole apply refuse, writing nothing.
+    await unique(
+      priceEntries.length > 0
+        ? this.#options.setMany(priceEntries, { alongside: writeRows })
+        : this.#db.transaction().execute(writeRows),
+      E.MODEL_NAME_TAKEN,
+    );
     result.updated_prices = result.priced_list.length;
     return result;
   }
