@@ -1305,6 +1305,8 @@ export const en = {
       site: 'Site content',
     },
     help: {
+      model_catalogue_url:
+        'A JSON model catalogue (metadata and prices) that Models → Sync from upstream reads; empty: no sync',
       allow_private_ip:
         'Lets those fetches reach loopback, private, link-local, CGNAT and other internal addresses; leave off unless the hooks live on your own network',
       allowed_ports: 'Ports that may be fetched, e.g. ["80", "443", "8000-9000"]; [] allows any port',
@@ -1399,6 +1401,7 @@ export const en = {
       valid_number: 'Please enter a valid number',
     },
     fields: {
+      model_catalogue_url: 'Upstream model catalogue URL',
       about: 'About',
       allow_private_ip: 'Allow internal addresses',
       allowed_ports: 'Allowed ports',

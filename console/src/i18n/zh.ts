@@ -1499,6 +1499,7 @@ export const zh = {
       site: '站点内容',
     },
     help: {
+      model_catalogue_url: '模型管理「从上游同步」读取的 JSON 模型目录（元数据和价格）；留空则不同步',
       allow_private_ip:
         '允许上述请求访问回环、内网、链路本地、CGNAT 等内部地址；除非回调地址就在你自己的网络中，否则请保持关闭',
       allowed_ports: '允许请求的端口，例如 ["80", "443", "8000-9000"]；[] 表示不限端口',
@@ -1587,6 +1588,7 @@ export const zh = {
       valid_number: '请输入有效的数字',
     },
     fields: {
+      model_catalogue_url: '上游模型目录地址',
       about: '关于',
       allow_private_ip: '允许内部地址',
       allowed_ports: '允许的端口',
