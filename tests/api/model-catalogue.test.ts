@@ -137,6 +137,18 @@ describe('models', () => {
     expect(refusalOf(await root.post('/api/models/', { model_name: unique('v'), vendor_id: 999999 })).code).toBe(
       'MODEL_VENDOR_UNKNOWN',
     );
+    for (const answer of [
+      await root.post('/api/models/', { model_name: unique('big'), vendor_id: 1e12 }),
+      await root.get('/api/models/99999999999'),
+      await root.put('/api/models/', { id: 99999999999, description: 'x' }),
+      await root.delete('/api/vendors/99999999999'),
+      await root.post('/api/models/', { model_name: 'x'.repeat(129) }),
+    ]) {
+      expect(refusalOf(answer), JSON.stringify(answer.body)).toMatchObject({ status: 200, success: false });
+    }
+    // LIKE's own characters are searched for as text.
+    const odd = await root.get(`/api/models/search?keyword=${encodeURIComponent('%_\\')}`);
+    expect(odd.body).toMatchObject({ success: true, data: { total: 0 } });
     const badRule = await root.post('/api/models/', { model_name: unique('r'), name_rule: 7 });
     expect(badRule.status).toBe(200);
     expect(badRule.body.success).toBe(false);
