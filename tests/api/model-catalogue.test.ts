@@ -20,6 +20,8 @@ const db = () => gateway.store.db;
 
 beforeAll(async () => {
   catalogueServer = createServer((_request, response) => {
+    // Status 0: a catalogue server that accepts the connection and never answers.
+    if (upstream.status === 0) return;
     response.writeHead(upstream.status, { 'content-type': 'application/json' });
     response.end(upstream.body);
   });
@@ -37,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.stop();
   await drop?.();
+  catalogueServer?.closeAllConnections();
   await new Promise((resolve) => catalogueServer?.close(resolve));
 });
 
@@ -283,6 +286,15 @@ describe('upstream catalogue sync', () => {
     // With the outbound guard on, loopback is refused as any user-set URL is.
     await gateway.options.set('fetch_setting.enable_ssrf_protection', 'true');
     expect(refusalOf(await root.get('/api/models/sync_upstream/preview')).code).toBe('OUTBOUND_URL_REFUSED');
+  });
+
+  it('gives up on a catalogue server that never answers, with a clear code', { timeout: 30_000 }, async () => {
+    serve('', 0);
+    const started = Date.now();
+    const answer = await root.get('/api/models/sync_upstream/preview');
+    expect(refusalOf(answer)).toEqual({ status: 200, success: false, code: 'CATALOGUE_FETCH_FAILED' });
+    expect(answer.body.message).toContain('timed out');
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('previews creations and differences, then applies only the chosen ones in one go', async () => {

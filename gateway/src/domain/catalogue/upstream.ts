@@ -32,7 +32,8 @@ export interface UpstreamCatalogue {
 
 /** An answer larger than this is refused: a catalogue of every known model is well under 1 MB. */
 export const MAX_CATALOGUE_BYTES = 5 * 1024 * 1024;
-const FETCH_TIMEOUT_MS = 10_000;
+// Under the 10 s an /api answer may take (the reliability suite); DNS has its own 5 s bound (outbound guard).
+const FETCH_TIMEOUT_MS = 8_000;
 
 /**
  * Fetches the catalogue at `url` (through the outbound guard: fetch_setting.* applies) with a timeout
