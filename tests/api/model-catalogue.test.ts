@@ -201,6 +201,13 @@ describe('models', () => {
     expect(byTag.items.map((m: { model_name: string }) => m.model_name)).toEqual([served]);
     const byVendorName = await ok(root.get(`/api/models/search?vendor=${encodeURIComponent(vendor.name)}`));
     expect(byVendorName.total).toBe(2);
+    await ok(root.put('/api/models/?status_only=true', { id: rule.id, status: 0 }));
+    const enabled = await ok(root.get(`/api/models/search?keyword=${encodeURIComponent(stem)}&status=1`));
+    expect(enabled.items.map((m: { model_name: string }) => m.model_name)).toEqual([served]);
+    const disabled = await ok(
+      root.get(`/api/models/search?keyword=${encodeURIComponent(stem)}&status=0&sync_official=1`),
+    );
+    expect(disabled.items.map((m: { model_name: string }) => m.model_name)).toEqual([stem]);
     const all = await ok(root.get('/api/models/?page_size=100'));
     expect(all.total).toBeGreaterThanOrEqual(2);
   });

@@ -88,12 +88,16 @@ export function modelCatalogueRoutes(app: FastifyInstance, { guards, catalogue }
     },
   );
 
-  type ModelQuery = { Querystring: PagingInput & { keyword?: string; vendor?: string } };
+  type ModelQuery = {
+    Querystring: PagingInput & { keyword?: string; vendor?: string; status?: string; sync_official?: string };
+  };
   const listModels = async (request: FastifyRequest<ModelQuery>) => {
     const { page, pageSize, offset } = paging(request.query);
     const { items, total, vendorCounts } = await models.listModels({
       keyword: request.query.keyword,
       vendor: request.query.vendor,
+      status: request.query.status,
+      syncOfficial: request.query.sync_official,
       offset,
       limit: pageSize,
     });
@@ -105,6 +109,8 @@ export function modelCatalogueRoutes(app: FastifyInstance, { guards, catalogue }
       ...pagingQuery,
       keyword: text('Part of the name, description or tags', 128),
       vendor: text('A vendor id, or part of its name', 128),
+      status: text('1 enabled or 0 disabled entries only; empty for all', 8),
+      sync_official: text('1 or 0: entries that take upstream syncs, or not; empty for all', 8),
     },
   } as const;
   app.get<ModelQuery>(

@@ -44,6 +44,9 @@ export interface ModelSearch {
   keyword?: string | undefined;
   /** A vendor id, or part of a vendor's name. */
   vendor?: string | undefined;
+  /** new-api's filters: '1' or '0' (anything else: no filter). */
+  status?: string | undefined;
+  syncOfficial?: string | undefined;
   offset: number;
   limit: number;
 }
@@ -88,6 +91,10 @@ export class CatalogueService {
         : query.where('vendor_id', 'in', (eb) =>
             eb.selectFrom('vendors').select('id').where('name', 'ilike', containsPattern(vendor)),
           );
+    }
+    if (search.status === '0' || search.status === '1') query = query.where('status', '=', Number(search.status));
+    if (search.syncOfficial === '0' || search.syncOfficial === '1') {
+      query = query.where('sync_official', '=', Number(search.syncOfficial));
     }
     const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
     const rows = await query.selectAll().orderBy('id', 'desc').offset(search.offset).limit(search.limit).execute();
