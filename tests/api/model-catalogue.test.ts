@@ -295,6 +295,40 @@ describe('upstream catalogue sync', () => {
     expect(refusalOf(await root.get('/api/models/sync_upstream/preview')).code).toBe('OUTBOUND_URL_REFUSED');
   });
 
+  it('answers malformed requests with a refusal, never a 5xx, and writes nothing', async () => {
+    serve({ models: [] });
+    const before = await db()
+      .selectFrom('models')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    for (const [method, path, body] of [
+      ['POST', '/api/models/sync_upstream', []],
+      ['POST', '/api/models/sync_upstream', 'text'],
+      ['POST', '/api/models/sync_upstream', { overwrite: 'all' }],
+      ['POST', '/api/models/sync_upstream', { overwrite: [{ model_name: 'x', fields: [1] }] }],
+      ['POST', '/api/models/sync_upstream', { create: [{}] }],
+      ['POST', '/api/models/', []],
+      ['POST', '/api/models/', { model_name: ['a'] }],
+      ['PUT', '/api/models/', { id: 'abc', model_name: 'x' }],
+      ['PUT', '/api/models/', { id: -1 }],
+      ['POST', '/api/vendors/', { name: 5 }],
+      ['PUT', '/api/vendors/', { id: 1.5, name: 'x' }],
+      ['GET', '/api/models/abc', undefined],
+      ['DELETE', '/api/models/0', undefined],
+      ['GET', '/api/models/?p=-1&page_size=100000', undefined],
+    ] as const) {
+      const answer = await root.call(method, path, body);
+      expect(answer.status, `${method} ${path} ${JSON.stringify(body)}: ${answer.status}`).toBeLessThan(500);
+      if (path.includes('page_size')) expect(answer.body.success).toBe(true);
+      else expect(answer.body.success, `${method} ${path} ${JSON.stringify(body)}`).toBe(false);
+    }
+    const after = await db()
+      .selectFrom('models')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
   it('gives up on a catalogue server that never answers, with a clear code', { timeout: 30_000 }, async () => {
     serve('', 0);
     const started = Date.now();
