@@ -477,9 +477,13 @@ describe('upstream catalogue sync', () => {
         { model_name: fresh, description: 'x' },
       ],
     });
-    await expect
-      .poll(async () => (await ok(root.get('/api/models/sync_upstream/preview'))).conflicts.length, { timeout: 10_000 })
-      .toBeGreaterThan(0);
+    // Once the pricing service has read the resource's row, the preview shows its price as ours.
+    const ownedPrice = async () => {
+      const preview = await ok(root.get('/api/models/sync_upstream/preview'));
+      const conflict = preview.conflicts.find((c: { model_name: string }) => c.model_name === owned);
+      return conflict?.fields.find((f: { field: string }) => f.field === 'price')?.local.model_ratio;
+    };
+    await expect.poll(ownedPrice, { timeout: 10_000 }).toBe(5);
     const refused = await root.post('/api/models/sync_upstream', {
       overwrite: [{ model_name: owned, fields: ['price'] }],
     });
