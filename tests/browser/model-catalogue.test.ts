@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupRoot } from '../support/client.ts';
+import { DashboardClient, setupRoot } from '../support/client.ts';
 import {
   type ConsoleGateway,
   launchBrowser,
@@ -126,6 +126,30 @@ describe('Models page', { timeout: 90_000 }, () => {
         .count(),
     ).toBe(0);
     expect(errors).toEqual([]);
+  });
+
+  it('denies the page to a normal user, who calls none of its routes', async () => {
+    const registered = await new DashboardClient(server.url).post('/api/user/register', {
+      username: 'modeluser',
+      password: 'model-password',
+      password2: 'model-password',
+    });
+    expect(registered.body).toMatchObject({ success: true });
+    const user = await openPage(browser, server.url);
+    const calls: string[] = [];
+    user.page.on('request', (request) => {
+      if (/\/api\/(models|vendors)\//.test(request.url())) calls.push(request.url());
+    });
+    await signInByApi(user.page, server.url, { username: 'modeluser', password: 'model-password' });
+    await user.page.goto('/models');
+    await user.page
+      .getByText(/拒绝访问|Access denied/)
+      .first()
+      .waitFor();
+    expect(await user.page.locator('[data-testid="models-page"]').count()).toBe(0);
+    expect(calls).toEqual([]);
+    expect(user.errors).toEqual([]);
+    await user.context.close();
   });
 
   it('shows a catalogue fetch failure in the sync dialog', async () => {
