@@ -195,6 +195,29 @@ describe('embedded store (PGlite on disk)', () => {
     await store.close();
   });
 
+  it('adds the model catalogue; deleting a vendor leaves its models without one (migration 0019, reversible)', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const vendor = await store.db
+      .insertInto('vendors')
+      .values({ name: 'Acme', created_time: 1, updated_time: 1 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await store.db
+      .insertInto('models')
+      .values({ model_name: 'acme-1', vendor_id: vendor.id, created_time: 1, updated_time: 1 })
+      .execute();
+    await store.db.deleteFrom('vendors').where('id', '=', vendor.id).execute();
+    expect(await store.db.selectFrom('models').select(['vendor_id', 'status', 'name_rule']).execute()).toEqual([
+      { vendor_id: null, status: 1, name_rule: 0 },
+    ]);
+    await migrations['0019_model_catalogue']!.down!(store.db);
+    const left = await sql<{ name: string }>`select table_name as name from information_schema.tables
+      where table_name in ('models', 'vendors')`.execute(store.db);
+    expect(left.rows).toEqual([]);
+    await store.close();
+  });
+
   it('runs statements in a process of its own: the event loop keeps turning while one runs', async () => {
     const store = await openStore({ dataDir: 'memory://' });
     let turns = 0;
