@@ -1,6 +1,7 @@
 import AccountBalanceWallet from '@mui/icons-material/AccountBalanceWallet';
 import Assignment from '@mui/icons-material/Assignment';
 import Brush from '@mui/icons-material/Brush';
+import Category from '@mui/icons-material/Category';
 import Dashboard from '@mui/icons-material/Dashboard';
 import Forum from '@mui/icons-material/Forum';
 import Hub from '@mui/icons-material/Hub';
@@ -102,6 +103,7 @@ export const MENU: MenuSection[] = [
     visible: ({ permissions }) => isAdmin(permissions),
     items: () => [
       { to: '/channel', label: 'shell.menu.channel', icon: <Hub />, entry: ['admin', 'channel'] },
+      { to: '/models', label: 'shell.menu.models', icon: <Category /> },
       { to: '/redemption', label: 'shell.menu.redemption', icon: <Redeem />, entry: ['admin', 'redemption'] },
       { to: '/user', label: 'shell.menu.user', icon: <People />, entry: ['admin', 'user'] },
       { to: '/topup/orders', label: 'shell.menu.topup_orders', icon: <Payments /> },

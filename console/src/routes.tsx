@@ -25,6 +25,7 @@ const RegisterPage = lazyNamed(() => import('./pages/account/RegisterPage.tsx'),
 const ResetConfirmPage = lazyNamed(() => import('./pages/account/ResetPages.tsx'), 'ResetConfirmPage');
 const ResetRequestPage = lazyNamed(() => import('./pages/account/ResetPages.tsx'), 'ResetRequestPage');
 const SetupPage = lazyNamed(() => import('./pages/account/SetupPage.tsx'), 'SetupPage');
+const ModelsPage = lazyNamed(() => import('./pages/models/ModelsPage.tsx'), 'ModelsPage');
 const SettingsPage = lazyNamed(() => import('./pages/settings/SettingsPage.tsx'), 'SettingsPage');
 const Chat2LinkPage = lazyNamed(() => import('./pages/user/ChatPage.tsx'), 'Chat2LinkPage');
 const ChatPage = lazyNamed(() => import('./pages/user/ChatPage.tsx'), 'ChatPage');
@@ -76,6 +77,7 @@ export const PAGES: PageRoute[] = [
   { path: '/channel/edit/:id', access: 'admin', element: <ChannelEdit /> },
   { path: '/user/edit', access: 'admin', element: <UserEditPage /> },
   { path: '/user/edit/:id', access: 'admin', element: <UserEditPage /> },
+  { path: '/models', access: 'admin', element: <ModelsPage /> },
   { path: '/setting', access: 'admin', element: <SettingsPage /> },
   { path: '/topup/orders', access: 'admin', element: <TopUpOrdersPage /> },
   { path: '/prefill_group', access: 'admin', element: <PrefillGroupsPage /> },

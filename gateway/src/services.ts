@@ -10,6 +10,8 @@ import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
+import { CatalogueService } from './domain/catalogue/service.ts';
+import { CatalogueSync } from './domain/catalogue/sync.ts';
 import { ChannelService } from './domain/channels/index.ts';
 import { CheckinService } from './domain/checkins/index.ts';
 import { DashboardDataService } from './domain/dashboard/service.ts';
@@ -65,6 +67,8 @@ export interface Services {
   tasks: TaskService;
   /** Daily, weekly and monthly quotas of tokens and users (domain/ledger/periods). */
   periods: PeriodBudget;
+  /** Model and vendor metadata, and its upstream sync (issue 19). */
+  catalogue: { models: CatalogueService; sync: CatalogueSync };
 }
 
 type ServiceConfig = Pick<Config, 'version' | 'sessionTtlMs' | 'turnstileVerifyUrl' | 'oauth' | 'notifyLimit'>;
@@ -131,6 +135,10 @@ export function createServices(
     dashboard: new DashboardDataService({ db }),
     logs,
     logMaintenance: new LogMaintenance({ db, logs, options, vacuum: store.kind === 'pglite' }),
+    catalogue: {
+      models: new CatalogueService({ db, pricing: deps.pricing }),
+      sync: new CatalogueSync({ db, options, pricing: deps.pricing, outbound }),
+    },
     tasks: new TaskService({
       db,
       imageBase: () =>

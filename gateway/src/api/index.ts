@@ -15,6 +15,7 @@ import { dataRoutes } from './data.ts';
 import { emailRoutes } from './email.ts';
 import { sendFailure } from './envelope.ts';
 import { logRoutes } from './log.ts';
+import { modelCatalogueRoutes } from './model-catalogue.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
 import { prefillGroupRoutes } from './prefill-group.ts';
@@ -61,7 +62,12 @@ export async function apiPlugin(
   statusRoutes(app, services.status, services.options);
   setupRoutes(app, services.setup);
   optionRoutes(app, { guards, options: services.options, pricing: services.pricing });
-  pricingRoutes(app, { guards, options: services.options, pricing: services.pricing });
+  pricingRoutes(app, {
+    guards,
+    options: services.options,
+    pricing: services.pricing,
+    catalogue: services.catalogue.models,
+  });
   emailRoutes(app, {
     guards,
     critical,
@@ -102,4 +108,5 @@ export async function apiPlugin(
   dataRoutes(app, { guards, dashboard: services.dashboard });
   prefillGroupRoutes(app, { guards, prefillGroups: services.prefillGroups });
   dashboardRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
+  modelCatalogueRoutes(app, { guards, catalogue: services.catalogue });
 }

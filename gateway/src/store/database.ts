@@ -27,6 +27,8 @@ export interface Database {
   period_usage: PeriodUsageTable;
   prefill_groups: PrefillGroupsTable;
   checkins: CheckinsTable;
+  vendors: VendorsTable;
+  models: ModelsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -399,4 +401,31 @@ export interface CheckinsTable {
   checkin_date: string;
   quota_awarded: number;
   created_at: number;
+}
+
+/** A model vendor of the catalogue (new-api's `vendors`). */
+export interface VendorsTable {
+  id: Generated<number>;
+  name: string;
+  description: Defaulted<string>;
+  icon: Defaulted<string>;
+  status: Defaulted<number>;
+  created_time: number;
+  updated_time: number;
+}
+
+/** A model's catalogue metadata (new-api's `models`); name_rule 0 exact, 1 prefix, 2 contains, 3 suffix. */
+export interface ModelsTable {
+  id: Generated<number>;
+  model_name: string;
+  description: Defaulted<string>;
+  icon: Defaulted<string>;
+  tags: Defaulted<string>;
+  vendor_id: Defaulted<number | null>;
+  endpoints: Defaulted<string>;
+  status: Defaulted<number>;
+  sync_official: Defaulted<number>;
+  name_rule: Defaulted<number>;
+  created_time: number;
+  updated_time: number;
 }

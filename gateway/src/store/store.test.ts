@@ -29,6 +29,7 @@ const TABLES = [
   'logs',
   'midjourneys',
   'model_prices',
+  'models',
   'options',
   'period_usage',
   'prefill_groups',
@@ -41,6 +42,7 @@ const TABLES = [
   'tokens',
   'top_ups',
   'users',
+  'vendors',
 ];
 
 describe('embedded store (PGlite on disk)', () => {
@@ -203,6 +205,29 @@ describe('embedded store (PGlite on disk)', () => {
     await expect(store.db.insertInto('prefill_groups').values(group).execute()).rejects.toThrow();
     await migrations['0010_prefill_groups']!.down!(store.db);
     expect((await store.db.introspection.getTables()).map((t) => t.name)).not.toContain('prefill_groups');
+    await store.close();
+  });
+
+  it('adds the model catalogue; deleting a vendor leaves its models without one (migration 0012, reversible)', async () => {
+    const store = await openStore({ dataDir: 'memory://' });
+    await migrateToLatest(store.db);
+    const vendor = await store.db
+      .insertInto('vendors')
+      .values({ name: 'Acme', created_time: 1, updated_time: 1 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await store.db
+      .insertInto('models')
+      .values({ model_name: 'acme-1', vendor_id: vendor.id, created_time: 1, updated_time: 1 })
+      .execute();
+    await store.db.deleteFrom('vendors').where('id', '=', vendor.id).execute();
+    expect(await store.db.selectFrom('models').select(['vendor_id', 'status', 'name_rule']).execute()).toEqual([
+      { vendor_id: null, status: 1, name_rule: 0 },
+    ]);
+    await migrations['0012_model_catalogue']!.down!(store.db);
+    const left = await sql<{ name: string }>`select table_name as name from information_schema.tables
+      where table_name in ('models', 'vendors')`.execute(store.db);
+    expect(left.rows).toEqual([]);
     await store.close();
   });
 

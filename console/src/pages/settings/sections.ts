@@ -209,6 +209,9 @@ export const MODEL_RATIO_SECTION: OptionSectionDef = {
     json('ImageRatio', 'settings.fields.image_ratio'),
     json('AudioRatio', 'settings.fields.audio_ratio'),
     json('AudioCompletionRatio', 'settings.fields.audio_completion_ratio'),
+    text('ModelCatalogueUpstreamURL', 'settings.fields.model_catalogue_url', {
+      help: 'settings.help.model_catalogue_url',
+    }),
   ],
 };
 

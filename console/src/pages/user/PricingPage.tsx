@@ -36,7 +36,14 @@ import { api, errorMessage } from '../../providers/http.ts';
 import { useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { useClipboard } from './clipboard.tsx';
-import { displayPrice, matchesModel, type PricingAnswer, type PricingItem, usdPrices } from './pricing.ts';
+import {
+  displayPrice,
+  matchesModel,
+  type PricingAnswer,
+  type PricingItem,
+  type PricingVendor,
+  usdPrices,
+} from './pricing.ts';
 
 /** The public pricing page (spec doc 3 §2 "Pricing page"). */
 export function PricingPage() {
@@ -220,6 +227,7 @@ export function PricingPage() {
                         label={item.model_name}
                         onClick={() => void copy(item.model_name)}
                       />
+                      <ModelMetadata item={item} vendors={answer?.vendors ?? []} />
                     </TableCell>
                     <TableCell>
                       {translate(
@@ -327,5 +335,32 @@ function TieredPrice({ item, groupRatio }: { item: PricingItem; groupRatio: numb
         {translate('pricing.expression_note', { ratio: groupRatio })}
       </Typography>
     </Stack>
+  );
+}
+
+/** The catalogue entry's vendor, tags and description under a model's chip (none when it has no entry). */
+function ModelMetadata({ item, vendors }: { item: PricingItem; vendors: PricingVendor[] }) {
+  const vendor = vendors.find((v) => v.id === item.vendor_id);
+  const tags = (item.tags ?? '')
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+  if (!vendor && tags.length === 0 && !item.description) return null;
+  return (
+    <Box sx={{ mt: 0.5 }} data-testid="pricing-model-metadata">
+      {vendor && (
+        <Typography variant="caption" sx={{ display: 'block', fontWeight: 500 }}>
+          {vendor.name}
+        </Typography>
+      )}
+      {item.description && (
+        <Typography variant="caption" color="text.secondary" sx={{ display: 'block' }}>
+          {item.description}
+        </Typography>
+      )}
+      {tags.map((tag) => (
+        <Chip key={tag} size="small" label={tag} sx={{ mr: 0.5, mt: 0.5, height: 18 }} />
+      ))}
+    </Box>
   );
 }

@@ -11,6 +11,19 @@ export interface PricingItem {
   billing_mode?: 'tiered_expr';
   billing_expr?: string;
   billing_tiers?: string[];
+  /** From the model's catalogue entry, when it has one (Models page). */
+  vendor_id?: number;
+  description?: string;
+  tags?: string;
+  icon?: string;
+}
+
+/** A vendor named by a catalogue entry (GET /api/pricing `vendors`). */
+export interface PricingVendor {
+  id: number;
+  name: string;
+  description: string;
+  icon: string;
 }
 
 export interface PricingAnswer {
@@ -19,6 +32,7 @@ export interface PricingAnswer {
   data?: PricingItem[];
   group_ratio?: Record<string, number>;
   usable_group?: Record<string, string>;
+  vendors?: PricingVendor[];
 }
 
 /** Case-insensitive substring match of the model name (spec doc 3 §5). */

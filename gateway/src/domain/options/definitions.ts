@@ -304,6 +304,8 @@ export const OPTION_DEFINITIONS = [
   json('CompletionRatio', DEFAULT_COMPLETION_RATIO, ratioMap),
   json('CacheRatio', DEFAULT_CACHE_RATIO, ratioMap),
   json('CreateCacheRatio', DEFAULT_CREATE_CACHE_RATIO, ratioMap),
+  /** Tollgate's: the JSON model catalogue (metadata and prices) that /api/models/sync_upstream reads. */
+  url('ModelCatalogueUpstreamURL'),
   json('ImageRatio', DEFAULT_IMAGE_RATIO, ratioMap),
   json('AudioRatio', DEFAULT_AUDIO_RATIO, ratioMap),
   json('AudioCompletionRatio', DEFAULT_AUDIO_COMPLETION_RATIO, ratioMap),

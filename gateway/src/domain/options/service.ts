@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Bus } from '../../cluster/types.ts';
 import { AppError } from '../../errors.ts';
 import type { Database } from '../../store/database.ts';
@@ -44,6 +44,8 @@ export interface SetOptionOptions {
   managedBy?: string;
   /** With `managedBy`: marks the rows as managed by this resource. */
   resource?: ManagedResource;
+  /** Other writes that must commit or fail with these options, run first in the same transaction. */
+  alongside?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 export interface OptionChange {
@@ -218,6 +220,7 @@ export class OptionsService {
         : undefined;
 
     await this.#db.transaction().execute(async (trx) => {
+      await options.alongside?.(trx);
       // Locking the existing rows keeps the operator from taking one over between check and write.
       const existing = await trx
         .selectFrom('options')

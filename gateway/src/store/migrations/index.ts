@@ -10,6 +10,7 @@ import * as periodicQuotas from './0008_periodic_quotas.ts';
 import * as rateLimits from './0009_rate_limits.ts';
 import * as prefillGroups from './0010_prefill_groups.ts';
 import * as checkins from './0011_checkins.ts';
+import * as modelCatalogue from './0012_model_catalogue.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -27,4 +28,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0009_rate_limits': rateLimits,
   '0010_prefill_groups': prefillGroups,
   '0011_checkins': checkins,
+  '0012_model_catalogue': modelCatalogue,
 };
