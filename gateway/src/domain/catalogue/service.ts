@@ -7,6 +7,9 @@ import type { PricingService } from '../pricing/service.ts';
 import { CATALOGUE_ERRORS as E } from './errors.ts';
 import { describing, NAME_RULES, nameMatches } from './name-rule.ts';
 
+/** The largest id a Postgres `integer` column holds. */
+const INT4_MAX = 2_147_483_647;
+
 export type ModelRow = Selectable<ModelsTable>;
 export type VendorRow = Selectable<VendorsTable>;
 
@@ -86,8 +89,9 @@ export class CatalogueService {
     }
     if (search.vendor) {
       const vendor = search.vendor;
+      // An id past the column's range names no vendor (and must not reach Postgres as an int4 overflow).
       query = /^\d+$/.test(vendor)
-        ? query.where('vendor_id', '=', Number(vendor))
+        ? query.where('vendor_id', '=', Number(vendor) <= INT4_MAX ? Number(vendor) : -1)
         : query.where('vendor_id', 'in', (eb) =>
             eb.selectFrom('vendors').select('id').where('name', 'ilike', containsPattern(vendor)),
           );
