@@ -9,6 +9,7 @@ import { RegistrationService } from './domain/accounts/registration.ts';
 import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
+import { TwoFactorService } from './domain/accounts/two-factor/service.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import { ChannelService } from './domain/channels/index.ts';
 import type { Keyring } from './domain/keyring.ts';
@@ -41,6 +42,8 @@ export interface Services {
   login: LoginService;
   userAdmin: UserAdminService;
   self: SelfService;
+  /** TOTP two-factor sign-in, step-up verification and the admin rule (domain/accounts/two-factor). */
+  twoFactor: TwoFactorService;
   turnstile: Turnstile;
   mailer: Mailer;
   email: EmailService;
@@ -102,6 +105,7 @@ export function createServices(
     login,
     userAdmin: new UserAdminService({ db, sessions, registration, bus: cluster.bus }),
     self: new SelfService({ db, options, sessions, keyring, outbound, bus: cluster.bus }),
+    twoFactor: new TwoFactorService({ db, keyring, options }),
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
     mailer,
     email: new EmailService({ db, options, verification, mailer, sessions }),

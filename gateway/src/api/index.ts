@@ -23,6 +23,7 @@ import { statusRoutes } from './status.ts';
 import { taskRoutes } from './task.ts';
 import { tokenRoutes } from './token.ts';
 import { topUpRoutes } from './topup.ts';
+import { twoFactorRoutes } from './two-factor.ts';
 import { userRoutes } from './user.ts';
 
 export interface ApiDeps {
@@ -50,7 +51,12 @@ export async function apiPlugin(
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
-  const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
+  const guards = authGuards({
+    db: services.store.db,
+    sessions: services.sessions,
+    keyring: services.keyring,
+    twoFactor: services.twoFactor,
+  });
   const critical = ipRateLimit(counters, 'critical', rateLimits.critical);
   statusRoutes(app, services.status, services.options);
   setupRoutes(app, services.setup);
@@ -80,6 +86,7 @@ export async function apiPlugin(
     options: services.options,
     keyring: services.keyring,
     periods: services.periods,
+    twoFactor: services.twoFactor,
   });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
@@ -90,4 +97,11 @@ export async function apiPlugin(
   logRoutes(app, { guards, logs: services.logs });
   channelAffinityRoutes(app, { guards, affinity });
   taskRoutes(app, { guards, tasks: services.tasks });
+  twoFactorRoutes(app, {
+    guards,
+    critical,
+    twoFactor: services.twoFactor,
+    login: services.login,
+    sessions: services.sessions,
+  });
 }

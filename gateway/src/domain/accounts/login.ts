@@ -38,6 +38,15 @@ export class LoginService {
     input: { username?: string | undefined; password?: string | undefined },
     client: Client,
   ): Promise<SignedIn> {
+    const checked = await this.checkPassword(input);
+    return { ...(await this.startSession(checked.user, client)), usesDefaultPassword: checked.usesDefaultPassword };
+  }
+
+  /** The first factor alone: who the username and password prove to be, without opening a session. */
+  async checkPassword(input: {
+    username?: string | undefined;
+    password?: string | undefined;
+  }): Promise<Omit<SignedIn, 'sessionId'>> {
     if (!this.#options.getBoolean('PasswordLoginEnabled')) throw new AppError(ACCOUNT_ERRORS.PASSWORD_LOGIN_DISABLED);
     const login = input.username?.trim() ?? '';
     const password = input.password ?? '';
@@ -47,10 +56,7 @@ export class LoginService {
     if (!user || !(await verifyPassword(password, user.password)) || user.status !== USER_STATUS.enabled) {
       throw new AppError(ACCOUNT_ERRORS.LOGIN_FAILED);
     }
-    return {
-      ...(await this.startSession(user, client)),
-      usesDefaultPassword: user.role >= ROLE.root && WELL_KNOWN_DEFAULT_PASSWORDS.includes(password),
-    };
+    return { user, usesDefaultPassword: user.role >= ROLE.root && WELL_KNOWN_DEFAULT_PASSWORDS.includes(password) };
   }
 
   /** Opens a session for a user who proved who they are (password or a third-party account). */

@@ -8,6 +8,7 @@ import * as logsWithoutTokenIdIndex from './0006_logs_without_token_id_index.ts'
 import * as modelPriceBillingExpr from './0007_model_price_billing_expr.ts';
 import * as periodicQuotas from './0008_periodic_quotas.ts';
 import * as rateLimits from './0009_rate_limits.ts';
+import * as twoFactor from './0010_two_factor.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -23,4 +24,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0007_model_price_billing_expr': modelPriceBillingExpr,
   '0008_periodic_quotas': periodicQuotas,
   '0009_rate_limits': rateLimits,
+  '0010_two_factor': twoFactor,
 };
