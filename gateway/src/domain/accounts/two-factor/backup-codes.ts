@@ -4,13 +4,16 @@ export const BACKUP_CODE_COUNT = 10;
 /** No 0/O or 1/I/L: codes are read off paper and typed by hand. */
 const ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
-/** One-time recovery codes, `XXXX-XXXX` (40 bits each): shown once, stored only as digests. */
+/**
+ * One-time recovery codes of 8 characters (40 bits each; new-api's login form takes exactly 8): shown
+ * once, stored only as digests.
+ */
 export function newBackupCodes(count = BACKUP_CODE_COUNT): string[] {
   const codes = new Set<string>();
   while (codes.size < count) {
     let raw = '';
     for (let i = 0; i < 8; i++) raw += ALPHABET[randomInt(ALPHABET.length)];
-    codes.add(`${raw.slice(0, 4)}-${raw.slice(4)}`);
+    codes.add(raw);
   }
   return [...codes];
 }

@@ -61,11 +61,11 @@ describe('TOTP (RFC 6238, SHA-1)', () => {
 });
 
 describe('backup codes', () => {
-  it('makes ten distinct XXXX-XXXX codes', () => {
+  it('makes ten distinct codes of 8 characters', () => {
     const codes = newBackupCodes();
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
-    for (const code of codes) expect(code).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+    for (const code of codes) expect(code).toMatch(/^[A-Z2-9]{8}$/);
   });
 
   it('ignores case, spaces and dashes as typed', () => {
