@@ -110,6 +110,13 @@ export const en = {
     form_error: 'Form reference error, please refresh the page and try again',
   },
 
+  step_up: {
+    title: 'Verify it is you',
+    hint: 'This action needs a fresh two-factor verification: enter the code of your authenticator app (or a backup code).',
+    code: 'Verification code',
+    verify: 'Verify',
+  },
+
   login: {
     title: 'Log in',
     username: 'Username or email',
@@ -131,6 +138,13 @@ export const en = {
       hint: 'Scan the QR code to follow the official account and send "验证码" to get a code (valid for three minutes)',
       code: 'Verification code',
       code_required: 'Please enter the verification code',
+    },
+    two_factor: {
+      hint: 'Enter the 6-digit code of your authenticator app, or one of your backup codes',
+      code: 'Verification or backup code',
+      submit: 'Verify and log in',
+      back: 'Back to log in',
+      required: 'Please enter the verification code',
     },
   },
 
@@ -220,6 +234,23 @@ export const en = {
     models_expand_other: 'Show all ({{count}} more)',
     models_collapse: 'Show less',
     security_title: 'Security',
+    two_factor: {
+      title: 'Two-factor sign-in',
+      off: 'Not enabled: signing in needs only your password.',
+      on: 'Enabled: signing in needs a code of your authenticator app. Backup codes left: {{count}}',
+      setup: 'Set up',
+      scan: 'Add this account to an authenticator app (scan the link as a QR code, or type the secret), then enter the code it shows.',
+      secret: 'Secret',
+      link: 'Open in authenticator app',
+      backup_codes: 'Backup codes (each works once; keep them somewhere safe, they are shown only now)',
+      code: 'Code',
+      enable: 'Enable',
+      enabled: 'Two-factor sign-in enabled',
+      regenerate: 'New backup codes',
+      disable: 'Disable',
+      disabled: 'Two-factor sign-in disabled',
+      code_hint: 'Code of your authenticator app (disabling also takes a backup code)',
+    },
     copy: {
       button: 'Copy',
       copied: 'Copied: {{value}}',

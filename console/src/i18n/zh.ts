@@ -315,6 +315,13 @@ export const zh = {
     form_error: '表单引用错误，请刷新页面后重试',
   },
 
+  step_up: {
+    title: '安全验证',
+    hint: '此操作需要重新进行两步验证：请输入认证器应用显示的验证码（或一个备用码）。',
+    code: '验证码',
+    verify: '验证',
+  },
+
   login: {
     title: '登录',
     username: '用户名或邮箱',
@@ -336,6 +343,13 @@ export const zh = {
       hint: '微信扫码关注公众号，输入「验证码」获取验证码（三分钟内有效）',
       code: '验证码',
       code_required: '请输入验证码',
+    },
+    two_factor: {
+      hint: '请输入认证器应用显示的 6 位验证码，或一个备用码',
+      code: '验证码或备用码',
+      submit: '验证并登录',
+      back: '返回登录',
+      required: '请输入验证码',
     },
   },
 
@@ -423,6 +437,23 @@ export const zh = {
     models_expand: '展开全部（还有 {{count}} 个）',
     models_collapse: '收起',
     security_title: '账户安全',
+    two_factor: {
+      title: '两步验证',
+      off: '未启用：登录只需要密码。',
+      on: '已启用：登录需要认证器应用的验证码。剩余备用码：{{count}}',
+      setup: '开始设置',
+      scan: '将此账户添加到认证器应用（把链接作为二维码扫描，或手动输入密钥），然后输入它显示的验证码。',
+      secret: '密钥',
+      link: '在认证器应用中打开',
+      backup_codes: '备用码（每个只能使用一次；请妥善保存，仅此一次显示）',
+      code: '验证码',
+      enable: '启用',
+      enabled: '两步验证启用成功',
+      regenerate: '重新生成备用码',
+      disable: '禁用',
+      disabled: '两步验证已禁用',
+      code_hint: '认证器应用的验证码（禁用时也可使用备用码）',
+    },
     copy: {
       button: '复制',
       copied: '已复制：{{value}}',

@@ -12,6 +12,7 @@ import { InviteCard } from './personal/InviteCard.tsx';
 import { NotificationCard } from './personal/NotificationCard.tsx';
 import { SecurityCard } from './personal/SecurityCard.tsx';
 import { roleLabel, type SelfUser, useSelf } from './personal/self.ts';
+import { TwoFactorCard } from './personal/TwoFactorCard.tsx';
 
 /** Model chips shown before "show all" (spec doc 1 §9). */
 export const MODELS_SHOWN = 10;
@@ -43,6 +44,7 @@ export function PersonalPage() {
         <Stack spacing={2}>
           <BindingsCard user={user} reload={reload} />
           <SecurityCard user={user} reload={reload} copy={copy} />
+          <TwoFactorCard />
         </Stack>
       </Box>
       <NotificationCard user={user} reload={reload} />
