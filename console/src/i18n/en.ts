@@ -1077,8 +1077,12 @@ export const en = {
       edit_self: 'Edit my account',
       enable: 'Enable',
       promote: 'Promote',
+      reset_2fa: 'Reset 2FA',
     },
     confirm: {
+      reset_2fa:
+        'Remove the two-factor sign-in of {{name}}? They sign in with the password alone until they set it up again',
+      reset_2fa_title: 'Reset two-factor sign-in',
       delete: 'Deregister the user {{name}}? This equals deletion and cannot be undone',
       delete_title: 'Deregister user',
       demote: 'Demote the administrator {{name}} to a normal user?',

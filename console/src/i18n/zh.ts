@@ -1271,8 +1271,11 @@ export const zh = {
       edit_self: '编辑我的账户',
       enable: '启用',
       promote: '提升',
+      reset_2fa: '重置两步验证',
     },
     confirm: {
+      reset_2fa: '确定要移除用户 {{name}} 的两步验证吗？在重新设置之前，该用户只需密码即可登录',
+      reset_2fa_title: '重置两步验证',
       delete: '确定要注销用户 {{name}} 吗？相当于删除用户，此操作不可逆',
       delete_title: '注销用户',
       demote: '确定要将管理员 {{name}} 降级为普通用户吗？',
