@@ -111,7 +111,7 @@ export function TwoFactorCard() {
           </Typography>
         )}
         {status && !status.enabled && !setup && (
-          <Button variant="outlined" onClick={start} disabled={busy}>
+          <Button variant="outlined" onClick={start} disabled={busy} data-testid="two-factor-setup">
             {translate('personal.two_factor.setup')}
           </Button>
         )}
@@ -130,7 +130,12 @@ export function TwoFactorCard() {
             {codeList(setup.backup_codes)}
             <Stack direction="row" spacing={1} sx={{ alignItems: 'flex-start' }}>
               {codeField}
-              <Button variant="contained" onClick={enable} disabled={busy || code.trim() === ''}>
+              <Button
+                variant="contained"
+                onClick={enable}
+                disabled={busy || code.trim() === ''}
+                data-testid="two-factor-enable"
+              >
                 {translate('personal.two_factor.enable')}
               </Button>
             </Stack>
@@ -141,10 +146,21 @@ export function TwoFactorCard() {
             {freshCodes && codeList(freshCodes)}
             <Stack direction="row" spacing={1} sx={{ alignItems: 'flex-start', flexWrap: 'wrap' }}>
               {codeField}
-              <Button variant="outlined" onClick={regenerate} disabled={busy || code.trim() === ''}>
+              <Button
+                variant="outlined"
+                onClick={regenerate}
+                disabled={busy || code.trim() === ''}
+                data-testid="two-factor-regenerate"
+              >
                 {translate('personal.two_factor.regenerate')}
               </Button>
-              <Button color="error" variant="outlined" onClick={disable} disabled={busy || code.trim() === ''}>
+              <Button
+                color="error"
+                variant="outlined"
+                onClick={disable}
+                disabled={busy || code.trim() === ''}
+                data-testid="two-factor-disable"
+              >
                 {translate('personal.two_factor.disable')}
               </Button>
             </Stack>
