@@ -1301,6 +1301,8 @@ export const en = {
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
       default_completion_tokens:
         'Completion tokens a request without max_tokens reserves, by model (priced by its ratios or its billing expression), e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
+      two_factor_admins:
+        'Administrators without two-factor sign-in (you included) will reach no admin page until they enable it in their personal settings.',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',
@@ -1501,6 +1503,7 @@ export const en = {
       top_up_link: 'Top-up link',
       topup_group_ratio: 'Top-up group ratios',
       turnstile: 'Turnstile human check',
+      two_factor_admins: 'Administrators must use two-factor sign-in',
       turnstile_secret_key: 'Turnstile secret key',
       turnstile_site_key: 'Turnstile site key',
       usd_exchange_rate: 'USD exchange rate',

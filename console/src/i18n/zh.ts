@@ -1492,6 +1492,7 @@ export const zh = {
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
       default_completion_tokens:
         '未设置 max_tokens 的请求按模型预扣的补全 Token 数（按倍率或计费表达式计价），例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
+      two_factor_admins: '未启用两步验证的管理员（包括你自己）在个人设置中启用之前将无法访问任何管理页面。',
       comma_separated: '以逗号分隔',
       completion_ratio: '补全倍率：输出价格 / 输入价格',
       footer: '页脚 HTML，留空使用默认页脚',
@@ -1688,6 +1689,7 @@ export const zh = {
       top_up_link: '充值链接',
       topup_group_ratio: '充值分组倍率',
       turnstile: '启用 Turnstile 用户校验',
+      two_factor_admins: '管理员必须启用两步验证',
       turnstile_secret_key: 'Turnstile Secret Key',
       turnstile_site_key: 'Turnstile Site Key',
       usd_exchange_rate: '美元汇率',
