@@ -110,6 +110,29 @@ describe('setting up', () => {
     });
   });
 
+  it('answers racing setups and bad input with refusals, never a 5xx', async () => {
+    const racer = await user('tf-racer');
+    const answers = await Promise.all([1, 2, 3, 4].map(() => racer.post('/api/user/2fa/setup')));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(answers.some((answer) => answer.body.success)).toBe(true);
+    const codes = await db()
+      .selectFrom('two_factor_backup_codes')
+      .select('code_hash')
+      .where('user_id', '=', racer.userId!)
+      .execute();
+    expect(codes).toHaveLength(10);
+    for (const body of [{ code: ['1'] }, { code: { a: 1 } }, { code: 'x'.repeat(65) }]) {
+      expect(refusalOf(await racer.post('/api/user/2fa/enable', body))).toMatchObject({ status: 200, success: false });
+    }
+    expect(
+      refusalOf(await client().post('/api/user/login/2fa', { flow_token: 'x'.repeat(129), code: '1' })),
+    ).toMatchObject({
+      status: 200,
+      success: false,
+    });
+    expect((await client().get('/api/user/2fa/status')).status).toBe(401);
+  });
+
   it('regenerates backup codes with a TOTP code; the old ones stop working', async () => {
     const { c, secret, backupCodes } = await withTwoFactor('tf-regen');
     const answer = await c.post('/api/user/2fa/backup_codes', { code: await freshCode(c.userId!, secret) });

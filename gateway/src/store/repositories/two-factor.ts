@@ -7,18 +7,28 @@ export async function findTwoFactor(db: Db, userId: number) {
   return db.selectFrom('two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }
 
-/** A fresh, not yet enabled setup with its backup codes, replacing any earlier one (one transaction). */
+/**
+ * A fresh, not yet enabled setup with its backup codes, replacing an earlier pending one (one transaction);
+ * false, changing nothing, when an enabled factor (or a setup racing this one) holds the row.
+ */
 export async function savePendingTwoFactor(
   db: Db,
   userId: number,
   encryptedSecret: string,
   codeHashes: string[],
   now: number,
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    await tx.deleteFrom('two_factor').where('user_id', '=', userId).execute();
-    await tx.insertInto('two_factor').values({ user_id: userId, secret: encryptedSecret, created_at: now }).execute();
+): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('two_factor').where('user_id', '=', userId).where('enabled', '=', false).execute();
+    const inserted = await tx
+      .insertInto('two_factor')
+      .values({ user_id: userId, secret: encryptedSecret, created_at: now })
+      .onConflict((oc) => oc.column('user_id').doNothing())
+      .returning('user_id')
+      .executeTakeFirst();
+    if (!inserted) return false;
     await replaceCodes(tx, userId, codeHashes);
+    return true;
   });
 }
 

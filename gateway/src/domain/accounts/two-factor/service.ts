@@ -80,7 +80,14 @@ export class TwoFactorService {
     if (await this.isEnabled(user.id)) throw new AppError(TWO_FACTOR_ERRORS.two_factor_already_enabled);
     const secret = newSecret();
     const codes = newBackupCodes();
-    await savePendingTwoFactor(this.#db, user.id, this.#keyring.encrypt(secret), codes.map(this.#codeHash), now());
+    const saved = await savePendingTwoFactor(
+      this.#db,
+      user.id,
+      this.#keyring.encrypt(secret),
+      codes.map(this.#codeHash),
+      now(),
+    );
+    if (!saved) throw new AppError(TWO_FACTOR_ERRORS.two_factor_already_enabled);
     const issuer = this.#options.get('SystemName') || 'Tollgate';
     return { secret, qr_code_data: otpauthUrl(issuer, user.username, secret), backup_codes: codes };
   }
