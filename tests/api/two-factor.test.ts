@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpAt } from '../../gateway/src/domain/accounts/two-factor/totp.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
@@ -270,6 +271,37 @@ describe('signing in with a second factor', () => {
     expect(refusalOf(await c.post('/api/user/login/2fa', { code: '123456' }))).toMatchObject({
       code: 'two_factor_challenge_expired',
     });
+  });
+});
+
+describe('third-party sign-in', () => {
+  it('a Telegram sign-in of a user with two-factor sign-in gets a pending sign-in, not a session', async () => {
+    const botToken = '555:TWO-FACTOR-TEST';
+    for (const [key, value] of Object.entries({ TelegramOAuthEnabled: 'true', TelegramBotToken: botToken })) {
+      expect((await root.put('/api/option/', { key, value })).body).toMatchObject({ success: true });
+    }
+    const { c: owner, secret } = await withTwoFactor('tf-tele');
+    await db().updateTable('users').set({ telegram_id: '9100001' }).where('id', '=', owner.userId!).execute();
+    const fields: Record<string, string> = {
+      id: '9100001',
+      first_name: 'Tele',
+      auth_date: String(Math.floor(Date.now() / 1000)),
+    };
+    const check = Object.keys(fields)
+      .sort()
+      .map((k) => `${k}=${fields[k]}`)
+      .join('\n');
+    const hash = createHmac('sha256', createHash('sha256').update(botToken).digest()).update(check).digest('hex');
+    const c = client();
+    const answer = await c.get(`/api/oauth/telegram/login?${new URLSearchParams({ ...fields, hash })}`);
+    expect(answer.body).toMatchObject({ success: true, data: { require_2fa: true } });
+    expect(c.cookie).toBe('');
+    const done = await c.post('/api/user/login/2fa', {
+      flow_token: answer.body.data.flow_token,
+      code: await freshCode(owner.userId!, secret),
+    });
+    expect(done.body).toMatchObject({ success: true, data: { id: owner.userId, username: 'tf-tele' } });
+    expect(c.cookie).not.toBe('');
   });
 });
 

@@ -16,6 +16,9 @@ export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user']);
 /** Where sign-in leads (spec doc 1 §2: /token is the redirect target after login). */
 export const AFTER_LOGIN_PATH = '/token';
 
+/** The login page at its second step, for sign-ins that need a two-factor code (e.g. after OAuth). */
+export const SECOND_STEP_PATH = '/login?two_factor=1';
+
 /** Thrown by `login` when the user has two-factor sign-in: POST /api/user/login/2fa with a code ends it. */
 export class SecondFactorNeeded extends Error {}
 

@@ -73,6 +73,7 @@ export async function apiPlugin(
     critical,
     sessions: services.sessions,
     oauth: services.oauth,
+    twoFactor: services.twoFactor,
   });
   userRoutes(app, {
     guards,

@@ -42,7 +42,7 @@ export function LoginPage() {
   /** The validation message of the last submit (spec doc 1 §5), shown in the form. */
   const [problem, setProblem] = useState<string>();
   /** The password passed for a user with two-factor sign-in: the form asks for the code next. */
-  const [secondStep, setSecondStep] = useState(false);
+  const [secondStep, setSecondStep] = useState(params.get('two_factor') === '1');
   const [code, setCode] = useState('');
   const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
@@ -50,8 +50,12 @@ export function LoginPage() {
   const anyProvider = Object.values(providers).some(Boolean);
 
   /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
-  const signInAs = async (envelope: { message: string; data?: SessionUser }) => {
+  const signInAs = async (envelope: { message: string; data?: SessionUser | { require_2fa: true } }) => {
     if (!envelope.data) throw new Error(envelope.message);
+    if ('require_2fa' in envelope.data) {
+      setSecondStep(true);
+      return;
+    }
     await login({ user: envelope.data } satisfies LoginParams);
     notify(envelope.message || 'login.success', { type: 'success' });
   };
@@ -113,13 +117,16 @@ export function LoginPage() {
 
   const telegram = (fields: TelegramFields) => {
     api
-      .request<SessionUser>('GET', '/api/oauth/telegram/login', { query: telegramQuery(fields), expireOn401: false })
+      .request<SessionUser | { require_2fa: true }>('GET', '/api/oauth/telegram/login', {
+        query: telegramQuery(fields),
+        expireOn401: false,
+      })
       .then(signInAs)
       .catch((error) => notify(errorMessage(error), { type: 'error' }));
   };
 
   const wechat = async (code: string) => {
-    const envelope = await api.request<SessionUser>('GET', '/api/oauth/wechat', {
+    const envelope = await api.request<SessionUser | { require_2fa: true }>('GET', '/api/oauth/wechat', {
       query: { code },
       expireOn401: false,
     });
