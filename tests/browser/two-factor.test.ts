@@ -89,6 +89,25 @@ describe('two-factor sign-in in the console', () => {
     await second.locator('button[type="submit"]').click();
     await page.waitForURL('**/token');
 
+    // Copying a key needs a fresh verification: the console asks for a code (here a backup code) first.
+    const key = (await page.evaluate(`(async () => {
+      const user = JSON.parse(localStorage.getItem('user'));
+      const response = await fetch('/api/token/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'new-api-user': String(user.id) },
+        body: JSON.stringify({ name: 'two-factor-key' }),
+      });
+      return (await response.json()).data.key;
+    })()`)) as string;
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page.reload();
+    await byTestId(page, 'token-copy-key').first().click();
+    const prompt = byTestId(page, 'step-up-dialog');
+    await prompt.locator('input[name="step_up_code"]').fill(backupCodes[1]!);
+    await screenshot(page, 'two-factor-step-up');
+    await prompt.getByRole('button', { name: '验证' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`sk-${key}`);
+
     await signOut(page);
     await passwordStep(page, 'carol', PASSWORD);
     await second.locator('input[name="two_factor_code"]').fill(backupCodes[0]!);
