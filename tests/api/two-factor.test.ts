@@ -350,6 +350,27 @@ describe('step-up verification', () => {
     expect((await plain.post(`/api/token/${own.id}/key`)).body).toMatchObject({ success: true });
   });
 
+  it('a caller with an access token verifies too, and its verification is its own', async () => {
+    const { c, secret } = await withTwoFactor('tf-script');
+    const token = (await c.post('/api/token/', { name: 'k' })).body.data;
+    const accessToken = (await c.get('/api/user/token')).body.data as string;
+    const script = client();
+    script.headers.authorization = `Bearer ${accessToken}`;
+    script.userId = c.userId;
+    expect(refusalOf(await script.post(`/api/token/${token.id}/key`))).toMatchObject({ code: 'verification_required' });
+    expect(
+      (await script.post('/api/verify', { method: '2fa', code: await freshCode(c.userId!, secret) })).body,
+    ).toMatchObject({
+      success: true,
+    });
+    expect((await script.post(`/api/token/${token.id}/key`)).body).toMatchObject({
+      success: true,
+      data: { key: token.key },
+    });
+    // The browser session did not verify.
+    expect(refusalOf(await c.post(`/api/token/${token.id}/key`))).toMatchObject({ code: 'verification_required' });
+  });
+
   it("an administrator with two-factor sign-in verifies before changing another user's quota or deleting a channel", async () => {
     const { c: boss, secret } = await withTwoFactor('tf-boss');
     expect((await root.post('/api/user/manage', { id: boss.userId, action: 'promote' })).body).toMatchObject({
