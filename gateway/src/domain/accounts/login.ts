@@ -34,15 +34,10 @@ export class LoginService {
     this.#sessions = deps.sessions;
   }
 
-  async login(
-    input: { username?: string | undefined; password?: string | undefined },
-    client: Client,
-  ): Promise<SignedIn> {
-    const checked = await this.checkPassword(input);
-    return { ...(await this.startSession(checked.user, client)), usesDefaultPassword: checked.usesDefaultPassword };
-  }
-
-  /** The first factor alone: who the username and password prove to be, without opening a session. */
+  /**
+   * The password sign-in's first factor: who the username and password prove to be. It opens no session:
+   * the route does (startSession), or asks for the second factor first (two-factor sign-in).
+   */
   async checkPassword(input: {
     username?: string | undefined;
     password?: string | undefined;
