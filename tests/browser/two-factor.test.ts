@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpAt } from '../../gateway/src/domain/accounts/two-factor/totp.ts';
-import { type DashboardClient, setupRoot } from '../support/client.ts';
+import { DashboardClient, setupRoot } from '../support/client.ts';
 import { type ConsoleGateway, launchBrowser, openPage, screenshot, startConsoleGateway } from './support.ts';
 
 // Two-factor sign-in in a real browser against a real gateway (issue 19): a user signs up, enables TOTP on
@@ -148,5 +148,12 @@ describe('two-factor sign-in in the console', () => {
     await page.goto('/user');
     await page.getByText('dana').first().waitFor();
     expect(await page.getByText('管理员必须先启用两步验证').count()).toBe(0);
+
+    // The user list resets carol's two-factor sign-in (a lost phone): she signs in with the password alone.
+    await page.locator('[data-user="carol"] [data-testid="user-reset-2fa"]').click();
+    await byTestId(page, 'confirm-ok').click();
+    await page.getByText('用户2FA已被强制禁用').first().waitFor();
+    const carol = new DashboardClient(server.url);
+    expect((await carol.login('carol', PASSWORD)).body).toMatchObject({ success: true, data: { username: 'carol' } });
   });
 });
