@@ -140,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.services.store.db,
     sessions: deps.services.sessions,
     keyring: deps.services.keyring,
+    twoFactor: deps.services.twoFactor,
   });
   const consoleUserId = async (request: FastifyRequest) => {
     await guards.user(request);

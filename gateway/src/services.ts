@@ -9,6 +9,7 @@ import { RegistrationService } from './domain/accounts/registration.ts';
 import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
 import { Turnstile } from './domain/accounts/turnstile.ts';
+import { TwoFactorService } from './domain/accounts/two-factor/service.ts';
 import { VerificationCodes } from './domain/accounts/verification.ts';
 import { CatalogueService } from './domain/catalogue/service.ts';
 import { CatalogueSync } from './domain/catalogue/sync.ts';
@@ -47,6 +48,8 @@ export interface Services {
   login: LoginService;
   userAdmin: UserAdminService;
   self: SelfService;
+  /** TOTP two-factor sign-in, step-up verification and the admin rule (domain/accounts/two-factor). */
+  twoFactor: TwoFactorService;
   turnstile: Turnstile;
   mailer: Mailer;
   email: EmailService;
@@ -114,6 +117,7 @@ export function createServices(
     login,
     userAdmin: new UserAdminService({ db, sessions, registration, bus: cluster.bus }),
     self: new SelfService({ db, options, sessions, keyring, outbound, bus: cluster.bus }),
+    twoFactor: new TwoFactorService({ db, keyring, options }),
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
     mailer,
     email: new EmailService({ db, options, verification, mailer, sessions }),

@@ -113,6 +113,13 @@ export const en = {
     form_error: 'Form reference error, please refresh the page and try again',
   },
 
+  step_up: {
+    title: 'Verify it is you',
+    hint: 'This action needs a fresh two-factor verification: enter the code of your authenticator app (or a backup code).',
+    code: 'Verification code',
+    verify: 'Verify',
+  },
+
   login: {
     title: 'Log in',
     username: 'Username or email',
@@ -134,6 +141,13 @@ export const en = {
       hint: 'Scan the QR code to follow the official account and send "验证码" to get a code (valid for three minutes)',
       code: 'Verification code',
       code_required: 'Please enter the verification code',
+    },
+    two_factor: {
+      hint: 'Enter the 6-digit code of your authenticator app, or one of your backup codes',
+      code: 'Verification or backup code',
+      submit: 'Verify and log in',
+      back: 'Back to log in',
+      required: 'Please enter the verification code',
     },
   },
 
@@ -223,6 +237,23 @@ export const en = {
     models_expand_other: 'Show all ({{count}} more)',
     models_collapse: 'Show less',
     security_title: 'Security',
+    two_factor: {
+      title: 'Two-factor sign-in',
+      off: 'Not enabled: signing in needs only your password.',
+      on: 'Enabled: signing in needs a code of your authenticator app. Backup codes left: {{count}}',
+      setup: 'Set up',
+      scan: 'Add this account to an authenticator app (scan the link as a QR code, or type the secret), then enter the code it shows.',
+      secret: 'Secret',
+      link: 'Open in authenticator app',
+      backup_codes: 'Backup codes (each works once; keep them somewhere safe, they are shown only now)',
+      code: 'Code',
+      enable: 'Enable',
+      enabled: 'Two-factor sign-in enabled',
+      regenerate: 'New backup codes',
+      disable: 'Disable',
+      disabled: 'Two-factor sign-in disabled',
+      code_hint: 'Code of your authenticator app (disabling also takes a backup code)',
+    },
     copy: {
       button: 'Copy',
       copied: 'Copied: {{value}}',
@@ -1156,8 +1187,12 @@ export const en = {
       edit_self: 'Edit my account',
       enable: 'Enable',
       promote: 'Promote',
+      reset_2fa: 'Reset 2FA',
     },
     confirm: {
+      reset_2fa:
+        'Remove the two-factor sign-in of {{name}}? They sign in with the password alone until they set it up again',
+      reset_2fa_title: 'Reset two-factor sign-in',
       delete: 'Deregister the user {{name}}? This equals deletion and cannot be undone',
       delete_title: 'Deregister user',
       demote: 'Demote the administrator {{name}} to a normal user?',
@@ -1385,6 +1420,8 @@ export const en = {
       claude_max_tokens: 'Model to default max tokens, e.g. {"default": 8192}',
       default_completion_tokens:
         'Completion tokens a request without max_tokens reserves, by model (priced by its ratios or its billing expression), e.g. {"default": 2048, "gpt-4o": 4096}; its stream holds that much more each time its output nears what it holds, and is cut off when the quota cannot cover more. 0: reserve only the prompt, never cut',
+      two_factor_admins:
+        'Administrators without two-factor sign-in (you included) will reach no admin page until they enable it in their personal settings.',
       comma_separated: 'Comma separated',
       completion_ratio: 'Completion ratio: output price / input price',
       footer: 'Footer HTML; empty shows the default credit',
@@ -1592,6 +1629,7 @@ export const en = {
       top_up_link: 'Top-up link',
       topup_group_ratio: 'Top-up group ratios',
       turnstile: 'Turnstile human check',
+      two_factor_admins: 'Administrators must use two-factor sign-in',
       turnstile_secret_key: 'Turnstile secret key',
       turnstile_site_key: 'Turnstile site key',
       usd_exchange_rate: 'USD exchange rate',

@@ -318,6 +318,13 @@ export const zh = {
     form_error: '表单引用错误，请刷新页面后重试',
   },
 
+  step_up: {
+    title: '安全验证',
+    hint: '此操作需要重新进行两步验证：请输入认证器应用显示的验证码（或一个备用码）。',
+    code: '验证码',
+    verify: '验证',
+  },
+
   login: {
     title: '登录',
     username: '用户名或邮箱',
@@ -339,6 +346,13 @@ export const zh = {
       hint: '微信扫码关注公众号，输入「验证码」获取验证码（三分钟内有效）',
       code: '验证码',
       code_required: '请输入验证码',
+    },
+    two_factor: {
+      hint: '请输入认证器应用显示的 6 位验证码，或一个备用码',
+      code: '验证码或备用码',
+      submit: '验证并登录',
+      back: '返回登录',
+      required: '请输入验证码',
     },
   },
 
@@ -426,6 +440,23 @@ export const zh = {
     models_expand: '展开全部（还有 {{count}} 个）',
     models_collapse: '收起',
     security_title: '账户安全',
+    two_factor: {
+      title: '两步验证',
+      off: '未启用：登录只需要密码。',
+      on: '已启用：登录需要认证器应用的验证码。剩余备用码：{{count}}',
+      setup: '开始设置',
+      scan: '将此账户添加到认证器应用（把链接作为二维码扫描，或手动输入密钥），然后输入它显示的验证码。',
+      secret: '密钥',
+      link: '在认证器应用中打开',
+      backup_codes: '备用码（每个只能使用一次；请妥善保存，仅此一次显示）',
+      code: '验证码',
+      enable: '启用',
+      enabled: '两步验证启用成功',
+      regenerate: '重新生成备用码',
+      disable: '禁用',
+      disabled: '两步验证已禁用',
+      code_hint: '认证器应用的验证码（禁用时也可使用备用码）',
+    },
     copy: {
       button: '复制',
       copied: '已复制：{{value}}',
@@ -1349,8 +1380,11 @@ export const zh = {
       edit_self: '编辑我的账户',
       enable: '启用',
       promote: '提升',
+      reset_2fa: '重置两步验证',
     },
     confirm: {
+      reset_2fa: '确定要移除用户 {{name}} 的两步验证吗？在重新设置之前，该用户只需密码即可登录',
+      reset_2fa_title: '重置两步验证',
       delete: '确定要注销用户 {{name}} 吗？相当于删除用户，此操作不可逆',
       delete_title: '注销用户',
       demote: '确定要将管理员 {{name}} 降级为普通用户吗？',
@@ -1574,6 +1608,7 @@ export const zh = {
       claude_max_tokens: '模型到默认最大 Token 数，例如 {"default": 8192}',
       default_completion_tokens:
         '未设置 max_tokens 的请求按模型预扣的补全 Token 数（按倍率或计费表达式计价），例如 {"default": 2048, "gpt-4o": 4096}；流式输出接近已预扣额度时再追加同样多，额度不足时中断输出。0：只预扣提示词，不中断',
+      two_factor_admins: '未启用两步验证的管理员（包括你自己）在个人设置中启用之前将无法访问任何管理页面。',
       comma_separated: '以逗号分隔',
       completion_ratio: '补全倍率：输出价格 / 输入价格',
       footer: '页脚 HTML，留空使用默认页脚',
@@ -1777,6 +1812,7 @@ export const zh = {
       top_up_link: '充值链接',
       topup_group_ratio: '充值分组倍率',
       turnstile: '启用 Turnstile 用户校验',
+      two_factor_admins: '管理员必须启用两步验证',
       turnstile_secret_key: 'Turnstile Secret Key',
       turnstile_site_key: 'Turnstile Site Key',
       usd_exchange_rate: '美元汇率',

@@ -8,6 +8,7 @@ import { useStatus } from '../status/StatusContext.tsx';
 import { Footer } from './Footer.tsx';
 import { ModuleGate } from './ModuleGate.tsx';
 import { ShellSidebar, SideMenu } from './SideMenu.tsx';
+import { StepUpDialog } from './StepUpDialog.tsx';
 import { TopBar } from './TopBar.tsx';
 
 /** The shell around every page: top bar, side menu (where it belongs), page title, content, footer. */
@@ -16,6 +17,7 @@ export function ShellLayout({ children }: LayoutProps) {
     <RaLayout appBar={TopBar} appBarAlwaysOn menu={SideMenu} sidebar={ShellSidebar}>
       <SessionWatch />
       <StatusEffects />
+      <StepUpDialog />
       <Box sx={{ flex: 1, display: 'flex', flexDirection: 'column', p: { xs: 1, sm: 2 } }}>
         <TitlePortal variant="h6" sx={{ flex: 'none', mb: 1 }} />
         <ModuleGate>{children}</ModuleGate>

@@ -16,6 +16,12 @@ export const ADMIN_RESOURCES = new Set(['channel', 'redemption', 'user']);
 /** Where sign-in leads (spec doc 1 §2: /token is the redirect target after login). */
 export const AFTER_LOGIN_PATH = '/token';
 
+/** The login page at its second step, for sign-ins that need a two-factor code (e.g. after OAuth). */
+export const SECOND_STEP_PATH = '/login?two_factor=1';
+
+/** Thrown by `login` when the user has two-factor sign-in: POST /api/user/login/2fa with a code ends it. */
+export class SecondFactorNeeded extends Error {}
+
 export interface LoginParams {
   username?: string;
   password?: string;
@@ -36,12 +42,14 @@ export const authProvider: AuthProvider = {
       storeUser(params.user);
       return { redirectTo: AFTER_LOGIN_PATH };
     }
-    const envelope = await api.request<SessionUser>('POST', '/api/user/login', {
+    const envelope = await api.request<SessionUser | { require_2fa: true }>('POST', '/api/user/login', {
       query: { turnstile: params.turnstile ?? '' },
       body: { username: params.username ?? '', password: params.password ?? '' },
       expireOn401: false,
     });
     if (!envelope.data) throw new Error(envelope.message);
+    // Two-factor sign-in: the password passed, the login page now asks for the code.
+    if ('require_2fa' in envelope.data) throw new SecondFactorNeeded(envelope.message);
     storeUser(envelope.data);
     // The message is "login successful", or the warning about the default root password.
     return { redirectTo: AFTER_LOGIN_PATH, message: envelope.message };

@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ACCOUNT_ERRORS } from '../domain/accounts/errors.ts';
-import { USER_STATUS } from '../domain/accounts/rules.ts';
+import { ROLE, USER_STATUS } from '../domain/accounts/rules.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
+import { TWO_FACTOR_ERRORS } from '../domain/accounts/two-factor/errors.ts';
+import type { TwoFactorService } from '../domain/accounts/two-factor/service.ts';
 import type { Keyring } from '../domain/keyring.ts';
 import { AppError } from '../errors.ts';
 import { requestCookie } from '../http/cookies.ts';
@@ -28,6 +30,7 @@ export interface AuthDeps {
   db: Kysely<Database>;
   sessions: SessionService;
   keyring: Keyring;
+  twoFactor: Pick<TwoFactorService, 'blocksAdmin' | 'requireRecentVerification'>;
 }
 
 /**
@@ -40,6 +43,10 @@ export function authGuards(deps: AuthDeps) {
     const auth = await authenticate(request, deps);
     if (auth.user.status !== USER_STATUS.enabled) throw new AppError(ACCOUNT_ERRORS.USER_BANNED);
     if (auth.user.role < minimumRole) throw new AppError(ACCOUNT_ERRORS.FORBIDDEN);
+    // With TwoFactorRequiredForAdmins, an administrator without a second factor keeps only user routes.
+    if (minimumRole >= ROLE.admin && (await deps.twoFactor.blocksAdmin(auth.user))) {
+      throw new AppError(TWO_FACTOR_ERRORS.two_factor_required);
+    }
     request.auth = auth;
   };
   /** For public routes that answer more to a signed-in caller: no valid sign-in just means a visitor. */
@@ -52,7 +59,12 @@ export function authGuards(deps: AuthDeps) {
       request.auth = null;
     }
   };
-  return { user: guard(1), admin: guard(10), root: guard(100), optional };
+  /**
+   * After another guard, before sensitive actions (revealing keys, another user's quota, deleting
+   * channels): a user with two-factor sign-in must have passed POST /api/verify in the last minutes.
+   */
+  const stepUp = async (request: FastifyRequest) => deps.twoFactor.requireRecentVerification(signedIn(request));
+  return { user: guard(1), admin: guard(10), root: guard(100), optional, stepUp };
 }
 
 async function authenticate(request: FastifyRequest, deps: AuthDeps): Promise<Auth> {

@@ -374,7 +374,11 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
 
   app.delete(
     '/channel/disabled',
-    { ...admin, schema: { tags, summary: 'Delete every disabled channel (status 2 and 3); answers the count' } },
+    {
+      ...admin,
+      preHandler: guards.stepUp,
+      schema: { tags, summary: 'Delete every disabled channel (status 2 and 3); answers the count' },
+    },
     async (request) => {
       const count = await channels.deleteDisabled();
       return ok(count, say(request, { zh: `已删除 ${count} 个禁用渠道`, en: `Deleted ${count} disabled channels` }));
@@ -384,7 +388,7 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
   for (const path of ['/channel/:id', '/channel/:id/']) {
     app.delete<{ Params: { id: number } }>(
       path,
-      { ...admin, schema: { tags, summary: 'Delete a channel', params: idSchema } },
+      { ...admin, preHandler: guards.stepUp, schema: { tags, summary: 'Delete a channel', params: idSchema } },
       async (request) => {
         await channels.delete(request.params.id);
         return ok(undefined, say(request, { zh: '渠道删除成功', en: 'Channel deleted' }));
@@ -399,7 +403,11 @@ export function channelRoutes(app: FastifyInstance, { guards, channels }: Channe
   } as const;
   app.post<{ Body: { ids: number[] } }>(
     '/channel/batch',
-    { ...admin, schema: { tags, summary: 'Delete several channels; answers the count', body: idsBody } },
+    {
+      ...admin,
+      preHandler: guards.stepUp,
+      schema: { tags, summary: 'Delete several channels; answers the count', body: idsBody },
+    },
     async (request) => {
       const count = await channels.deleteMany(request.body.ids);
       return ok(count, say(request, { zh: `已删除 ${count} 个渠道`, en: `Deleted ${count} channels` }));

@@ -28,6 +28,7 @@ import { taskRoutes } from './task.ts';
 import { tokenRoutes } from './token.ts';
 import { topUpRoutes } from './topup.ts';
 import { topUpHistoryRoutes } from './topup-history.ts';
+import { twoFactorRoutes } from './two-factor.ts';
 import { userRoutes } from './user.ts';
 import { bindingRoutes } from './user-bindings.ts';
 import { sessionRoutes } from './user-sessions.ts';
@@ -57,7 +58,12 @@ export async function apiPlugin(
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
-  const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
+  const guards = authGuards({
+    db: services.store.db,
+    sessions: services.sessions,
+    keyring: services.keyring,
+    twoFactor: services.twoFactor,
+  });
   const critical = ipRateLimit(counters, 'critical', rateLimits.critical);
   statusRoutes(app, services.status, services.options);
   setupRoutes(app, services.setup);
@@ -79,6 +85,7 @@ export async function apiPlugin(
     critical,
     sessions: services.sessions,
     oauth: services.oauth,
+    twoFactor: services.twoFactor,
   });
   userRoutes(app, {
     guards,
@@ -92,6 +99,7 @@ export async function apiPlugin(
     options: services.options,
     keyring: services.keyring,
     periods: services.periods,
+    twoFactor: services.twoFactor,
   });
   sessionRoutes(app, { guards, sessions: services.sessions, admin: services.userAdmin });
   bindingRoutes(app, { guards, db: services.store.db, admin: services.userAdmin });
@@ -109,4 +117,11 @@ export async function apiPlugin(
   prefillGroupRoutes(app, { guards, prefillGroups: services.prefillGroups });
   dashboardRoutes(app, { guards, turnstile: services.turnstile, checkins: services.checkins, uptime: services.uptime });
   modelCatalogueRoutes(app, { guards, catalogue: services.catalogue });
+  twoFactorRoutes(app, {
+    guards,
+    critical,
+    twoFactor: services.twoFactor,
+    login: services.login,
+    sessions: services.sessions,
+  });
 }

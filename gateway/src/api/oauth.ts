@@ -8,17 +8,20 @@ import {
 import { STATE_TTL_MS } from '../domain/accounts/oauth/state.ts';
 import type { TelegramWidgetFields } from '../domain/accounts/oauth/telegram.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
+import type { TwoFactorService } from '../domain/accounts/two-factor/service.ts';
 import { sessionUserView } from '../domain/accounts/view.ts';
 import { requestCookie } from '../http/cookies.ts';
 import type { UserRow } from '../store/database.ts';
 import { type authGuards, setSessionCookie, signedIn } from './auth.ts';
 import { ok, say } from './envelope.ts';
+import { askForSecondFactor } from './two-factor.ts';
 
 export interface OAuthRouteDeps {
   guards: ReturnType<typeof authGuards>;
   critical: (request: FastifyRequest) => Promise<void>;
   sessions: SessionService;
   oauth: OAuthService;
+  twoFactor: TwoFactorService;
 }
 
 /** Holds the state this browser was issued; the callback must come from the same browser. */
@@ -39,8 +42,14 @@ const client = (request: FastifyRequest) => ({ ip: request.ip, userAgent: reques
 export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
   const { guards, critical, oauth } = deps;
 
-  const answer = (request: FastifyRequest, reply: FastifyReply, outcome: OAuthOutcome) => {
+  const answer = async (request: FastifyRequest, reply: FastifyReply, outcome: OAuthOutcome) => {
     if (outcome.kind === 'bind') return ok(undefined, 'bind');
+    // A third-party account does not skip the second factor: the session (never sent) gives way to a
+    // pending sign-in, ended by POST /api/user/login/2fa as after a password.
+    if (await deps.twoFactor.isEnabled(outcome.user.id)) {
+      await deps.sessions.revoke(outcome.sessionId);
+      return askForSecondFactor(request, reply, deps.twoFactor, outcome.user.id);
+    }
     setSessionCookie(request, reply, outcome.sessionId, deps.sessions.ttlSeconds);
     return ok(sessionUserView(outcome.user), say(request, { zh: '登录成功', en: 'Login successful' }));
   };

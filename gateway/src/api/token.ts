@@ -97,7 +97,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
   app.post<{ Params: { id: number } }>(
     '/token/:id/key',
     {
-      preHandler: [deps.critical, guards.user],
+      preHandler: [deps.critical, guards.user, guards.stepUp],
       schema: {
         tags,
         summary: 'The full key of an own token, as {key}, without sk- (clients put sk- in front)',
@@ -110,7 +110,7 @@ export function tokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
   app.post<{ Body: { ids: number[] } }>(
     '/token/batch/keys',
     {
-      preHandler: [deps.critical, guards.user],
+      preHandler: [deps.critical, guards.user, guards.stepUp],
       schema: {
         tags,
         summary: 'The full keys of several own tokens, as {keys: {id: key}} without sk-; other ids are left out',

@@ -8,6 +8,7 @@ import type { SelfService, SelfUpdate } from '../domain/accounts/self.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
 import type { UserSettingInput } from '../domain/accounts/settings.ts';
 import type { Turnstile } from '../domain/accounts/turnstile.ts';
+import type { TwoFactorService } from '../domain/accounts/two-factor/service.ts';
 import { selfView, sessionUserView, userView } from '../domain/accounts/view.ts';
 import { groupNames, usableGroups } from '../domain/groups.ts';
 import type { Keyring } from '../domain/keyring.ts';
@@ -23,6 +24,7 @@ import { ok, say } from './envelope.ts';
 import { type PagingInput, pageOf, paging, pagingQuery } from './paging.ts';
 import { periodLimitSchema } from './period-limits.ts';
 import { idParams, rateLimitsSchema } from './schemas.ts';
+import { askForSecondFactor } from './two-factor.ts';
 
 export interface UserRouteDeps {
   guards: ReturnType<typeof authGuards>;
@@ -36,6 +38,7 @@ export interface UserRouteDeps {
   options: OptionsService;
   keyring: Keyring;
   periods: PeriodBudget;
+  twoFactor: TwoFactorService;
 }
 
 const str = { type: 'string', maxLength: 4096 } as const;
@@ -81,7 +84,11 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       schema: { querystring: turnstileQuery, body: { type: 'object', properties: { username: str, password: str } } },
     },
     async (request, reply) => {
-      const signedIn = await deps.login.login(request.body ?? {}, client(request));
+      const checked = await deps.login.checkPassword(request.body ?? {});
+      // A user with two-factor sign-in gets a pending sign-in, not a session (POST /user/login/2fa ends it).
+      if (await deps.twoFactor.isEnabled(checked.user.id))
+        return askForSecondFactor(request, reply, deps.twoFactor, checked.user.id);
+      const signedIn = { ...checked, ...(await deps.login.startSession(checked.user, client(request))) };
       setSessionCookie(request, reply, signedIn.sessionId, deps.sessions.ttlSeconds);
       const message = signedIn.usesDefaultPassword
         ? say(request, {
@@ -282,7 +289,13 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       },
     },
     async (request) => {
-      const user = await deps.admin.update(signedIn(request).user, request.body);
+      const actor = signedIn(request).user;
+      const { quota } = request.body;
+      // Changing another user's quota is a sensitive action (step-up); an edit that leaves it alone is not.
+      if (quota !== undefined && quota !== (await deps.admin.get(actor, request.body.id)).quota) {
+        await guards.stepUp(request);
+      }
+      const user = await deps.admin.update(actor, request.body);
       return ok(view(user), say(request, { zh: '用户信息更新成功', en: 'User updated' }));
     },
   );
@@ -313,6 +326,7 @@ export function userRoutes(app: FastifyInstance, deps: UserRouteDeps): void {
       const { id, action, mode, value, idempotency_key: idempotencyKey } = request.body;
       const done = say(request, { zh: '操作成功完成', en: 'Done' });
       if (action === 'add_quota') {
+        await guards.stepUp(request);
         const { user, quota } = await deps.admin.adjustQuota(signedIn(request).user, id, {
           mode,
           value,

@@ -50,7 +50,12 @@ const recordBody = { type: 'object', additionalProperties: true } as const;
  * /api: lists answer a JSON array with the total in Content-Range; records answer bare JSON.
  */
 export async function restPlugin(app: FastifyInstance, { services, rateLimit }: RestDeps): Promise<void> {
-  const guards = authGuards({ db: services.store.db, sessions: services.sessions, keyring: services.keyring });
+  const guards = authGuards({
+    db: services.store.db,
+    sessions: services.sessions,
+    keyring: services.keyring,
+    twoFactor: services.twoFactor,
+  });
   const resources = restResources(services);
   app.decorateRequest('auth', null);
   app.addHook('onRequest', ipRateLimit(services.cluster.counters, 'api', rateLimit));
@@ -115,6 +120,9 @@ export async function restPlugin(app: FastifyInstance, { services, rateLimit }: 
     async (request) => {
       const resource = await resolve(request.params.resource, request);
       if (!resource.update) throw unsupported(request.params.resource);
+      if (await resource.sensitiveUpdate?.(request.params.id, request.body, signedIn(request).user)) {
+        await guards.stepUp(request);
+      }
       return resource.update(request.params.id, request.body, signedIn(request).user);
     },
   );
@@ -125,6 +133,7 @@ export async function restPlugin(app: FastifyInstance, { services, rateLimit }: 
     async (request) => {
       const resource = await resolve(request.params.resource, request);
       if (!resource.delete) throw unsupported(request.params.resource);
+      if (resource.sensitiveDelete) await guards.stepUp(request);
       return resource.delete(request.params.id, signedIn(request).user);
     },
   );

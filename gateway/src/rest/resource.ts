@@ -20,6 +20,10 @@ export interface RestResource {
   update?(id: number, data: Record<string, unknown>, actor: UserRow): Promise<{ id: number }>;
   /** Answers the record as it was before deletion (react-admin shows it in the undo notice). */
   delete?(id: number, actor: UserRow): Promise<{ id: number }>;
+  /** Deleting needs a recent step-up verification from a user with two-factor sign-in. */
+  sensitiveDelete?: boolean;
+  /** Whether this update needs a recent step-up verification (e.g. it changes another user's quota). */
+  sensitiveUpdate?(id: number, data: Record<string, unknown>, actor: UserRow): Promise<boolean>;
 }
 
 /** The `id` filter of getMany: a list of ids (or one id); what cannot be an id (past int4) matches nothing. */

@@ -29,6 +29,9 @@ export interface Database {
   checkins: CheckinsTable;
   vendors: VendorsTable;
   models: ModelsTable;
+  two_factor: TwoFactorTable;
+  two_factor_backup_codes: TwoFactorBackupCodesTable;
+  two_factor_challenges: TwoFactorChallengesTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -96,6 +99,8 @@ export interface SessionsTable {
   ip: Defaulted<string>;
   user_agent: Defaulted<string>;
   revoked_at: Defaulted<number | null>;
+  /** Until when this session passed a step-up verification (two-factor code); 0 when never. */
+  verified_until: Defaulted<number>;
 }
 
 export interface TokensTable extends Managed {
@@ -428,4 +433,36 @@ export interface ModelsTable {
   name_rule: Defaulted<number>;
   created_time: number;
   updated_time: number;
+}
+
+/** A user's TOTP factor; `enabled` false while a setup waits for its first code. */
+export interface TwoFactorTable {
+  user_id: number;
+  /** The base32 secret, encrypted by the keyring. */
+  secret: string;
+  enabled: Defaulted<boolean>;
+  /** The last TOTP time step accepted: a code of this step or an earlier one is refused (no replay). */
+  last_step: Defaulted<number>;
+  failed_attempts: Defaulted<number>;
+  /** Unix seconds until which codes are refused after too many wrong ones; 0 when not locked. */
+  locked_until: Defaulted<number>;
+  /** Step-up verification of callers signed in with an access token (they have no session). */
+  token_verified_until: Defaulted<number>;
+  created_at: number;
+}
+
+export interface TwoFactorBackupCodesTable {
+  user_id: number;
+  /** HMAC of the normalized code (keyring); the code itself is shown once and never stored. */
+  code_hash: string;
+  used_at: Defaulted<number | null>;
+}
+
+/** A sign-in that passed the password and waits for the second factor: not a session. */
+export interface TwoFactorChallengesTable {
+  /** SHA-256 of the flow token the client holds. */
+  id_hash: string;
+  user_id: number;
+  expires_at: number;
+  attempts: Defaulted<number>;
 }

@@ -2,11 +2,11 @@ import Forum from '@mui/icons-material/Forum';
 import GitHub from '@mui/icons-material/GitHub';
 import Key from '@mui/icons-material/Key';
 import QrCode2 from '@mui/icons-material/QrCode2';
-import { Alert, Box, Button, Card, CardContent, Divider, Link, Stack, Typography } from '@mui/material';
+import { Alert, Box, Button, Card, CardContent, Divider, Link, Stack, TextField, Typography } from '@mui/material';
 import { useState } from 'react';
 import { Form, PasswordInput, TextInput, useLogin, useNotify, useTranslate } from 'react-admin';
 import { Link as RouterLink, useSearchParams } from 'react-router';
-import type { LoginParams } from '../../providers/authProvider.ts';
+import { type LoginParams, SecondFactorNeeded } from '../../providers/authProvider.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import type { SessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
@@ -41,14 +41,21 @@ export function LoginPage() {
   const [wechatOpen, setWechatOpen] = useState(false);
   /** The validation message of the last submit (spec doc 1 §5), shown in the form. */
   const [problem, setProblem] = useState<string>();
+  /** The password passed for a user with two-factor sign-in: the form asks for the code next. */
+  const [secondStep, setSecondStep] = useState(params.get('two_factor') === '1');
+  const [code, setCode] = useState('');
   const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
   const providers = enabledProviders(status);
   const anyProvider = Object.values(providers).some(Boolean);
 
   /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
-  const signInAs = async (envelope: { message: string; data?: SessionUser }) => {
+  const signInAs = async (envelope: { message: string; data?: SessionUser | { require_2fa: true } }) => {
     if (!envelope.data) throw new Error(envelope.message);
+    if ('require_2fa' in envelope.data) {
+      setSecondStep(true);
+      return;
+    }
     await login({ user: envelope.data } satisfies LoginParams);
     notify(envelope.message || 'login.success', { type: 'success' });
   };
@@ -72,8 +79,33 @@ export function LoginPage() {
       } satisfies LoginParams)) as { message?: string } | undefined;
       notify(result?.message || 'login.success', { type: 'success' });
     } catch (error) {
+      if (error instanceof SecondFactorNeeded) {
+        setSecondStep(true);
+        return;
+      }
       notify(errorMessage(error), { type: 'error' });
       if (turnstile.enabled) turnstile.reset();
+    } finally {
+      setSubmitting(false);
+    }
+  };
+
+  /** The second step: a code of the authenticator app, or a backup code (the pending sign-in is in a cookie). */
+  const submitCode = async () => {
+    if (code.trim() === '') {
+      setProblem('login.two_factor.required');
+      return;
+    }
+    setProblem(undefined);
+    setSubmitting(true);
+    try {
+      const envelope = await api.request<SessionUser>('POST', '/api/user/login/2fa', {
+        body: { code: code.trim() },
+        expireOn401: false,
+      });
+      await signInAs(envelope);
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
     } finally {
       setSubmitting(false);
     }
@@ -85,13 +117,16 @@ export function LoginPage() {
 
   const telegram = (fields: TelegramFields) => {
     api
-      .request<SessionUser>('GET', '/api/oauth/telegram/login', { query: telegramQuery(fields), expireOn401: false })
+      .request<SessionUser | { require_2fa: true }>('GET', '/api/oauth/telegram/login', {
+        query: telegramQuery(fields),
+        expireOn401: false,
+      })
       .then(signInAs)
       .catch((error) => notify(errorMessage(error), { type: 'error' }));
   };
 
   const wechat = async (code: string) => {
-    const envelope = await api.request<SessionUser>('GET', '/api/oauth/wechat', {
+    const envelope = await api.request<SessionUser | { require_2fa: true }>('GET', '/api/oauth/wechat', {
       query: { code },
       expireOn401: false,
     });
@@ -111,19 +146,61 @@ export function LoginPage() {
               {translate('login.expired')}
             </Alert>
           )}
-          <Form onSubmit={(values: object) => submit(values as LoginValues)}>
-            <TextInput source="username" label="login.username" autoComplete="username" fullWidth />
-            <PasswordInput source="password" label="login.password" autoComplete="current-password" fullWidth />
-            {turnstile.widget}
-            {problem && (
-              <Alert severity="error" sx={{ my: 1 }} data-testid="form-problem">
-                {translate(problem)}
-              </Alert>
-            )}
-            <Button type="submit" variant="contained" fullWidth disabled={submitting} sx={{ mt: 1 }}>
-              {translate('login.submit')}
-            </Button>
-          </Form>
+          {secondStep ? (
+            <Box
+              component="form"
+              data-testid="login-two-factor"
+              onSubmit={(event) => {
+                event.preventDefault();
+                void submitCode();
+              }}
+            >
+              <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+                {translate('login.two_factor.hint')}
+              </Typography>
+              <TextField
+                name="two_factor_code"
+                label={translate('login.two_factor.code')}
+                value={code}
+                onChange={(event) => setCode(event.target.value)}
+                autoComplete="one-time-code"
+                autoFocus
+                fullWidth
+              />
+              {problem && (
+                <Alert severity="error" sx={{ my: 1 }} data-testid="form-problem">
+                  {translate(problem)}
+                </Alert>
+              )}
+              <Button type="submit" variant="contained" fullWidth disabled={submitting} sx={{ mt: 1 }}>
+                {translate('login.two_factor.submit')}
+              </Button>
+              <Button
+                fullWidth
+                sx={{ mt: 1 }}
+                onClick={() => {
+                  setSecondStep(false);
+                  setCode('');
+                }}
+              >
+                {translate('login.two_factor.back')}
+              </Button>
+            </Box>
+          ) : (
+            <Form onSubmit={(values: object) => submit(values as LoginValues)}>
+              <TextInput source="username" label="login.username" autoComplete="username" fullWidth />
+              <PasswordInput source="password" label="login.password" autoComplete="current-password" fullWidth />
+              {turnstile.widget}
+              {problem && (
+                <Alert severity="error" sx={{ my: 1 }} data-testid="form-problem">
+                  {translate(problem)}
+                </Alert>
+              )}
+              <Button type="submit" variant="contained" fullWidth disabled={submitting} sx={{ mt: 1 }}>
+                {translate('login.submit')}
+              </Button>
+            </Form>
+          )}
           <Stack direction="row" sx={{ justifyContent: 'space-between', mt: 2 }}>
             <Link component={RouterLink} to="/reset" variant="body2" data-testid="login-reset-link">
               {translate('login.forgot')}

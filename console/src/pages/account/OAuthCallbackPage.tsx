@@ -2,7 +2,7 @@ import { Alert, Box, Card, CardContent, CircularProgress, Typography } from '@mu
 import { useEffect, useRef, useState } from 'react';
 import { useLogin, useNotify, useTranslate } from 'react-admin';
 import { useNavigate, useSearchParams } from 'react-router';
-import type { LoginParams } from '../../providers/authProvider.ts';
+import { type LoginParams, SECOND_STEP_PATH } from '../../providers/authProvider.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { getStoredUser, type SessionUser } from '../../providers/session.ts';
 import type { RedirectProvider } from './parts/oauth.tsx';
@@ -46,7 +46,10 @@ export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) 
       return;
     }
     api
-      .request<SessionUser>('GET', `/api/oauth/${provider}`, { query: { code, state }, expireOn401: false })
+      .request<SessionUser | { require_2fa: true }>('GET', `/api/oauth/${provider}`, {
+        query: { code, state },
+        expireOn401: false,
+      })
       .then(async (envelope) => {
         if (envelope.message === 'bind') {
           notify('oauth.bind_success', { type: 'success' });
@@ -54,6 +57,11 @@ export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) 
           return;
         }
         if (!envelope.data) throw new Error(envelope.message);
+        // Two-factor sign-in: the login page asks for the code (the pending sign-in is in a cookie).
+        if ('require_2fa' in envelope.data) {
+          navigate(SECOND_STEP_PATH, { replace: true });
+          return;
+        }
         await login({ user: envelope.data } satisfies LoginParams);
         notify(envelope.message || 'login.success', { type: 'success' });
       })

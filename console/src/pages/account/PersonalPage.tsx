@@ -13,6 +13,7 @@ import { NotificationCard } from './personal/NotificationCard.tsx';
 import { SecurityCard } from './personal/SecurityCard.tsx';
 import { SessionsCard } from './personal/SessionsCard.tsx';
 import { roleLabel, type SelfUser, useSelf } from './personal/self.ts';
+import { TwoFactorCard } from './personal/TwoFactorCard.tsx';
 
 /** Model chips shown before "show all" (spec doc 1 §9). */
 export const MODELS_SHOWN = 10;
@@ -45,6 +46,7 @@ export function PersonalPage() {
           <BindingsCard user={user} reload={reload} />
           <SecurityCard user={user} reload={reload} copy={copy} />
           <SessionsCard />
+          <TwoFactorCard />
         </Stack>
       </Box>
       <NotificationCard user={user} reload={reload} />

@@ -339,6 +339,9 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
       sw('TelegramOAuthEnabled', 'settings.fields.telegram_oauth'),
       sw('WeChatAuthEnabled', 'settings.fields.wechat_auth'),
       sw('TurnstileCheckEnabled', 'settings.fields.turnstile'),
+      sw('TwoFactorRequiredForAdmins', 'settings.fields.two_factor_admins', {
+        help: 'settings.help.two_factor_admins',
+      }),
     ],
   },
   {

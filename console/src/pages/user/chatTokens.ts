@@ -1,3 +1,4 @@
+import { withStepUp } from '../../layout/StepUpDialog.tsx';
 import { api } from '../../providers/http.ts';
 import type { SiteStatus } from '../../status/status.ts';
 import { type KeyedToken, TOKEN_ENABLED } from './chatLink.ts';
@@ -13,14 +14,14 @@ export async function enabledTokens(): Promise<KeyedToken[]> {
   return (page?.items ?? []).filter((token) => token.status === TOKEN_ENABLED && token.key);
 }
 
-/** One token's full key (lists answer keys masked), without `sk-`. */
+/** One token's full key (lists answer keys masked), without `sk-`; a two-factor user verifies first. */
 export async function revealKey(id: number): Promise<string> {
-  const answer = await api.post<{ key: string }>(`/api/token/${id}/key`);
+  const answer = await withStepUp(() => api.post<{ key: string }>(`/api/token/${id}/key`));
   return answer?.key ?? '';
 }
 
 /** Several tokens' full keys by id, without `sk-`. */
 export async function revealKeys(ids: number[]): Promise<Record<number, string>> {
-  const answer = await api.post<{ keys: Record<number, string> }>('/api/token/batch/keys', { ids });
+  const answer = await withStepUp(() => api.post<{ keys: Record<number, string> }>('/api/token/batch/keys', { ids }));
   return answer?.keys ?? {};
 }

@@ -47,6 +47,7 @@ import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react
 import { Title, useLocaleState, useNotify, useTranslate } from 'react-admin';
 import { useNavigate, useParams } from 'react-router';
 import { formatQuota } from '../../format/quota.ts';
+import { withStepUp } from '../../layout/StepUpDialog.tsx';
 import { api, errorMessage } from '../../providers/http.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import { AdminOnly, formatTime, PAGE_SX, readLocal, useConfirm, writeLocal } from '../admin-shared.tsx';
@@ -207,7 +208,8 @@ function ChannelsPage({ drawer }: { drawer?: 'new' | number }) {
   /** Runs a call and shows the server's message (or a fallback key); reloads after success. */
   const act = async (call: () => Promise<{ message: string; data?: unknown }>, fallback: string, failure?: string) => {
     try {
-      const envelope = await call();
+      // Deleting channels asks a two-factor administrator for a code first.
+      const envelope = await withStepUp(call);
       notify(envelope.message || fallback, { type: 'success', messageArgs: { count: envelope.data } });
       await load();
       return true;

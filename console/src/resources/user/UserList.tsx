@@ -35,6 +35,7 @@ import {
 } from 'react-admin';
 import { useNavigate, useParams } from 'react-router';
 import { formatQuota } from '../../format/quota.ts';
+import { withStepUp } from '../../layout/StepUpDialog.tsx';
 import { api, errorMessage } from '../../providers/http.ts';
 import { getStoredUser, storeUser, useSessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
@@ -177,6 +178,23 @@ function UserGrid() {
       },
     });
 
+  /** An administrator removes a lower-ranked user's second factor (lost phone, no backup codes). */
+  const resetTwoFactor = (user: ManagedUser) =>
+    ask({
+      title: 'user_admin.confirm.reset_2fa_title',
+      content: 'user_admin.confirm.reset_2fa',
+      danger: true,
+      values: { name: user.username },
+      onConfirm: async () => {
+        try {
+          const envelope = await api.request('DELETE', `/api/user/${user.id}/2fa`);
+          notify(envelope.message || 'user_admin.messages.done', { type: 'success' });
+        } catch (error) {
+          notify(errorMessage(error), { type: 'error' });
+        }
+      },
+    });
+
   return (
     <>
       <Datagrid bulkActionButtons={false} rowClick={false}>
@@ -263,6 +281,11 @@ function UserGrid() {
                   {translate(ACTION_LABEL[action])}
                 </Button>
               ))}
+              {(viewer?.role ?? 0) > user.role && (
+                <Button size="small" data-testid="user-reset-2fa" onClick={() => resetTwoFactor(user)}>
+                  {translate('user_admin.actions.reset_2fa')}
+                </Button>
+              )}
             </Stack>
           )}
         />
@@ -510,7 +533,10 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
             rate_limits: limitsOf(rateRows),
             ...(values.password ? { password: values.password } : {}),
           };
-      const envelope = await api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body });
+      // Changing another user's quota asks a two-factor administrator for a code first.
+      const envelope = await withStepUp(() =>
+        api.request<ManagedUser>('PUT', self ? '/api/user/self' : '/api/user/', { body }),
+      );
       notify(envelope.message || 'user_admin.messages.updated', { type: 'success' });
       const stored = getStoredUser();
       if (self && envelope.data && stored) storeUser({ ...stored, ...envelope.data });

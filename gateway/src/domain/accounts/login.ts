@@ -34,10 +34,14 @@ export class LoginService {
     this.#sessions = deps.sessions;
   }
 
-  async login(
-    input: { username?: string | undefined; password?: string | undefined },
-    client: Client,
-  ): Promise<SignedIn> {
+  /**
+   * The password sign-in's first factor: who the username and password prove to be. It opens no session:
+   * the route does (startSession), or asks for the second factor first (two-factor sign-in).
+   */
+  async checkPassword(input: {
+    username?: string | undefined;
+    password?: string | undefined;
+  }): Promise<Omit<SignedIn, 'sessionId'>> {
     if (!this.#options.getBoolean('PasswordLoginEnabled')) throw new AppError(ACCOUNT_ERRORS.PASSWORD_LOGIN_DISABLED);
     const login = input.username?.trim() ?? '';
     const password = input.password ?? '';
@@ -47,10 +51,7 @@ export class LoginService {
     if (!user || !(await verifyPassword(password, user.password)) || user.status !== USER_STATUS.enabled) {
       throw new AppError(ACCOUNT_ERRORS.LOGIN_FAILED);
     }
-    return {
-      ...(await this.startSession(user, client)),
-      usesDefaultPassword: user.role >= ROLE.root && WELL_KNOWN_DEFAULT_PASSWORDS.includes(password),
-    };
+    return { user, usesDefaultPassword: user.role >= ROLE.root && WELL_KNOWN_DEFAULT_PASSWORDS.includes(password) };
   }
 
   /** Opens a session for a user who proved who they are (password or a third-party account). */

@@ -72,6 +72,7 @@ export class SessionService {
       ip: client.ip,
       user_agent: client.userAgent.slice(0, 256),
       revoked_at: null,
+      verified_until: 0,
     });
     return sessionId;
   }

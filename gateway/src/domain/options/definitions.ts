@@ -173,6 +173,8 @@ export const OPTION_DEFINITIONS = [
   bool('EmailVerificationEnabled', false),
   bool('EmailDomainRestrictionEnabled', false),
   bool('EmailAliasRestrictionEnabled', false),
+  /** Tollgate's own: administrators reach no admin route until they enable two-factor sign-in. */
+  bool('TwoFactorRequiredForAdmins', false),
   text(
     'EmailDomainWhitelist',
     'gmail.com,163.com,126.com,qq.com,outlook.com,hotmail.com,icloud.com,yahoo.com,foxmail.com',

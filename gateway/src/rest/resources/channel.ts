@@ -33,6 +33,7 @@ export function channelResource(channels: ChannelService): RestResource {
       const { channel } = await channels.update({ ...typed<ChannelUpdateInput>(data, channelFields), id });
       return channel;
     },
+    sensitiveDelete: true,
     async delete(id) {
       const before = await channels.get(id);
       await channels.delete(id);

@@ -62,6 +62,10 @@ export function userResource(admin: UserAdminService, keyring: Keyring): RestRes
       });
       return view(user);
     },
+    async sensitiveUpdate(id, data, actor) {
+      const quota = field(data, 'quota', 'number');
+      return quota !== undefined && quota !== (await admin.get(actor, id)).quota;
+    },
     async delete(id, actor) {
       const before = await admin.get(actor, id);
       await admin.manage(actor, id, 'delete');
