@@ -41,6 +41,9 @@ const TABLES = [
   'tasks',
   'tokens',
   'top_ups',
+  'two_factor',
+  'two_factor_backup_codes',
+  'two_factor_challenges',
   'users',
   'vendors',
 ];
