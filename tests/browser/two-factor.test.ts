@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpAt } from '../../gateway/src/domain/accounts/two-factor/totp.ts';
@@ -28,6 +29,20 @@ afterAll(async () => {
 const byTestId = (page: Page, id: string) => page.locator(`[data-testid="${id}"]`);
 /** The authenticator's code `steps` steps from now: each use must be of a later step than the last. */
 const codeOf = (secret: string, steps: number) => totpAt(secret, Date.now() / 1000 + steps * 30);
+
+// jsqr is CommonJS with its function on `default`.
+const jsQR = (createRequire(import.meta.url)('jsqr') as { default: typeof import('jsqr').default }).default;
+
+/** Reads the setup QR code off its canvas, as a phone's camera would. */
+async function scannedQrCode(page: Page): Promise<string | undefined> {
+  await byTestId(page, 'two-factor-qr').waitFor();
+  const image = (await page.evaluate(`(() => {
+    const canvas = document.querySelector('[data-testid="two-factor-qr"]');
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    return { width: pixels.width, height: pixels.height, data: Array.from(pixels.data) };
+  })()`)) as { width: number; height: number; data: number[] };
+  return jsQR(Uint8ClampedArray.from(image.data), image.width, image.height)?.data;
+}
 
 async function passwordStep(page: Page, username: string, password: string) {
   await page.goto('/login');
@@ -61,7 +76,10 @@ describe('two-factor sign-in in the console', () => {
     await byTestId(page, 'two-factor-setup').click();
     const secret = await byTestId(page, 'two-factor-secret').inputValue();
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
-    expect(await byTestId(page, 'two-factor-link').getAttribute('href')).toContain(`secret=${secret}`);
+    const link = await byTestId(page, 'two-factor-link').getAttribute('href');
+    expect(link).toContain(`secret=${secret}`);
+    // The QR code an authenticator app scans holds that same link.
+    expect(await scannedQrCode(page)).toBe(link);
     const backupCodes = ((await byTestId(page, 'two-factor-backup-codes').locator('pre').textContent()) ?? '')
       .split('\n')
       .filter(Boolean);

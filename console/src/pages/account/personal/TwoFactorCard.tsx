@@ -1,4 +1,5 @@
 import { Alert, Box, Button, Card, CardContent, Link, Stack, TextField, Typography } from '@mui/material';
+import { QRCodeCanvas } from 'qrcode.react';
 import { useCallback, useEffect, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { api, errorMessage } from '../../../providers/http.ts';
@@ -16,8 +17,8 @@ interface Setup {
 }
 
 /**
- * Two-factor sign-in (issue 19): set up (the secret and its otpauth link for an authenticator app, and
- * the backup codes, shown once), enable with a code, make new backup codes, disable.
+ * Two-factor sign-in (issue 19): set up (the otpauth link as a QR code to scan, the secret and the link for
+ * typing or tapping it in an authenticator app, and the backup codes, shown once), enable with a code, make new backup codes, disable.
  */
 export function TwoFactorCard() {
   const translate = useTranslate();
@@ -118,6 +119,13 @@ export function TwoFactorCard() {
         {status && !status.enabled && setup && (
           <Stack spacing={1}>
             <Alert severity="info">{translate('personal.two_factor.scan')}</Alert>
+            <QRCodeCanvas
+              value={setup.qr_code_data}
+              size={192}
+              marginSize={4}
+              title={translate('personal.two_factor.link')}
+              data-testid="two-factor-qr"
+            />
             <TextField
               size="small"
               label={translate('personal.two_factor.secret')}
