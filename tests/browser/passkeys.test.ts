@@ -13,7 +13,8 @@ import {
 
 // Passkeys in a real browser against a real gateway (issue 19): Chromium's virtual authenticator (DevTools
 // protocol) holds the passkey. A user registers it on the personal page, signs out, signs in with it (no
-// password typed); an administrator resets it in the user list, and it no longer signs in.
+// password typed), verifies with it before copying a key; an administrator resets it in the user list, and it
+// no longer signs in.
 
 const PASSWORD = 'dora-password-1';
 let server: ConsoleGateway;
@@ -81,6 +82,26 @@ describe('passkeys in the console', () => {
     expect(JSON.parse((await localItem(page, 'user')) ?? '{}')).toMatchObject({ username: 'dora' });
     await page.goto('/personal');
     await expect.poll(() => byTestId(page, 'passkey-state').textContent()).toMatch(/上次使用/);
+
+    // Copying a key needs a fresh verification: the console offers the passkey (the user has no code).
+    const key = (await page.evaluate(`(async () => {
+      const user = JSON.parse(localStorage.getItem('user'));
+      const response = await fetch('/api/token/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'new-api-user': String(user.id) },
+        body: JSON.stringify({ name: 'passkey-key' }),
+      });
+      return (await response.json()).data.key;
+    })()`)) as string;
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseURL });
+    await page.goto('/token');
+    await byTestId(page, 'token-copy-key').first().click();
+    const prompt = byTestId(page, 'step-up-dialog');
+    await prompt.locator('[data-testid="step-up-passkey"]').waitFor();
+    expect(await prompt.locator('input[name="step_up_code"]').count()).toBe(0);
+    await screenshot(page, 'passkey-step-up');
+    await prompt.locator('[data-testid="step-up-passkey"]').click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`sk-${key}`);
 
     // The administrator resets it in the user list.
     await signOut(page);
