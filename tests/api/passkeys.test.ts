@@ -8,7 +8,7 @@ import { SoftwareAuthenticator } from '../support/software-authenticator.ts';
 let gateway: Gateway;
 let drop: () => Promise<void>;
 let root: DashboardClient;
-const { client, user } = clientsFrom(() => gateway.url, '10.19.2');
+const { client, user } = clientsFrom(() => gateway.url, '10.19.22');
 const db = () => gateway.store.db;
 
 const setOption = async (key: string, value: string) =>
