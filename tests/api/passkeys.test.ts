@@ -121,6 +121,18 @@ describe('registering', () => {
     expect(await stored(other.userId!)).toBeUndefined();
   });
 
+  it("refuses a passkey that is another user's", async () => {
+    const { c: owner, authenticator } = await withPasskey('pk-owner');
+    const other = await user('pk-borrower');
+    const publicKey = (await other.post('/api/user/passkey/register/begin')).body.data.options.publicKey;
+    const borrowed = authenticator.create(publicKey, { credentialId: authenticator.credentialId() });
+    expect(refusalOf(await other.post('/api/user/passkey/register/finish', borrowed))).toMatchObject({
+      code: 'passkey_in_use',
+    });
+    expect(await stored(other.userId!)).toBeUndefined();
+    expect((await stored(owner.userId!))?.credential_id).toBe(authenticator.credentialId());
+  });
+
   it('requires user verification when the option says so', async () => {
     const c = await user('pk-uv');
     await setOption('passkey.user_verification', 'required');
@@ -244,10 +256,21 @@ describe('removing', () => {
     expect(refusalOf(await root.delete('/api/user/999999/reset_passkey'))).toMatchObject({ code: 'USER_NOT_FOUND' });
   });
 
-  it('removes the passkey of a deleted account', async () => {
+  it('removes the passkey of an account deleted by its owner or an administrator', async () => {
     const { c } = await withPasskey('pk-gone');
     expect((await c.delete('/api/user/self')).body).toMatchObject({ success: true });
     expect(await stored(c.userId!)).toBeUndefined();
+    const { c: managed } = await withPasskey('pk-managed');
+    expect((await root.post('/api/user/manage', { id: managed.userId, action: 'delete' })).body).toMatchObject({
+      success: true,
+    });
+    expect(await stored(managed.userId!)).toBeUndefined();
+    const { c: removed, authenticator } = await withPasskey('pk-removed');
+    expect((await root.delete(`/api/user/${removed.userId}`)).body).toMatchObject({ success: true });
+    expect(await stored(removed.userId!)).toBeUndefined();
+    expect(refusalOf((await passkeySignIn(authenticator)).answer)).toMatchObject({
+      code: 'passkey_unknown_credential',
+    });
   });
 });
 

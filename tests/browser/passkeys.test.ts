@@ -27,9 +27,6 @@ beforeAll(async () => {
   server = await startConsoleGateway();
   baseURL = server.url.replace('127.0.0.1', 'localhost');
   root = await setupRoot(baseURL, 'root-password-1');
-  expect((await root.put('/api/option/', { key: 'passkey.enabled', value: 'true' })).body).toMatchObject({
-    success: true,
-  });
   browser = await launchBrowser();
 });
 
@@ -47,6 +44,22 @@ async function signOut(page: Page) {
 }
 
 describe('passkeys in the console', () => {
+  it('an administrator switches passkey sign-in on in the system settings', async () => {
+    const { page, errors } = await openPage(browser, baseURL);
+    await page.goto('/login');
+    expect(await byTestId(page, 'login-passkey').count()).toBe(0);
+    await signInThroughUi(page, { username: 'root', password: 'root-password-1' });
+    await page.goto('/setting?tab=system');
+    const section = page.locator('[data-section="passkey"]');
+    await section.locator('[data-option="passkey.enabled"]').check();
+    await section.getByText('优先').first().waitFor();
+    await screenshot(page, 'passkey-settings');
+    await byTestId(page, 'save-passkey').click();
+    await page.getByText('保存成功').first().waitFor();
+    expect((await root.get('/api/status')).body.data.passkey_login).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
   it('registers a passkey, signs in with it alone, and no longer after an administrator resets it', async () => {
     const signUp = await new DashboardClient(baseURL).post('/api/user/register', {
       username: 'dora',

@@ -60,7 +60,7 @@ export interface CeremonyTwist {
   counter?: number;
   /** Whether the user was verified (default: true). */
   userVerified?: boolean;
-  /** Sign with this credential (by id) rather than the one the options allow. */
+  /** Sign with this credential (by id) rather than the one the options allow; at creation, register it again. */
   credentialId?: string;
 }
 
@@ -76,36 +76,19 @@ export class SoftwareAuthenticator {
 
   /** Answers navigator.credentials.create({publicKey}) with the options' JSON (`data.options.publicKey`). */
   create(options: PublicKeyOptions, twist: CeremonyTwist = {}) {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const jwk = publicKey.export({ format: 'jwk' });
-    const coseKey = cbor(
-      new Map<number, Cbor>([
-        [1, 2], // kty: EC2
-        [3, -7], // alg: ES256
-        [-1, 1], // crv: P-256
-        [-2, Buffer.from(jwk.x as string, 'base64url')],
-        [-3, Buffer.from(jwk.y as string, 'base64url')],
-      ]),
-    );
-    const rpId = twist.rpId ?? options.rp?.id ?? this.rpId;
-    const held: Held = {
-      id: randomBytes(16),
-      privateKey,
-      coseKey,
-      rpId,
-      userHandle: options.user?.id ?? '',
-      counter: 0,
-    };
+    const again = this.#held.find((h) => b64url(h.id) === twist.credentialId);
+    if (twist.credentialId !== undefined && !again) throw new Error('the authenticator holds no such passkey');
+    const held = again ?? this.#newPasskey(options, twist);
     const idLength = Buffer.alloc(2);
     idLength.writeUInt16BE(held.id.length);
     const authData = Buffer.concat([
-      sha256(rpId),
+      sha256(held.rpId),
       Buffer.from([FLAG_UP | FLAG_AT | (twist.userVerified === false ? 0 : FLAG_UV)]),
       Buffer.alloc(4),
       Buffer.alloc(16), // AAGUID: none
       idLength,
       held.id,
-      coseKey,
+      held.coseKey,
     ]);
     const attestationObject = cbor(
       new Map<string, Cbor>([
@@ -114,7 +97,6 @@ export class SoftwareAuthenticator {
         ['authData', authData],
       ]),
     );
-    this.#held.push(held);
     return {
       id: b64url(held.id),
       rawId: b64url(held.id),
@@ -127,6 +109,30 @@ export class SoftwareAuthenticator {
         transports: ['internal'],
       },
     };
+  }
+
+  #newPasskey(options: PublicKeyOptions, twist: CeremonyTwist): Held {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = publicKey.export({ format: 'jwk' });
+    const coseKey = cbor(
+      new Map<number, Cbor>([
+        [1, 2], // kty: EC2
+        [3, -7], // alg: ES256
+        [-1, 1], // crv: P-256
+        [-2, Buffer.from(jwk.x as string, 'base64url')],
+        [-3, Buffer.from(jwk.y as string, 'base64url')],
+      ]),
+    );
+    const held: Held = {
+      id: randomBytes(16),
+      privateKey,
+      coseKey,
+      rpId: twist.rpId ?? options.rp?.id ?? this.rpId,
+      userHandle: options.user?.id ?? '',
+      counter: 0,
+    };
+    this.#held.push(held);
+    return held;
   }
 
   /** Answers navigator.credentials.get({publicKey}); with no allowed list, the first passkey held (discoverable). */
