@@ -51,6 +51,7 @@ export interface Services {
   self: SelfService;
   /** TOTP two-factor sign-in, step-up verification and the admin rule (domain/accounts/two-factor). */
   twoFactor: TwoFactorService;
+  /** Passkeys: WebAuthn registration, sign-in and step-up (domain/accounts/passkeys). */
   passkeys: PasskeyService;
   turnstile: Turnstile;
   mailer: Mailer;

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { HttpError, useTranslate } from 'react-admin';
 import { ApiError, api } from '../providers/http.ts';
 import { passkeyStatus, verifyWithPasskey } from '../providers/passkey.ts';
+import { useStatus } from '../status/StatusContext.tsx';
 
 /** How the user chose to verify: a two-factor code, or their passkey. */
 type Choice = { method: '2fa'; code: string } | { method: 'passkey' };
@@ -37,11 +38,14 @@ function needsVerification(error: unknown): boolean {
   return (body?.code ?? body?.error?.code) === 'verification_required';
 }
 
-/** The methods the user can verify with, as new-api's front end finds them (2FA status, passkey status). */
-async function methods(): Promise<{ code: boolean; passkey: boolean }> {
+/**
+ * The methods the user can verify with, as new-api's front end finds them (2FA status, passkey status);
+ * a passkey only while the site offers passkeys.
+ */
+async function methods(passkeysOn: boolean): Promise<{ code: boolean; passkey: boolean }> {
   const [twoFactor, passkey] = await Promise.all([
     api.get<{ enabled: boolean }>('/api/user/2fa/status').catch(() => ({ enabled: false })),
-    passkeyStatus().catch(() => ({ enabled: false })),
+    passkeysOn ? passkeyStatus().catch(() => ({ enabled: false })) : { enabled: false },
   ]);
   // Without either known, the code prompt stays (the gateway then says what is missing).
   return { code: twoFactor.enabled || !passkey.enabled, passkey: passkey.enabled };
@@ -50,6 +54,7 @@ async function methods(): Promise<{ code: boolean; passkey: boolean }> {
 /** The prompt of `withStepUp`, mounted once in the layout. */
 export function StepUpDialog() {
   const translate = useTranslate();
+  const passkeysOn = useStatus().status.passkey_login;
   const [pending, setPending] = useState<Answer>();
   const [code, setCode] = useState('');
   const [offered, setOffered] = useState({ code: true, passkey: false });
@@ -59,12 +64,12 @@ export function StepUpDialog() {
       setCode('');
       setOffered({ code: true, passkey: false });
       setPending(() => answer);
-      void methods().then(setOffered);
+      void methods(passkeysOn).then(setOffered);
     };
     return () => {
       ask = undefined;
     };
-  }, []);
+  }, [passkeysOn]);
 
   const close = (choice: Choice | undefined) => {
     pending?.(choice);

@@ -202,7 +202,7 @@ export class TwoFactorService {
     return until > now() ? { verified: true, expires_at: until } : { verified: false };
   }
 
-  /** Refuses a sensitive action of a user with two-factor sign-in who has not verified recently. */
+  /** Refuses a sensitive action of a user with a second factor (code or passkey) who has not verified recently. */
   async requireRecentVerification(actor: Actor): Promise<void> {
     if (!(await this.#canStepUp(actor))) return;
     if ((await this.#verifiedUntil(actor)) <= now()) throw new AppError(TWO_FACTOR_ERRORS.verification_required);
