@@ -5,6 +5,7 @@ import { EmailService } from './domain/accounts/email.ts';
 import { LoginService } from './domain/accounts/login.ts';
 import { type Mailer, SmtpMailer } from './domain/accounts/mailer.ts';
 import { OAuthService } from './domain/accounts/oauth/service.ts';
+import { PasskeyService } from './domain/accounts/passkeys/service.ts';
 import { RegistrationService } from './domain/accounts/registration.ts';
 import { SelfService } from './domain/accounts/self.ts';
 import { SessionService } from './domain/accounts/sessions.ts';
@@ -50,6 +51,8 @@ export interface Services {
   self: SelfService;
   /** TOTP two-factor sign-in, step-up verification and the admin rule (domain/accounts/two-factor). */
   twoFactor: TwoFactorService;
+  /** Passkeys: WebAuthn registration, sign-in and step-up (domain/accounts/passkeys). */
+  passkeys: PasskeyService;
   turnstile: Turnstile;
   mailer: Mailer;
   email: EmailService;
@@ -107,6 +110,7 @@ export function createServices(
   const login = new LoginService({ db, options, sessions });
   const logs = new LogService({ db, options });
   const outbound = new OutboundGuard({ settings: () => fetchSettings(options) });
+  const passkeys = new PasskeyService({ db, options, kv: cluster.kv });
   return {
     ...deps,
     setup,
@@ -117,7 +121,8 @@ export function createServices(
     login,
     userAdmin: new UserAdminService({ db, sessions, registration, bus: cluster.bus }),
     self: new SelfService({ db, options, sessions, keyring, outbound, bus: cluster.bus }),
-    twoFactor: new TwoFactorService({ db, keyring, options }),
+    twoFactor: new TwoFactorService({ db, keyring, options, passkeys }),
+    passkeys,
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
     mailer,
     email: new EmailService({ db, options, verification, mailer, sessions }),

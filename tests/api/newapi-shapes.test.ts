@@ -208,7 +208,7 @@ describe('GET /api/status (web/src/hooks/common/useHeaderBar.js, useSidebar.js J
   });
 
   it('answers the features Tollgate does not serve as off, and has no options for them', async () => {
-    for (const key of ['discord.enabled', 'passkey.enabled', 'StripeApiSecret']) {
+    for (const key of ['discord.enabled', 'StripeApiSecret']) {
       const answer = await root.put('/api/option/', { key, value: key === 'StripeApiSecret' ? 'sk_test' : 'true' });
       expect(answer.status, key).toBe(200);
       expect(answer.body, key).toMatchObject({ success: false, code: 'OPTION_UNKNOWN' });
@@ -216,7 +216,6 @@ describe('GET /api/status (web/src/hooks/common/useHeaderBar.js, useSidebar.js J
     const status = (await client().get('/api/status')).body.data;
     expect(status).toMatchObject({
       discord_oauth: false,
-      passkey_login: false,
       enable_stripe_topup: false,
     });
     expect(status).not.toHaveProperty('stripe_unit_price');

@@ -321,7 +321,11 @@ describe('step-up verification', () => {
     expect(refusalOf(await c.post('/api/verify', { method: '2fa', code: '12' }))).toMatchObject({
       code: 'two_factor_code_invalid',
     });
+    // Passkey step-up needs the passkey ceremony first (tests/api/passkeys.test.ts); other methods are unknown.
     expect(refusalOf(await c.post('/api/verify', { method: 'passkey' }))).toMatchObject({
+      code: 'passkey_not_verified',
+    });
+    expect(refusalOf(await c.post('/api/verify', { method: 'sms' }))).toMatchObject({
       code: 'verification_method_unsupported',
     });
     const verified = await c.post('/api/verify', { method: '2fa', code: await freshCode(c.userId!, secret) });

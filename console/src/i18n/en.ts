@@ -116,8 +116,12 @@ export const en = {
   step_up: {
     title: 'Verify it is you',
     hint: 'This action needs a fresh two-factor verification: enter the code of your authenticator app (or a backup code).',
+    hint_passkey: 'This action needs a fresh verification: use your passkey.',
+    hint_both:
+      'This action needs a fresh verification: use your passkey, or enter the code of your authenticator app (or a backup code).',
     code: 'Verification code',
     verify: 'Verify',
+    use_passkey: 'Use passkey',
   },
 
   login: {
@@ -134,6 +138,7 @@ export const en = {
     or: 'or',
     with_github: 'Continue with GitHub',
     with_oidc: 'Continue with OIDC',
+    with_passkey: 'Sign in with a passkey',
     with_linuxdo: 'Continue with LinuxDO',
     with_wechat: 'Continue with WeChat',
     wechat: {
@@ -237,6 +242,17 @@ export const en = {
     models_expand_other: 'Show all ({{count}} more)',
     models_collapse: 'Show less',
     security_title: 'Security',
+    passkey: {
+      title: 'Passkey',
+      off: 'No passkey: register one to sign in without a password.',
+      on: 'Registered: you can sign in with it without a password. Not used yet.',
+      on_used: 'Registered: you can sign in with it without a password. Last used {{time}}.',
+      register: 'Register a passkey',
+      replace: 'Replace the passkey',
+      registered: 'Passkey registered',
+      remove: 'Remove',
+      removed: 'Passkey removed',
+    },
     two_factor: {
       title: 'Two-factor sign-in',
       off: 'Not enabled: signing in needs only your password.',
@@ -1188,8 +1204,11 @@ export const en = {
       enable: 'Enable',
       promote: 'Promote',
       reset_2fa: 'Reset 2FA',
+      reset_passkey: 'Reset passkey',
     },
     confirm: {
+      reset_passkey: 'Remove the passkey of {{name}}? It will no longer sign them in',
+      reset_passkey_title: 'Reset passkey',
       reset_2fa:
         'Remove the two-factor sign-in of {{name}}? They sign in with the password alone until they set it up again',
       reset_2fa_title: 'Reset two-factor sign-in',
@@ -1336,6 +1355,12 @@ export const en = {
       reset_ratio_title: 'Reset model ratios',
     },
     choices: {
+      uv_required: 'Required',
+      uv_preferred: 'Preferred',
+      uv_discouraged: 'Discouraged',
+      attachment_any: 'Any authenticator',
+      attachment_platform: 'This device (platform)',
+      attachment_cross_platform: 'Security key or phone (cross-platform)',
       usd: 'US dollars',
       cny: 'Yuan',
       tokens: 'Tokens',
@@ -1362,6 +1387,7 @@ export const en = {
       number: 'Please enter a number',
     },
     sections: {
+      passkey: 'Passkeys',
       uptime: 'Service status (Uptime Kuma)',
       general: 'General',
       drawing: 'Drawing',
@@ -1393,6 +1419,11 @@ export const en = {
       site: 'Site content',
     },
     help: {
+      passkey_display_name: 'The site name the authenticator shows; empty: the system name',
+      passkey_rp_id: 'The domain passkeys belong to (e.g. example.com); empty: the host the browser reached',
+      passkey_origins:
+        'Comma-separated origins allowed to use passkeys (e.g. https://gw.example.com); empty: the origin the browser reached',
+      passkey_allow_insecure: 'Allow plain http origins (localhost is always allowed); for testing only',
       checkin_help:
         'Once a day a signed-in user may check in on the dashboard for a random reward between the minimum and maximum (quota units); the day follows the periodic-quota time zone',
       uptime_groups:
@@ -1495,6 +1526,13 @@ export const en = {
       valid_number: 'Please enter a valid number',
     },
     fields: {
+      passkey_enabled: 'Passkey sign-in',
+      passkey_display_name: 'Site name for passkeys',
+      passkey_rp_id: 'Relying party ID',
+      passkey_origins: 'Allowed origins',
+      passkey_allow_insecure: 'Allow insecure (http) origins',
+      passkey_user_verification: 'User verification',
+      passkey_attachment: 'Authenticator type',
       model_catalogue_url: 'Upstream model catalogue URL',
       about: 'About',
       allow_private_ip: 'Allow internal addresses',

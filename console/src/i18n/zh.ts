@@ -321,8 +321,11 @@ export const zh = {
   step_up: {
     title: '安全验证',
     hint: '此操作需要重新进行两步验证：请输入认证器应用显示的验证码（或一个备用码）。',
+    hint_passkey: '此操作需要安全验证，请使用 Passkey 验证。',
+    hint_both: '此操作需要安全验证，请使用 Passkey，或输入认证器应用中的验证码（或备用码）。',
     code: '验证码',
     verify: '验证',
+    use_passkey: '使用 Passkey',
   },
 
   login: {
@@ -339,6 +342,7 @@ export const zh = {
     or: '或',
     with_github: '使用 GitHub 登录',
     with_oidc: '使用 OIDC 登录',
+    with_passkey: '使用 Passkey 登录',
     with_linuxdo: '使用 LinuxDO 登录',
     with_wechat: '使用微信登录',
     wechat: {
@@ -440,6 +444,17 @@ export const zh = {
     models_expand: '展开全部（还有 {{count}} 个）',
     models_collapse: '收起',
     security_title: '账户安全',
+    passkey: {
+      title: 'Passkey',
+      off: '未绑定 Passkey：注册后即可免密码登录。',
+      on: '已绑定：可用它免密码登录。尚未使用。',
+      on_used: '已绑定：可用它免密码登录。上次使用 {{time}}。',
+      register: '注册 Passkey',
+      replace: '更换 Passkey',
+      registered: 'Passkey 注册成功',
+      remove: '解绑',
+      removed: 'Passkey 已解绑',
+    },
     two_factor: {
       title: '两步验证',
       off: '未启用：登录只需要密码。',
@@ -1381,8 +1396,11 @@ export const zh = {
       enable: '启用',
       promote: '提升',
       reset_2fa: '重置两步验证',
+      reset_passkey: '重置 Passkey',
     },
     confirm: {
+      reset_passkey: '确定要移除用户 {{name}} 的 Passkey 吗？移除后将无法再用它登录',
+      reset_passkey_title: '重置 Passkey',
       reset_2fa: '确定要移除用户 {{name}} 的两步验证吗？在重新设置之前，该用户只需密码即可登录',
       reset_2fa_title: '重置两步验证',
       delete: '确定要注销用户 {{name}} 吗？相当于删除用户，此操作不可逆',
@@ -1528,6 +1546,12 @@ export const zh = {
       reset_ratio_title: '重置模型倍率',
     },
     choices: {
+      uv_required: '必须',
+      uv_preferred: '优先',
+      uv_discouraged: '不建议',
+      attachment_any: '任意认证器',
+      attachment_platform: '本设备（平台认证器）',
+      attachment_cross_platform: '安全密钥或手机（跨平台）',
       usd: '美元',
       cny: '人民币',
       tokens: 'Token 数',
@@ -1554,6 +1578,7 @@ export const zh = {
       number: '请输入数字',
     },
     sections: {
+      passkey: 'Passkey',
       uptime: '服务状态（Uptime Kuma）',
       general: '通用设置',
       drawing: '绘图设置',
@@ -1585,6 +1610,10 @@ export const zh = {
       site: '站点内容',
     },
     help: {
+      passkey_display_name: '认证器中显示的站点名称；留空使用系统名称',
+      passkey_rp_id: 'Passkey 所属的域名（例如 example.com）；留空使用浏览器访问的主机',
+      passkey_origins: '允许使用 Passkey 的来源，逗号分隔（例如 https://gw.example.com）；留空使用浏览器访问的来源',
+      passkey_allow_insecure: '允许 http 来源（localhost 始终允许）；仅用于测试',
       checkin_help: '已登录用户每天可在仪表盘签到一次，获得最小与最大额度之间的随机奖励；“每天”按周期配额的时区计算',
       uptime_groups:
         'Uptime Kuma 状态页的 JSON 列表：[{"url": "https://status.example.com", "slug": "main", "categoryName": "核心服务"}]。网关读取每个状态页（超时 10 秒），结果缓存 60 秒',
@@ -1678,6 +1707,13 @@ export const zh = {
       valid_number: '请输入有效的数字',
     },
     fields: {
+      passkey_enabled: 'Passkey 登录',
+      passkey_display_name: 'Passkey 显示名称',
+      passkey_rp_id: '依赖方 ID（RP ID）',
+      passkey_origins: '允许的来源',
+      passkey_allow_insecure: '允许不安全（http）来源',
+      passkey_user_verification: '用户验证',
+      passkey_attachment: '认证器类型',
       model_catalogue_url: '上游模型目录地址',
       about: '关于',
       allow_private_ip: '允许内部地址',

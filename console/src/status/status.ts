@@ -53,6 +53,7 @@ export interface SiteStatus {
   wechat_qrcode: string;
   telegram_oauth: boolean;
   telegram_bot_name: string;
+  passkey_login: boolean;
   [key: string]: unknown;
 }
 
@@ -103,6 +104,7 @@ export const DEFAULT_STATUS: SiteStatus = {
   wechat_qrcode: '',
   telegram_oauth: false,
   telegram_bot_name: '',
+  passkey_login: false,
 };
 
 const STATUS_KEY = 'status';

@@ -61,7 +61,7 @@ export function authGuards(deps: AuthDeps) {
   };
   /**
    * After another guard, before sensitive actions (revealing keys, another user's quota, deleting
-   * channels): a user with two-factor sign-in must have passed POST /api/verify in the last minutes.
+   * channels): a user with two-factor sign-in or a passkey must have passed POST /api/verify in the last minutes.
    */
   const stepUp = async (request: FastifyRequest) => deps.twoFactor.requireRecentVerification(signedIn(request));
   return { user: guard(1), admin: guard(10), root: guard(100), optional, stepUp };

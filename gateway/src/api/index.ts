@@ -18,6 +18,7 @@ import { logRoutes } from './log.ts';
 import { modelCatalogueRoutes } from './model-catalogue.ts';
 import { oauthRoutes } from './oauth.ts';
 import { optionRoutes } from './option.ts';
+import { passkeyRoutes } from './passkeys.ts';
 import { prefillGroupRoutes } from './prefill-group.ts';
 import { pricingRoutes } from './pricing.ts';
 import { ipRateLimit } from './rate-limit.ts';
@@ -121,6 +122,13 @@ export async function apiPlugin(
     guards,
     critical,
     twoFactor: services.twoFactor,
+    login: services.login,
+    sessions: services.sessions,
+  });
+  passkeyRoutes(app, {
+    guards,
+    critical,
+    passkeys: services.passkeys,
     login: services.login,
     sessions: services.sessions,
   });

@@ -4,12 +4,11 @@ import { uptimeGroups } from './uptime/groups.ts';
 
 /**
  * Features new-api's front ends offer when these flags are on, and that Tollgate does not serve (no
- * route behind them): Discord sign-in, passkeys and Stripe payments. Always off, so those front ends
- * hide them; their options are not in the option table either, so nothing can switch them on.
+ * route behind them): Discord sign-in and Stripe payments. Always off, so those front ends hide them;
+ * their options are not in the option table either, so nothing can switch them on.
  */
 const NOT_OFFERED = {
   discord_oauth: false,
-  passkey_login: false,
   enable_stripe_topup: false,
 } as const;
 
@@ -86,6 +85,14 @@ export class StatusService {
       wechat_qrcode: text('WeChatAccountQRCodeImageURL'),
       telegram_oauth: flag('TelegramOAuthEnabled'),
       telegram_bot_name: text('TelegramBotName'),
+      // The passkey settings as configured (empty RP id and origins: each request's own host).
+      passkey_login: flag('passkey.enabled'),
+      passkey_display_name: text('passkey.rp_display_name'),
+      passkey_rp_id: text('passkey.rp_id'),
+      passkey_origins: text('passkey.origins'),
+      passkey_allow_insecure: flag('passkey.allow_insecure_origin'),
+      passkey_user_verification: text('passkey.user_verification'),
+      passkey_attachment: text('passkey.attachment_preference'),
 
       user_agreement_enabled: text('legal.user_agreement') !== '',
       privacy_policy_enabled: text('legal.privacy_policy') !== '',

@@ -32,6 +32,7 @@ export interface Database {
   two_factor: TwoFactorTable;
   two_factor_backup_codes: TwoFactorBackupCodesTable;
   two_factor_challenges: TwoFactorChallengesTable;
+  passkey_credentials: PasskeyCredentialsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -465,4 +466,22 @@ export interface TwoFactorChallengesTable {
   user_id: number;
   expires_at: number;
   attempts: Defaulted<number>;
+}
+
+/** A user's passkey (one per user, as new-api keeps it). Ids and keys are base64url text. */
+export interface PasskeyCredentialsTable {
+  user_id: number;
+  credential_id: string;
+  /** The COSE public key. */
+  public_key: string;
+  /** The authenticator's signature counter at the last sign-in: a lower one means a cloned authenticator. */
+  sign_count: Defaulted<number>;
+  /** JSON list of the transports the authenticator named. */
+  transports: Defaulted<string>;
+  /** "platform", "cross-platform" or "" when the browser did not say. */
+  attachment: Defaulted<string>;
+  backup_eligible: Defaulted<boolean>;
+  backup_state: Defaulted<boolean>;
+  created_at: number;
+  last_used_at: Defaulted<number | null>;
 }

@@ -31,6 +31,7 @@ const TABLES = [
   'model_prices',
   'models',
   'options',
+  'passkey_credentials',
   'period_usage',
   'prefill_groups',
   'quota_data',

@@ -1,3 +1,4 @@
+import Fingerprint from '@mui/icons-material/Fingerprint';
 import Forum from '@mui/icons-material/Forum';
 import GitHub from '@mui/icons-material/GitHub';
 import Key from '@mui/icons-material/Key';
@@ -8,6 +9,7 @@ import { Form, PasswordInput, TextInput, useLogin, useNotify, useTranslate } fro
 import { Link as RouterLink, useSearchParams } from 'react-router';
 import { type LoginParams, SecondFactorNeeded } from '../../providers/authProvider.ts';
 import { api, errorMessage } from '../../providers/http.ts';
+import { signInWithPasskey } from '../../providers/passkey.ts';
 import type { SessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import {
@@ -47,7 +49,7 @@ export function LoginPage() {
   const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
   const providers = enabledProviders(status);
-  const anyProvider = Object.values(providers).some(Boolean);
+  const anyProvider = Object.values(providers).some(Boolean) || status.passkey_login;
 
   /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
   const signInAs = async (envelope: { message: string; data?: SessionUser | { require_2fa: true } }) => {
@@ -104,6 +106,19 @@ export function LoginPage() {
         expireOn401: false,
       });
       await signInAs(envelope);
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    } finally {
+      setSubmitting(false);
+    }
+  };
+
+  /** Passkey sign-in: the authenticator offers the passkey, no password is typed (no second factor either). */
+  const passkey = async () => {
+    setSubmitting(true);
+    setProblem(undefined);
+    try {
+      await signInAs(await signInWithPasskey());
     } catch (error) {
       notify(errorMessage(error), { type: 'error' });
     } finally {
@@ -215,6 +230,17 @@ export function LoginPage() {
             <>
               <Divider sx={{ my: 2 }}>{translate('login.or')}</Divider>
               <Stack spacing={1} data-testid="third-party">
+                {status.passkey_login && (
+                  <Button
+                    variant="outlined"
+                    startIcon={<Fingerprint />}
+                    onClick={passkey}
+                    disabled={submitting}
+                    data-testid="login-passkey"
+                  >
+                    {translate('login.with_passkey')}
+                  </Button>
+                )}
                 {providers.github && (
                   <Button variant="outlined" startIcon={<GitHub />} onClick={() => redirect('github')}>
                     {translate('login.with_github')}

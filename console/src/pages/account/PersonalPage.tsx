@@ -10,6 +10,7 @@ import { useCopy } from './parts/copy.tsx';
 import { BindingsCard } from './personal/BindingsCard.tsx';
 import { InviteCard } from './personal/InviteCard.tsx';
 import { NotificationCard } from './personal/NotificationCard.tsx';
+import { PasskeyCard } from './personal/PasskeyCard.tsx';
 import { SecurityCard } from './personal/SecurityCard.tsx';
 import { SessionsCard } from './personal/SessionsCard.tsx';
 import { roleLabel, type SelfUser, useSelf } from './personal/self.ts';
@@ -47,6 +48,7 @@ export function PersonalPage() {
           <SecurityCard user={user} reload={reload} copy={copy} />
           <SessionsCard />
           <TwoFactorCard />
+          <PasskeyCard />
         </Stack>
       </Box>
       <NotificationCard user={user} reload={reload} />

@@ -120,7 +120,8 @@ export function OptionSection({ section, extra }: { section: OptionSectionDef; e
             value={value}
             onChange={(event) => set(field.key, event.target.value)}
             helperText={help}
-            slotProps={{ htmlInput: common }}
+            // A choice of "" (e.g. "any authenticator") is shown by its name, not as an empty field.
+            slotProps={{ htmlInput: common, select: { displayEmpty: true }, inputLabel: { shrink: true } }}
           >
             {(field.choices ?? []).map((choice) => (
               <MenuItem key={choice.id} value={choice.id}>

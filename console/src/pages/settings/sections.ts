@@ -386,6 +386,41 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
     ],
   },
   {
+    id: 'passkey',
+    title: 'settings.sections.passkey',
+    fields: [
+      sw('passkey.enabled', 'settings.fields.passkey_enabled'),
+      text('passkey.rp_display_name', 'settings.fields.passkey_display_name', {
+        help: 'settings.help.passkey_display_name',
+      }),
+      text('passkey.rp_id', 'settings.fields.passkey_rp_id', { help: 'settings.help.passkey_rp_id' }),
+      text('passkey.origins', 'settings.fields.passkey_origins', { help: 'settings.help.passkey_origins' }),
+      sw('passkey.allow_insecure_origin', 'settings.fields.passkey_allow_insecure', {
+        help: 'settings.help.passkey_allow_insecure',
+      }),
+      {
+        key: 'passkey.user_verification',
+        kind: 'select',
+        label: 'settings.fields.passkey_user_verification',
+        choices: [
+          { id: 'required', name: 'settings.choices.uv_required' },
+          { id: 'preferred', name: 'settings.choices.uv_preferred' },
+          { id: 'discouraged', name: 'settings.choices.uv_discouraged' },
+        ],
+      },
+      {
+        key: 'passkey.attachment_preference',
+        kind: 'select',
+        label: 'settings.fields.passkey_attachment',
+        choices: [
+          { id: '', name: 'settings.choices.attachment_any' },
+          { id: 'platform', name: 'settings.choices.attachment_platform' },
+          { id: 'cross-platform', name: 'settings.choices.attachment_cross_platform' },
+        ],
+      },
+    ],
+  },
+  {
     id: 'linuxdo',
     title: 'settings.sections.linuxdo',
     fields: [

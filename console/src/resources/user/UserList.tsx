@@ -195,6 +195,23 @@ function UserGrid() {
       },
     });
 
+  /** An administrator removes a lower-ranked user's passkey (a lost device). */
+  const resetPasskey = (user: ManagedUser) =>
+    ask({
+      title: 'user_admin.confirm.reset_passkey_title',
+      content: 'user_admin.confirm.reset_passkey',
+      danger: true,
+      values: { name: user.username },
+      onConfirm: async () => {
+        try {
+          const envelope = await api.request('DELETE', `/api/user/${user.id}/reset_passkey`);
+          notify(envelope.message || 'user_admin.messages.done', { type: 'success' });
+        } catch (error) {
+          notify(errorMessage(error), { type: 'error' });
+        }
+      },
+    });
+
   return (
     <>
       <Datagrid bulkActionButtons={false} rowClick={false}>
@@ -284,6 +301,11 @@ function UserGrid() {
               {(viewer?.role ?? 0) > user.role && (
                 <Button size="small" data-testid="user-reset-2fa" onClick={() => resetTwoFactor(user)}>
                   {translate('user_admin.actions.reset_2fa')}
+                </Button>
+              )}
+              {(viewer?.role ?? 0) > user.role && (
+                <Button size="small" data-testid="user-reset-passkey" onClick={() => resetPasskey(user)}>
+                  {translate('user_admin.actions.reset_passkey')}
                 </Button>
               )}
             </Stack>

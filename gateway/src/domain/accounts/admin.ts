@@ -3,6 +3,7 @@ import type { Bus } from '../../cluster/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
 import { hasManageLogWithKey, insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
+import { deletePasskeyOfUser } from '../../store/repositories/passkeys.ts';
 import { withLeasedQuota } from '../../store/repositories/quota-leases.ts';
 import {
   addQuota,
@@ -172,6 +173,7 @@ export class UserAdminService {
         Object.keys(otherChanges).length > 0
           ? await updateUser(trx, user.id, otherChanges)
           : await findUserById(trx, user.id);
+      if (otherChanges.deleted_at !== undefined) await deletePasskeyOfUser(trx, user.id);
       if (changes.quota !== undefined && changes.quota !== user.quota) {
         await insertLog(
           trx,
@@ -236,7 +238,12 @@ export class UserAdminService {
   async manage(actor: Actor, id: number, action: ManageAction): Promise<UserRow> {
     const user = await this.#target(id);
     assertMayManage(actor, user, action);
-    const updated = (await updateUser(this.#db, user.id, manageChanges(action))) ?? user;
+    // A deleted account's passkey goes with it, in the same transaction.
+    const updated = await this.#db.transaction().execute(async (trx) => {
+      const row = await updateUser(trx, user.id, manageChanges(action));
+      if (action === 'delete') await deletePasskeyOfUser(trx, user.id);
+      return row ?? user;
+    });
     if (action === 'disable' || action === 'delete') await this.#sessions.revokeAll(user.id);
     await announceAuthChange(this.#bus, { users: [user.id] });
     return updated;

@@ -5,6 +5,7 @@ import { AppError } from '../../errors.ts';
 import type { OutboundGuard } from '../../http/outbound/guard.ts';
 import { OutboundRefused } from '../../http/outbound/policy.ts';
 import type { Database, UserRow, UserUpdate } from '../../store/database.ts';
+import { deletePasskeyOfUser } from '../../store/repositories/passkeys.ts';
 import { withLeasedQuota } from '../../store/repositories/quota-leases.ts';
 import { findLiveUserBy, findLiveUserById, updateUser } from '../../store/repositories/users.ts';
 import { announceAuthChange } from '../auth-changes.ts';
@@ -102,7 +103,10 @@ export class SelfService {
     if (confirmation !== undefined && confirmation.trim() !== user.username) {
       throw new AppError(ACCOUNT_ERRORS.DELETE_CONFIRMATION_MISMATCH);
     }
-    await updateUser(this.#db, user.id, { deleted_at: Math.floor(Date.now() / 1000), access_token_hmac: null });
+    await this.#db.transaction().execute(async (trx) => {
+      await updateUser(trx, user.id, { deleted_at: Math.floor(Date.now() / 1000), access_token_hmac: null });
+      await deletePasskeyOfUser(trx, user.id);
+    });
     await this.#sessions.revokeAll(user.id);
     await announceAuthChange(this.#bus, { users: [user.id] });
   }

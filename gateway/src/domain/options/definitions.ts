@@ -33,7 +33,7 @@ export interface OptionDefinition<K extends string = string, T extends OptionTyp
   /** Exclusive lower bound, for values that must be positive (exchange rates, quota per unit). */
   readonly above?: number;
   /** Extra syntax for string options. */
-  readonly format?: 'url' | 'status-code-ranges' | 'time-zone';
+  readonly format?: 'url' | 'status-code-ranges' | 'time-zone' | 'origins' | 'domain';
   /** Extra syntax for each entry of a JSON string list. */
   readonly entries?: 'ip-ranges' | 'port-ranges';
   /** Extra syntax for each value of a JSON record (Tollgate's: checked when saved). */
@@ -86,6 +86,20 @@ const timeZone = <K extends string>(key: K, value: string): OptionDefinition<K, 
   type: 'string',
   default: value,
   format: 'time-zone',
+});
+/** A comma-separated list of web origins (`https://example.com`, port allowed, no path), or empty. */
+const origins = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: '',
+  format: 'origins',
+});
+/** A host name without scheme or port (a WebAuthn relying party id), or empty. */
+const domain = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
+  key,
+  type: 'string',
+  default: '',
+  format: 'domain',
 });
 const secret = <K extends string>(key: K): OptionDefinition<K, 'string'> => ({
   key,
@@ -204,6 +218,14 @@ export const OPTION_DEFINITIONS = [
   url('oidc.authorization_endpoint'),
   url('oidc.token_endpoint'),
   url('oidc.user_info_endpoint'),
+  // Passkeys (new-api's passkey.* settings). Empty RP id and origins: taken from the request's host.
+  bool('passkey.enabled', false),
+  text('passkey.rp_display_name'),
+  domain('passkey.rp_id'),
+  origins('passkey.origins'),
+  bool('passkey.allow_insecure_origin', false),
+  text('passkey.user_verification', 'preferred', ['required', 'preferred', 'discouraged']),
+  text('passkey.attachment_preference', '', ['', 'platform', 'cross-platform']),
 
   // Mail
   text('SMTPServer'),

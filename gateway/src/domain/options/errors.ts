@@ -41,6 +41,20 @@ export const optionErrors = defineErrors({
       en: '{key} must be a URL starting with http:// or https://',
     },
   },
+  OPTION_INVALID_ORIGIN: {
+    status: 400,
+    message: {
+      zh: '{key} 中的 "{item}" 无效，应为逗号分隔的来源，例如 https://example.com 或 https://example.com:8443',
+      en: '{key}: "{item}" is invalid; use comma-separated origins such as https://example.com or https://example.com:8443',
+    },
+  },
+  OPTION_INVALID_DOMAIN: {
+    status: 400,
+    message: {
+      zh: '{key} 必须是不含协议和端口的域名，例如 example.com',
+      en: '{key} must be a host name without scheme or port, such as example.com',
+    },
+  },
   OPTION_INVALID_STATUS_CODE_RANGES: {
     status: 400,
     message: {

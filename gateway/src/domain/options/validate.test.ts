@@ -206,6 +206,24 @@ describe('validateOption', () => {
     ]);
   });
 
+  it('checks passkey origins and relying party ids', () => {
+    expect(validateOption('passkey.origins', ' https://A.example.com , http://localhost:3000')).toBe(
+      'https://a.example.com,http://localhost:3000',
+    );
+    expect(validateOption('passkey.origins', '')).toBe('');
+    expect(rejection('passkey.origins', 'https://a.example.com/login').code).toBe('OPTION_INVALID_ORIGIN');
+    expect(rejection('passkey.origins', 'example.com').code).toBe('OPTION_INVALID_ORIGIN');
+    expect(rejection('passkey.origins', 'ftp://example.com').localized('en')).toBe(
+      'passkey.origins: "ftp://example.com" is invalid; use comma-separated origins such as https://example.com or https://example.com:8443',
+    );
+    expect(validateOption('passkey.rp_id', ' Example.COM ')).toBe('example.com');
+    expect(validateOption('passkey.rp_id', 'localhost')).toBe('localhost');
+    expect(rejection('passkey.rp_id', 'https://example.com').code).toBe('OPTION_INVALID_DOMAIN');
+    expect(rejection('passkey.rp_id', 'example.com:443').code).toBe('OPTION_INVALID_DOMAIN');
+    expect(rejection('passkey.user_verification', 'always').code).toBe('OPTION_INVALID_CHOICE');
+    expect(validateOption('passkey.attachment_preference', '')).toBe('');
+  });
+
   it('stores free text exactly as given', () => {
     expect(validateOption('Notice', '  <b>hello</b>\n')).toBe('  <b>hello</b>\n');
     expect(validateOption('SensitiveWords', 'a\nb')).toBe('a\nb');

@@ -68,6 +68,12 @@ function validateString(definition: OptionDefinition, value: string): string {
     if (!isTimeZone(zone)) throw new AppError(E.OPTION_INVALID_TIME_ZONE, { key, zone });
     return zone;
   }
+  if (format === 'origins') return validateOrigins(key, value);
+  if (format === 'domain') {
+    const host = value.trim().toLowerCase();
+    if (host !== '' && !DOMAIN.test(host)) throw new AppError(E.OPTION_INVALID_DOMAIN, { key });
+    return host;
+  }
   if (format === 'status-code-ranges') {
     const parsed = parseStatusCodeRanges(value);
     if (!parsed.ok) throw new AppError(E.OPTION_INVALID_STATUS_CODE_RANGES, { key, item: parsed.item });
@@ -75,6 +81,32 @@ function validateString(definition: OptionDefinition, value: string): string {
   }
   // Free text (HTML, Markdown, word lists) is stored exactly as given.
   return value;
+}
+
+/** Letters, digits and hyphens in dot-separated labels: what a relying party id may be. */
+const DOMAIN = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Each entry an http(s) origin, stored in its canonical spelling (`new URL(...).origin`). */
+function validateOrigins(key: string, value: string): string {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return items
+    .map((item) => {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(item);
+      } catch {
+        parsed = undefined;
+      }
+      const bare = parsed && parsed.pathname === '/' && !parsed.search && !parsed.hash && !item.endsWith('/');
+      if (!parsed || !bare || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+        throw new AppError(E.OPTION_INVALID_ORIGIN, { key, item });
+      }
+      return parsed.origin;
+    })
+    .join(',');
 }
 
 function validateUrl(key: string, value: string): string {

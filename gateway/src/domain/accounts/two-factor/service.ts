@@ -23,6 +23,8 @@ import { findLiveUserById } from '../../../store/repositories/users.ts';
 import type { Keyring } from '../../keyring.ts';
 import type { OptionsService } from '../../options/index.ts';
 import { ACCOUNT_ERRORS } from '../errors.ts';
+import { PASSKEY_ERRORS } from '../passkeys/errors.ts';
+import type { PasskeyService } from '../passkeys/service.ts';
 import { assertOutranks } from '../permissions.ts';
 import { ROLE, USER_STATUS } from '../rules.ts';
 import { looksLikeBackupCode, newBackupCodes, normalizeBackupCode } from './backup-codes.ts';
@@ -56,11 +58,19 @@ export class TwoFactorService {
   readonly #db: Kysely<Database>;
   readonly #keyring: Keyring;
   readonly #options: OptionsService;
+  readonly #passkeys: Pick<PasskeyService, 'canVerify' | 'takeVerification'> | undefined;
 
-  constructor(deps: { db: Kysely<Database>; keyring: Keyring; options: OptionsService }) {
+  constructor(deps: {
+    db: Kysely<Database>;
+    keyring: Keyring;
+    options: OptionsService;
+    /** Step-up by passkey (`method: "passkey"`): absent, only codes verify. */
+    passkeys?: Pick<PasskeyService, 'canVerify' | 'takeVerification'>;
+  }) {
     this.#db = deps.db;
     this.#keyring = deps.keyring;
     this.#options = deps.options;
+    this.#passkeys = deps.passkeys;
   }
 
   async isEnabled(userId: number): Promise<boolean> {
@@ -173,10 +183,14 @@ export class TwoFactorService {
 
   /** Checks a code and lets this session (or access-token caller) through sensitive actions for a while. */
   async stepUp(actor: Actor, method: string | undefined, code: string | undefined) {
-    if (method !== undefined && method !== '2fa') {
+    if (method === 'passkey' && this.#passkeys && actor.sessionIdHash) {
+      // The passkey ceremony (verify/begin, verify/finish) already ran; this turns it into the step-up.
+      if (!(await this.#passkeys.takeVerification(actor))) throw new AppError(PASSKEY_ERRORS.passkey_not_verified);
+    } else if (method === undefined || method === '2fa') {
+      await this.verify(actor.user.id, code, { backup: true });
+    } else {
       throw new AppError(TWO_FACTOR_ERRORS.verification_method_unsupported);
     }
-    await this.verify(actor.user.id, code, { backup: true });
     const until = now() + VERIFIED_SECONDS;
     if (actor.sessionIdHash) await markSessionVerified(this.#db, actor.sessionIdHash, until);
     else await markTokenVerified(this.#db, actor.user.id, until);
@@ -188,10 +202,19 @@ export class TwoFactorService {
     return until > now() ? { verified: true, expires_at: until } : { verified: false };
   }
 
-  /** Refuses a sensitive action of a user with two-factor sign-in who has not verified recently. */
+  /** Refuses a sensitive action of a user with a second factor (code or passkey) who has not verified recently. */
   async requireRecentVerification(actor: Actor): Promise<void> {
-    if (!(await this.isEnabled(actor.user.id))) return;
+    if (!(await this.#canStepUp(actor))) return;
     if ((await this.#verifiedUntil(actor)) <= now()) throw new AppError(TWO_FACTOR_ERRORS.verification_required);
+  }
+
+  /**
+   * Whether the actor has a way to step up: a two-factor code, or (signed in with a session, as the browser
+   * ceremony needs) a passkey. Users with neither are not asked, as before two-factor sign-in existed.
+   */
+  async #canStepUp(actor: Actor): Promise<boolean> {
+    if (await this.isEnabled(actor.user.id)) return true;
+    return actor.sessionIdHash !== undefined && (await this.#passkeys?.canVerify(actor.user.id)) === true;
   }
 
   async #verifiedUntil(actor: Actor): Promise<number> {
