@@ -204,6 +204,9 @@ export const OPTION_DEFINITIONS = [
   url('oidc.authorization_endpoint'),
   url('oidc.token_endpoint'),
   url('oidc.user_info_endpoint'),
+  bool('discord.enabled', false),
+  text('discord.client_id'),
+  secret('discord.client_secret'),
 
   // Mail
   text('SMTPServer'),

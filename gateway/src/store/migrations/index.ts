@@ -12,6 +12,7 @@ import * as prefillGroups from './0010_prefill_groups.ts';
 import * as checkins from './0011_checkins.ts';
 import * as modelCatalogue from './0012_model_catalogue.ts';
 import * as twoFactor from './0013_two_factor.ts';
+import * as customOAuth from './0015_custom_oauth.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -31,4 +32,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0011_checkins': checkins,
   '0012_model_catalogue': modelCatalogue,
   '0013_two_factor': twoFactor,
+  '0015_custom_oauth': customOAuth,
 };

@@ -105,9 +105,10 @@ function safeUrl(url: string): string {
   }
 }
 
-class TooLarge extends Error {}
+export class TooLarge extends Error {}
 
-async function readLimited(response: Response): Promise<string> {
+/** The body as text, refusing more than MAX_BODY_BYTES (TooLarge). */
+export async function readLimited(response: Response): Promise<string> {
   if (!response.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
