@@ -53,7 +53,22 @@ export interface SiteStatus {
   wechat_qrcode: string;
   telegram_oauth: boolean;
   telegram_bot_name: string;
+  discord_oauth: boolean;
+  discord_client_id: string;
+  /** Enabled custom OAuth providers: a sign-in button each. */
+  custom_oauth_providers: CustomOAuthProvider[];
   [key: string]: unknown;
+}
+
+/** A custom OAuth 2 / OIDC provider as /api/status lists it. */
+export interface CustomOAuthProvider {
+  id: number;
+  name: string;
+  slug: string;
+  icon: string;
+  client_id: string;
+  authorization_endpoint: string;
+  scopes: string;
 }
 
 /** Defaults for a status the server could not give (spec doc 1 §9: fallbacks for name, logo, flags). */
@@ -103,6 +118,9 @@ export const DEFAULT_STATUS: SiteStatus = {
   wechat_qrcode: '',
   telegram_oauth: false,
   telegram_bot_name: '',
+  discord_oauth: false,
+  discord_client_id: '',
+  custom_oauth_providers: [],
 };
 
 const STATUS_KEY = 'status';

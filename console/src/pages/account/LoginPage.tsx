@@ -1,3 +1,4 @@
+import Chat from '@mui/icons-material/Chat';
 import Forum from '@mui/icons-material/Forum';
 import GitHub from '@mui/icons-material/GitHub';
 import Key from '@mui/icons-material/Key';
@@ -11,7 +12,9 @@ import { api, errorMessage } from '../../providers/http.ts';
 import type { SessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import {
+  customProviders,
   enabledProviders,
+  ProviderIcon,
   type RedirectProvider,
   startOAuth,
   TelegramButton,
@@ -47,7 +50,8 @@ export function LoginPage() {
   const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
   const providers = enabledProviders(status);
-  const anyProvider = Object.values(providers).some(Boolean);
+  const customs = customProviders(status);
+  const anyProvider = Object.values(providers).some(Boolean) || customs.length > 0;
 
   /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
   const signInAs = async (envelope: { message: string; data?: SessionUser | { require_2fa: true } }) => {
@@ -230,6 +234,27 @@ export function LoginPage() {
                     {translate('login.with_linuxdo')}
                   </Button>
                 )}
+                {providers.discord && (
+                  <Button
+                    variant="outlined"
+                    startIcon={<Chat />}
+                    onClick={() => redirect('discord')}
+                    data-testid="login-discord"
+                  >
+                    {translate('login.with_discord')}
+                  </Button>
+                )}
+                {customs.map((provider) => (
+                  <Button
+                    key={provider.id}
+                    variant="outlined"
+                    startIcon={<ProviderIcon icon={provider.icon} />}
+                    onClick={() => redirect(provider)}
+                    data-testid={`login-custom-${provider.slug}`}
+                  >
+                    {translate('login.with_provider', { name: provider.name })}
+                  </Button>
+                ))}
                 {providers.wechat && (
                   <Button variant="outlined" startIcon={<QrCode2 />} onClick={() => setWechatOpen(true)}>
                     {translate('login.with_wechat')}

@@ -429,6 +429,7 @@ const BINDINGS = [
   ['wechat_id', 'user_admin.fields.wechat_id', 'wechat'],
   ['telegram_id', 'user_admin.fields.telegram_id', 'telegram'],
   ['linux_do_id', 'user_admin.fields.linux_do_id', 'linuxdo'],
+  ['discord_id', 'user_admin.fields.discord_id', 'discord'],
 ] as const;
 
 /**
