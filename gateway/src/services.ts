@@ -109,7 +109,7 @@ export function createServices(
   const login = new LoginService({ db, options, sessions });
   const logs = new LogService({ db, options });
   const outbound = new OutboundGuard({ settings: () => fetchSettings(options) });
-  const customProviders = new CustomProviderService({ db, keyring, timeoutMs: config.oauth.timeoutMs });
+  const customProviders = new CustomProviderService({ db, keyring, outbound, timeoutMs: config.oauth.timeoutMs });
   return {
     ...deps,
     setup,

@@ -94,7 +94,8 @@ beforeAll(async () => {
       DISCORD_API_URL: `${discord.url}/api/v10`,
     }),
   );
-  await gateway.options.setMany({ ServerAddress: SERVER_ADDRESS });
+  // The mocks listen on loopback ports: the outbound guard's defaults would refuse them (tested below).
+  await gateway.options.setMany({ ServerAddress: SERVER_ADDRESS, 'fetch_setting.enable_ssrf_protection': 'false' });
   root = await setupRoot(gateway.url);
 });
 
@@ -206,6 +207,14 @@ describe('/api/custom-oauth-provider (root only)', () => {
         success: false,
         code: 'CUSTOM_OAUTH_DISCOVERY_URL_INVALID',
       });
+    }
+    // With the outbound guard's defaults, a private address is refused before any request.
+    await gateway.options.setMany({ 'fetch_setting.enable_ssrf_protection': 'true' });
+    try {
+      const refused = await admin.post('/api/custom-oauth-provider/discovery', { issuer_url: oidc.issuer });
+      expect(refusalOf(refused)).toEqual({ status: 200, success: false, code: 'OUTBOUND_URL_REFUSED' });
+    } finally {
+      await gateway.options.setMany({ 'fetch_setting.enable_ssrf_protection': 'false' });
     }
     const dead = `http://127.0.0.1:1`;
     for (const body of [{ issuer_url: dead }, { issuer_url: notJson.url }, { issuer_url: `${oidc.issuer}/nowhere` }]) {

@@ -29,6 +29,8 @@ beforeAll(async () => {
   server = await startConsoleGateway();
   root = await setupRoot(server.url, ROOT_PASSWORD);
   expect((await root.put('/api/option/', { key: 'ServerAddress', value: server.url })).body.success).toBe(true);
+  // Discovery goes through the outbound guard, whose defaults refuse the mock's loopback address.
+  await server.gateway.options.setMany({ 'fetch_setting.enable_ssrf_protection': 'false' });
   oidc = await startMockOidc({ id: 'sso-client', secret: SECRET, redirectUri: `${server.url}/oauth/sso` });
   browser = await launchBrowser();
 });

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { AppError } from '../../../errors.ts';
+import type { OutboundGuard } from '../../../http/outbound/guard.ts';
 import type { CustomOAuthProviderRow, Database } from '../../../store/database.ts';
 import type { Keyring } from '../../keyring.ts';
 import { AUTH_STYLE, type CustomProviderConfig } from './custom-provider.ts';
@@ -79,11 +80,13 @@ export function publicProviderView(row: Row) {
 export class CustomProviderService {
   readonly #db: Kysely<Database>;
   readonly #keyring: Keyring;
+  readonly #outbound: OutboundGuard;
   readonly #timeoutMs: number;
 
-  constructor(deps: { db: Kysely<Database>; keyring: Keyring; timeoutMs: number }) {
+  constructor(deps: { db: Kysely<Database>; keyring: Keyring; outbound: OutboundGuard; timeoutMs: number }) {
     this.#db = deps.db;
     this.#keyring = deps.keyring;
+    this.#outbound = deps.outbound;
     this.#timeoutMs = deps.timeoutMs;
   }
 
@@ -176,7 +179,7 @@ export class CustomProviderService {
   }
 
   discover(request: DiscoveryRequest): Promise<DiscoveryResult> {
-    return fetchDiscovery(request, this.#timeoutMs);
+    return fetchDiscovery(this.#outbound, request, this.#timeoutMs);
   }
 
   async #ensureSlugFree(slug: string, exceptId: number | undefined): Promise<void> {

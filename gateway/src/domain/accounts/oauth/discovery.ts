@@ -1,6 +1,10 @@
 import { AppError } from '../../../errors.ts';
+import type { OutboundGuard } from '../../../http/outbound/guard.ts';
 import { CUSTOM_OAUTH_ERRORS } from './errors.ts';
-import { asObject, readLimited, TooLarge } from './http.ts';
+import { asObject } from './http.ts';
+
+/** A discovery document is a few kilobytes; anything this big is not one. */
+const MAX_DOCUMENT_BYTES = 1024 * 1024;
 
 export interface DiscoveryRequest {
   well_known_url?: string | undefined;
@@ -15,31 +19,45 @@ export interface DiscoveryResult {
 
 /**
  * Reads an OpenID Provider's configuration document (OpenID Connect Discovery 1.0 §4) for the settings
- * form: the given discovery URL, else {issuer}/.well-known/openid-configuration. Root-only, bounded in time
- * and size; every failure is a stable code with a short reason, never a 5xx.
+ * form: the given discovery URL, else {issuer}/.well-known/openid-configuration. The URL comes from a
+ * person, so the request goes through the outbound guard (fetch_setting.*: no private addresses unless
+ * allowed), bounded in time and size; every failure is a stable code with a short reason, never a 5xx.
  */
-export async function fetchDiscovery(request: DiscoveryRequest, timeoutMs: number): Promise<DiscoveryResult> {
+export async function fetchDiscovery(
+  outbound: OutboundGuard,
+  request: DiscoveryRequest,
+  timeoutMs: number,
+): Promise<DiscoveryResult> {
   const wellKnown = request.well_known_url?.trim() ?? '';
   const issuer = request.issuer_url?.trim() ?? '';
   const target = wellKnown || (issuer ? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration` : '');
   if (!isHttpUrl(target)) throw new AppError(CUSTOM_OAUTH_ERRORS.CUSTOM_OAUTH_DISCOVERY_URL_INVALID);
   const failed = (reason: string) => new AppError(CUSTOM_OAUTH_ERRORS.CUSTOM_OAUTH_DISCOVERY_FAILED, { reason });
+  const signal = AbortSignal.timeout(timeoutMs);
   let text: string;
   try {
-    const response = await fetch(target, {
+    const response = await outbound.send({
+      url: target,
+      signal,
       headers: { accept: 'application/json' },
-      redirect: 'follow',
-      signal: AbortSignal.timeout(timeoutMs),
+      maxRedirects: 3,
     });
     if (response.status !== 200) {
-      await response.body?.cancel().catch(() => {});
+      await response.body.dump();
       throw failed(`HTTP ${response.status}`);
     }
-    text = await readLimited(response);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += chunk.length;
+      if (size > MAX_DOCUMENT_BYTES) throw failed('answer too large');
+      chunks.push(chunk);
+    }
+    text = Buffer.concat(chunks).toString('utf8');
   } catch (error) {
+    // Ours, and the guard's refusal of the URL (OUTBOUND_URL_REFUSED), keep their codes.
     if (error instanceof AppError) throw error;
-    if (error instanceof TooLarge) throw failed('answer too large');
-    throw failed(error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'unreachable');
+    throw failed(signal.aborted ? 'timed out' : 'unreachable');
   }
   let document: Record<string, unknown> | undefined;
   try {

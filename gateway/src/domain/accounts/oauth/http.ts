@@ -105,10 +105,9 @@ function safeUrl(url: string): string {
   }
 }
 
-export class TooLarge extends Error {}
+class TooLarge extends Error {}
 
-/** The body as text, refusing more than MAX_BODY_BYTES (TooLarge). */
-export async function readLimited(response: Response): Promise<string> {
+async function readLimited(response: Response): Promise<string> {
   if (!response.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
