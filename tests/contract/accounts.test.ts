@@ -117,14 +117,14 @@ describe('GET /api/status (app load)', () => {
   });
 
   it('keeps the flags of features Tollgate lacks false, and has no options that could switch them on', async () => {
-    // The front end shows passkey sign-in and a Discord button on these flags.
-    for (const key of ['passkey.enabled', 'discord.enabled']) {
+    // The front end shows passkey sign-in on this flag.
+    for (const key of ['passkey.enabled']) {
       const answer = await g.root.put('/api/option/', { key, value: 'true' });
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       expect(answer.body.success, key).toBe(false);
     }
     const status = expectOk(await g.visitor().get('/api/status'));
-    for (const flag of ['passkey_login', 'discord_oauth']) {
+    for (const flag of ['passkey_login']) {
       expect(status[flag] ?? false, `status.${flag}`).toBe(false);
     }
   });

@@ -94,7 +94,9 @@ export class StatusService {
       wechat_qrcode: text('WeChatAccountQRCodeImageURL'),
       telegram_oauth: flag('TelegramOAuthEnabled'),
       telegram_bot_name: text('TelegramBotName'),
-      discord_oauth: flag('discord.enabled'),
+      // On only when a sign-in can work: new-api's front end shows the button on this flag alone.
+      discord_oauth:
+        flag('discord.enabled') && text('discord.client_id') !== '' && text('discord.client_secret') !== '',
       discord_client_id: text('discord.client_id'),
       // Enabled custom providers, with what the login page needs to send visitors to them.
       custom_oauth_providers: (await this.#customProviders.listEnabled()).map(publicProviderView),
