@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { totpAt } from '../../gateway/src/domain/accounts/two-factor/totp.ts';
 import type { Gateway } from '../../gateway/src/gateway.ts';
 import { type Answer, clientsFrom, type DashboardClient, refusalOf, setupRoot } from '../support/client.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -447,6 +448,68 @@ describe('signing in and binding with a custom provider (oauth2-mock-server)', (
         username_field: 'preferred_username',
       });
     }
+  });
+
+  it('reads the account id at a dotted path, numbers included', async () => {
+    await admin.put(`/api/custom-oauth-provider/${providerId}`, { user_id_field: 'account.uid' });
+    try {
+      const answer = await signInWith(clients.client(), person({ account: { uid: 4242 } }));
+      expect(answer.body.success).toBe(true);
+      const binding = await gateway.store.db
+        .selectFrom('user_oauth_bindings')
+        .select('provider_user_id')
+        .where('user_id', '=', answer.body.data.id)
+        .executeTakeFirstOrThrow();
+      expect(binding.provider_user_id).toBe('4242');
+      // An answer without the field is the provider's fault, said as such.
+      expect(refusalOf(await signInWith(clients.client(), person())).code).toBe('OAUTH_PROVIDER_BAD_RESPONSE');
+    } finally {
+      await admin.put(`/api/custom-oauth-provider/${providerId}`, { user_id_field: 'sub' });
+    }
+  });
+
+  it('applies the invitation code, honours RegisterEnabled and still asks for the second factor', async () => {
+    const inviter = await clients.user('inviter1');
+    const aff = (await inviter.get('/api/user/aff')).body.data as string;
+    const visitor = clients.client();
+    const state = (await visitor.get(`/api/oauth/state?aff=${aff}`)).body.data as string;
+    const who = person();
+    oidc.signIn(who);
+    const authorize = new URL(`${oidc.issuer}/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      redirect_uri: CLIENT.redirectUri,
+      state,
+    }).toString();
+    const back = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location') ?? '');
+    const invited = await callback(visitor, 'acme', back.searchParams.get('code') ?? '', state, state);
+    expect(invited.body.success).toBe(true);
+    const row = await gateway.store.db
+      .selectFrom('users')
+      .select('inviter_id')
+      .where('id', '=', invited.body.data.id)
+      .executeTakeFirstOrThrow();
+    expect(row.inviter_id).toBe(inviter.userId);
+
+    await gateway.options.setMany({ RegisterEnabled: 'false' });
+    try {
+      expect(refusalOf(await signInWith(clients.client(), person())).code).toBe('REGISTER_DISABLED');
+      // An existing account still signs in.
+      expect((await signInWith(clients.client(), who)).body.data.id).toBe(invited.body.data.id);
+    } finally {
+      await gateway.options.setMany({ RegisterEnabled: 'true' });
+    }
+
+    // With two-factor sign-in on, the provider does not skip the code.
+    const twoFactor = await clients.user('twofactor1');
+    const bound = await signInWith(twoFactor, person({ sub: 'acme-2fa' }));
+    expect(bound.body.message).toBe('bind');
+    const setup = (await twoFactor.post('/api/user/2fa/setup')).body.data;
+    expect(
+      (await twoFactor.post('/api/user/2fa/enable', { code: totpAt(setup.secret, Date.now() / 1000) })).body.success,
+    ).toBe(true);
+    const pending = await signInWith(clients.client(), person({ sub: 'acme-2fa' }));
+    expect(pending.body).toMatchObject({ success: true, data: { require_2fa: true } });
   });
 
   it('refuses to unbind the last way to sign in, counting built-in and custom bindings', async () => {

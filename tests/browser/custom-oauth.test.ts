@@ -94,6 +94,7 @@ describe('custom OAuth providers in the console', () => {
     await expect.poll(() => row.textContent()).toContain('sso-user-2');
     await screenshot(page, 'custom-oauth-bound');
     expect(await byTestId(page, 'unbind-custom-sso').isVisible()).toBe(true);
+    expect(await byTestId(page, 'bind-custom-sso').isDisabled()).toBe(true);
 
     const bound = await server.gateway.store.db
       .selectFrom('user_oauth_bindings')

@@ -7,6 +7,8 @@ export interface OidcPerson {
   preferred_username: string;
   name: string;
   email?: string;
+  /** More claims, nested ones too (for providers whose ids sit deeper in the answer). */
+  [claim: string]: unknown;
 }
 
 export interface MockOidc {
