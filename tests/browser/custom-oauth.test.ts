@@ -83,6 +83,8 @@ describe('custom OAuth providers in the console', () => {
   it('an existing user binds the provider on the personal page', async () => {
     const created = await root.post('/api/user/', { username: 'bob', password: 'bob-password-1' });
     expect(created.body.success).toBe(true);
+    const listed = await root.get('/api/custom-oauth-provider/');
+    const expectedProviderId = () => listed.body.data.find((p: { slug: string }) => p.slug === 'sso').id as number;
     const { page, errors } = await openPage(browser, server.url);
     await signInByApi(page, server.url, { username: 'bob', password: 'bob-password-1' });
     await page.goto('/personal');
@@ -104,8 +106,22 @@ describe('custom OAuth providers in the console', () => {
       .execute();
     expect(bound).toEqual([{ username: 'bob', provider_user_id: 'sso-user-2' }]);
 
-    await byTestId(page, 'unbind-custom-sso').click();
+    // The administrator sees the binding in the user editor, and removes it there (bob has a password).
+    const admin = await openPage(browser, server.url);
+    await signInByApi(admin.page, server.url, { username: 'root', password: ROOT_PASSWORD });
+    await admin.page.goto(`/user/edit/${created.body.data.id}`);
+    const providerId = expectedProviderId();
+    const field = byTestId(admin.page, `user-binding-custom-${providerId}`);
+    await expect.poll(() => field.inputValue().catch(() => '')).toBe('sso-user-2');
+    await screenshot(admin.page, 'custom-oauth-user-editor');
+    await byTestId(admin.page, `user-unbind-custom-${providerId}`).click();
+    await field.waitFor({ state: 'detached' });
+    expect(admin.errors).toEqual([]);
+
+    await page.reload();
+    await row.waitFor();
     await expect.poll(() => row.textContent()).not.toContain('sso-user-2');
+    expect(await byTestId(page, 'bind-custom-sso').isDisabled()).toBe(false);
     expect(errors).toEqual([]);
   });
 });
