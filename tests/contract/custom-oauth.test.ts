@@ -130,7 +130,10 @@ describe('root settings page', () => {
     expect(Array.isArray(list)).toBe(true);
     for (const item of list) expectShape(item, PROVIDER, 'list item');
     expectShape(expectOk(await g.root.get(`/api/custom-oauth-provider/${providerId}`)), PROVIDER, 'one');
-    const edited = expectOk(await g.root.put(`/api/custom-oauth-provider/${providerId}`, { icon: 'key' }));
+    // handleSubmit sends the whole provider as listed (id included, no secret), edited.
+    const edited = expectOk(
+      await g.root.put(`/api/custom-oauth-provider/${providerId}`, { ...created, icon: 'key', kind: 'oauth_code' }),
+    );
     expect(edited.icon).toBe('key');
     expectRefusal(await g.root.post('/api/custom-oauth-provider/', { name: 'x', slug: 'ct-sso' }));
   });

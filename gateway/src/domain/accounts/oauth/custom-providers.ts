@@ -49,6 +49,8 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const FIELD_PATH = /^[A-Za-z0-9_:-]+(?:\.[A-Za-z0-9_:-]+)*$/;
 const now = () => Math.floor(Date.now() / 1000);
+/** Under the 10 s an /api answer may take, whatever OAUTH_TIMEOUT_MS allows a sign-in. */
+const DISCOVERY_TIMEOUT_MS = 8_000;
 
 type Row = CustomOAuthProviderRow;
 /** The columns an administrator sets (the secret apart). */
@@ -179,7 +181,7 @@ export class CustomProviderService {
   }
 
   discover(request: DiscoveryRequest): Promise<DiscoveryResult> {
-    return fetchDiscovery(this.#outbound, request, this.#timeoutMs);
+    return fetchDiscovery(this.#outbound, request, Math.min(this.#timeoutMs, DISCOVERY_TIMEOUT_MS));
   }
 
   async #ensureSlugFree(slug: string, exceptId: number | undefined): Promise<void> {
