@@ -16,10 +16,7 @@ import { UserEditPage, userResource } from './resources/user/index.ts';
 const AboutPage = lazyNamed(() => import('./pages/account/AboutPage.tsx'), 'AboutPage');
 const HomePage = lazyNamed(() => import('./pages/account/HomePage.tsx'), 'HomePage');
 const LoginPage = lazyNamed(() => import('./pages/account/LoginPage.tsx'), 'LoginPage');
-const OAuthCallbackPage = lazyNamed<{ provider: 'github' | 'oidc' | 'linuxdo' }>(
-  () => import('./pages/account/OAuthCallbackPage.tsx'),
-  'OAuthCallbackPage',
-);
+const OAuthCallbackPage = lazyNamed(() => import('./pages/account/OAuthCallbackPage.tsx'), 'OAuthCallbackPage');
 const PersonalPage = lazyNamed(() => import('./pages/account/PersonalPage.tsx'), 'PersonalPage');
 const RegisterPage = lazyNamed(() => import('./pages/account/RegisterPage.tsx'), 'RegisterPage');
 const ResetConfirmPage = lazyNamed(() => import('./pages/account/ResetPages.tsx'), 'ResetConfirmPage');
@@ -57,9 +54,8 @@ export const PAGES: PageRoute[] = [
   { path: '/register', access: 'public', element: <RegisterPage /> },
   { path: '/reset', access: 'public', element: <ResetRequestPage /> },
   { path: '/user/reset', access: 'public', element: <ResetConfirmPage /> },
-  { path: '/oauth/github', access: 'public', element: <OAuthCallbackPage provider="github" /> },
-  { path: '/oauth/oidc', access: 'public', element: <OAuthCallbackPage provider="oidc" /> },
-  { path: '/oauth/linuxdo', access: 'public', element: <OAuthCallbackPage provider="linuxdo" /> },
+  // Built-in providers (github, oidc, linuxdo, discord) and custom providers' slugs.
+  { path: '/oauth/:provider', access: 'public', element: <OAuthCallbackPage /> },
   { path: '/pricing', access: 'public', element: <PricingPage /> },
   { path: '/about', access: 'public', element: <AboutPage /> },
 

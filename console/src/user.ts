@@ -11,6 +11,7 @@ export interface UserRecord {
   wechat_id: string;
   telegram_id: string;
   linux_do_id: string;
+  discord_id: string;
   quota: number;
   used_quota: number;
   request_count: number;

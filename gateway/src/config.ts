@@ -90,6 +90,8 @@ export interface OAuthEndpoints {
   githubApiUrl: string;
   /** LinuxDO Connect ({base}/oauth2/token and {base}/api/user). */
   linuxdoUrl: string;
+  /** Discord's API ({base}/oauth2/token and {base}/users/@me). */
+  discordApiUrl: string;
   /** Most time one call to a provider may take, so a slow provider never hangs a sign-in. */
   timeoutMs: number;
 }
@@ -213,6 +215,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): Config {
       githubOAuthUrl: base(url(env, 'GITHUB_OAUTH_URL', ['https:', 'http:']) ?? 'https://github.com'),
       githubApiUrl: base(url(env, 'GITHUB_API_URL', ['https:', 'http:']) ?? 'https://api.github.com'),
       linuxdoUrl: base(url(env, 'LINUXDO_OAUTH_URL', ['https:', 'http:']) ?? 'https://connect.linux.do'),
+      discordApiUrl: base(url(env, 'DISCORD_API_URL', ['https:', 'http:']) ?? 'https://discord.com/api/v10'),
       timeoutMs: integer(env, 'OAUTH_TIMEOUT_MS', 10_000, 100, 120_000),
     },
     rateLimits: {

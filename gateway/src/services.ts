@@ -4,6 +4,7 @@ import { UserAdminService } from './domain/accounts/admin.ts';
 import { EmailService } from './domain/accounts/email.ts';
 import { LoginService } from './domain/accounts/login.ts';
 import { type Mailer, SmtpMailer } from './domain/accounts/mailer.ts';
+import { CustomProviderService } from './domain/accounts/oauth/custom-providers.ts';
 import { OAuthService } from './domain/accounts/oauth/service.ts';
 import { PasskeyService } from './domain/accounts/passkeys/service.ts';
 import { RegistrationService } from './domain/accounts/registration.ts';
@@ -57,6 +58,7 @@ export interface Services {
   mailer: Mailer;
   email: EmailService;
   oauth: OAuthService;
+  customProviders: CustomProviderService;
   notifier: Notifier;
   /** Fetches of user-supplied URLs (webhooks, notifyHooks, result images), under fetch_setting.*. */
   outbound: OutboundGuard;
@@ -111,10 +113,17 @@ export function createServices(
   const logs = new LogService({ db, options });
   const outbound = new OutboundGuard({ settings: () => fetchSettings(options) });
   const passkeys = new PasskeyService({ db, options, kv: cluster.kv });
+  const customProviders = new CustomProviderService({ db, keyring, outbound, timeoutMs: config.oauth.timeoutMs });
   return {
     ...deps,
     setup,
-    status: new StatusService({ options, setup, version: config.version, startTime: Math.floor(Date.now() / 1000) }),
+    status: new StatusService({
+      options,
+      setup,
+      customProviders,
+      version: config.version,
+      startTime: Math.floor(Date.now() / 1000),
+    }),
     sessions,
     verification,
     registration,
@@ -126,7 +135,8 @@ export function createServices(
     turnstile: new Turnstile(options, config.turnstileVerifyUrl),
     mailer,
     email: new EmailService({ db, options, verification, mailer, sessions }),
-    oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth }),
+    oauth: new OAuthService({ db, options, cluster, registration, login, endpoints: config.oauth, customProviders }),
+    customProviders,
     notifier: new Notifier({ mailer, keyring, counters: cluster.counters, outbound, limit: config.notifyLimit }),
     outbound,
     channels: new ChannelService({

@@ -208,17 +208,26 @@ describe('GET /api/status (web/src/hooks/common/useHeaderBar.js, useSidebar.js J
   });
 
   it('answers the features Tollgate does not serve as off, and has no options for them', async () => {
-    for (const key of ['discord.enabled', 'StripeApiSecret']) {
-      const answer = await root.put('/api/option/', { key, value: key === 'StripeApiSecret' ? 'sk_test' : 'true' });
-      expect(answer.status, key).toBe(200);
-      expect(answer.body, key).toMatchObject({ success: false, code: 'OPTION_UNKNOWN' });
-    }
+    const answer = await root.put('/api/option/', { key: 'StripeApiSecret', value: 'sk_test' });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ success: false, code: 'OPTION_UNKNOWN' });
     const status = (await client().get('/api/status')).body.data;
     expect(status).toMatchObject({
-      discord_oauth: false,
       enable_stripe_topup: false,
     });
     expect(status).not.toHaveProperty('stripe_unit_price');
+  });
+
+  it('answers discord_oauth on only once Discord sign-in is switched on and has its credentials', async () => {
+    const discordOn = async () => (await client().get('/api/status')).body.data.discord_oauth;
+    expect(await discordOn()).toBe(false);
+    expect((await root.put('/api/option/', { key: 'discord.enabled', value: 'true' })).body.success).toBe(true);
+    expect(await discordOn()).toBe(false);
+    await root.put('/api/option/', { key: 'discord.client_id', value: '123456' });
+    await root.put('/api/option/', { key: 'discord.client_secret', value: 'discord-secret' });
+    expect(await discordOn()).toBe(true);
+    await root.put('/api/option/', { key: 'discord.enabled', value: 'false' });
+    expect(await discordOn()).toBe(false);
   });
 });
 

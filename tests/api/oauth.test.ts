@@ -485,9 +485,11 @@ describe('GET /api/oauth/state', () => {
   });
 
   it('refuses an unknown provider', async () => {
-    const answer = await new Browser(gateway.url).call('/api/oauth/discord?code=x&state=y');
-    expect(answer.status).toBe(200);
-    expect(answer.body.success).toBe(false);
+    expectFailure(
+      await new Browser(gateway.url).call('/api/oauth/nosuch?code=x&state=y'),
+      200,
+      'OAUTH_PROVIDER_UNKNOWN',
+    );
   });
 });
 

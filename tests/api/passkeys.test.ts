@@ -241,6 +241,15 @@ describe('removing', () => {
     });
   });
 
+  it('counts as a way to sign in: the last provider binding can go while the passkey stays', async () => {
+    const { c, authenticator } = await withPasskey('pk-ivy');
+    await db().updateTable('users').set({ password: '', github_id: 'gh-ivy' }).where('id', '=', c.userId!).execute();
+    expect((await c.delete('/api/user/oauth/bindings/github')).body).toMatchObject({ success: true });
+    // Now the passkey is the last way in, and stays.
+    expect(refusalOf(await c.delete('/api/user/passkey'))).toMatchObject({ code: 'passkey_last_sign_in_method' });
+    expect((await passkeySignIn(authenticator)).answer.body).toMatchObject({ success: true });
+  });
+
   it('lets an administrator reset a lower-ranked user, and nobody else', async () => {
     const { c, authenticator } = await withPasskey('pk-frank');
     const peer = await user('pk-peer');

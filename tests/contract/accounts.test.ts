@@ -117,14 +117,14 @@ describe('GET /api/status (app load)', () => {
   });
 
   it('keeps the flags of features Tollgate lacks false, and has no options that could switch them on', async () => {
-    // The front end shows a Discord button on this flag.
-    for (const key of ['discord.enabled']) {
-      const answer = await g.root.put('/api/option/', { key, value: 'true' });
+    // The front end offers Stripe top-up on this flag.
+    for (const key of ['StripeApiSecret']) {
+      const answer = await g.root.put('/api/option/', { key, value: 'sk_test' });
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
       expect(answer.body.success, key).toBe(false);
     }
     const status = expectOk(await g.visitor().get('/api/status'));
-    for (const flag of ['discord_oauth']) {
+    for (const flag of ['enable_stripe_topup']) {
       expect(status[flag] ?? false, `status.${flag}`).toBe(false);
     }
   });

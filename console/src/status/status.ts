@@ -54,7 +54,22 @@ export interface SiteStatus {
   telegram_oauth: boolean;
   telegram_bot_name: string;
   passkey_login: boolean;
+  discord_oauth: boolean;
+  discord_client_id: string;
+  /** Enabled custom OAuth providers: a sign-in button each. */
+  custom_oauth_providers: CustomOAuthProvider[];
   [key: string]: unknown;
+}
+
+/** A custom OAuth 2 / OIDC provider as /api/status lists it. */
+export interface CustomOAuthProvider {
+  id: number;
+  name: string;
+  slug: string;
+  icon: string;
+  client_id: string;
+  authorization_endpoint: string;
+  scopes: string;
 }
 
 /** Defaults for a status the server could not give (spec doc 1 §9: fallbacks for name, logo, flags). */
@@ -105,6 +120,9 @@ export const DEFAULT_STATUS: SiteStatus = {
   telegram_oauth: false,
   telegram_bot_name: '',
   passkey_login: false,
+  discord_oauth: false,
+  discord_client_id: '',
+  custom_oauth_providers: [],
 };
 
 const STATUS_KEY = 'status';

@@ -10,6 +10,7 @@ import { channelRoutes } from './channel.ts';
 import { channelAffinityRoutes } from './channel-affinity.ts';
 import { ollamaRoutes } from './channel-ollama.ts';
 import { channelTestRoutes } from './channel-test.ts';
+import { customOAuthRoutes } from './custom-oauth.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { dataRoutes } from './data.ts';
 import { emailRoutes } from './email.ts';
@@ -104,6 +105,7 @@ export async function apiPlugin(
   });
   sessionRoutes(app, { guards, sessions: services.sessions, admin: services.userAdmin });
   bindingRoutes(app, { guards, db: services.store.db, admin: services.userAdmin });
+  customOAuthRoutes(app, { guards, providers: services.customProviders });
   tokenRoutes(app, { guards, critical, tokens: services.tokens });
   redemptionRoutes(app, { guards, critical, redemptions: services.redemptions });
   topUpRoutes(app, { guards, critical, topUps: services.topUps });

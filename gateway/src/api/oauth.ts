@@ -1,10 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  CODE_PROVIDERS,
-  type CodeProvider,
-  type OAuthOutcome,
-  type OAuthService,
-} from '../domain/accounts/oauth/service.ts';
+import type { OAuthOutcome, OAuthService } from '../domain/accounts/oauth/service.ts';
 import { STATE_TTL_MS } from '../domain/accounts/oauth/state.ts';
 import type { TelegramWidgetFields } from '../domain/accounts/oauth/telegram.ts';
 import type { SessionService } from '../domain/accounts/sessions.ts';
@@ -88,7 +83,8 @@ export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
     async (request, reply) => issueState(request, reply, request.body?.aff),
   );
 
-  app.get<{ Params: { provider: CodeProvider }; Querystring: { code?: string; state?: string } }>(
+  // A built-in provider's name or a custom provider's slug; unknown names get OAUTH_PROVIDER_UNKNOWN.
+  app.get<{ Params: { provider: string }; Querystring: { code?: string; state?: string } }>(
     '/oauth/:provider',
     {
       preHandler: critical,
@@ -96,7 +92,7 @@ export function oauthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
         params: {
           type: 'object',
           required: ['provider'],
-          properties: { provider: { type: 'string', enum: [...CODE_PROVIDERS] } },
+          properties: { provider: { type: 'string', maxLength: 64 } },
         },
         querystring: codeQuery,
       },

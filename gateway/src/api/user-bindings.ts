@@ -18,13 +18,14 @@ export interface BindingRouteDeps {
  * new-api's binding item (provider_id, provider_name, provider_slug, provider_icon, provider_user_id). Its
  * custom providers have numeric ids; the built-in ones are listed here too, their id being their slug.
  */
-const view = ({ provider, providerUserId }: BindingInfo) => ({
-  provider_id: provider.slug,
-  provider_name: provider.label,
-  provider_slug: provider.slug,
-  provider_icon: '',
-  provider_user_id: providerUserId,
+const view = (binding: BindingInfo) => ({
+  provider_id: binding.providerId,
+  provider_name: binding.name,
+  provider_slug: binding.slug,
+  provider_icon: binding.icon,
+  provider_user_id: binding.providerUserId,
 });
+const views = async (db: Kysely<Database>, user: UserRow) => (await bindingsOf(db, user)).map(view);
 
 const providerParam = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
@@ -43,7 +44,7 @@ export function bindingRoutes(app: FastifyInstance, deps: BindingRouteDeps): voi
   };
 
   app.get('/user/oauth/bindings', { preHandler: guards.user }, async (request) =>
-    ok(bindingsOf(signedIn(request).user).map(view)),
+    ok(await views(db, signedIn(request).user)),
   );
 
   app.delete<{ Params: { provider_id: string } }>(
@@ -59,10 +60,10 @@ export function bindingRoutes(app: FastifyInstance, deps: BindingRouteDeps): voi
   app.get<{ Params: { id: number } }>(
     '/user/:id/oauth/bindings',
     { preHandler: guards.admin, schema: { params: userIdParams } },
-    async (request) => ok(bindingsOf(await target(request, request.params.id)).map(view)),
+    async (request) => ok(await views(db, await target(request, request.params.id))),
   );
 
-  // new-api's two admin paths (a custom provider's id, a built-in binding type); both take a slug here,
+  // new-api's two admin paths (a custom provider's id, a built-in binding type); both take either here,
   // and the binding-type one also clears the email, as new-api's does.
   for (const path of ['/user/:id/oauth/bindings/:provider', '/user/:id/bindings/:provider']) {
     const emailToo = path === '/user/:id/bindings/:provider';

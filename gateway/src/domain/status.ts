@@ -1,14 +1,14 @@
+import { type CustomProviderService, publicProviderView } from './accounts/oauth/custom-providers.ts';
 import type { OptionsService } from './options/index.ts';
 import type { SetupService } from './setup.ts';
 import { uptimeGroups } from './uptime/groups.ts';
 
 /**
  * Features new-api's front ends offer when these flags are on, and that Tollgate does not serve (no
- * route behind them): Discord sign-in and Stripe payments. Always off, so those front ends hide them;
- * their options are not in the option table either, so nothing can switch them on.
+ * route behind them): Stripe payments. Always off, so those front ends hide them; their options are not
+ * in the option table either, so nothing can switch them on.
  */
 const NOT_OFFERED = {
-  discord_oauth: false,
   enable_stripe_topup: false,
 } as const;
 
@@ -19,12 +19,20 @@ const NOT_OFFERED = {
 export class StatusService {
   readonly #options: OptionsService;
   readonly #setup: SetupService;
+  readonly #customProviders: CustomProviderService;
   readonly #version: string;
   readonly #startTime: number;
 
-  constructor(deps: { options: OptionsService; setup: SetupService; version: string; startTime: number }) {
+  constructor(deps: {
+    options: OptionsService;
+    setup: SetupService;
+    customProviders: CustomProviderService;
+    version: string;
+    startTime: number;
+  }) {
     this.#options = deps.options;
     this.#setup = deps.setup;
+    this.#customProviders = deps.customProviders;
     this.#version = deps.version;
     this.#startTime = deps.startTime;
   }
@@ -93,6 +101,12 @@ export class StatusService {
       passkey_allow_insecure: flag('passkey.allow_insecure_origin'),
       passkey_user_verification: text('passkey.user_verification'),
       passkey_attachment: text('passkey.attachment_preference'),
+      // On only when a sign-in can work: new-api's front end shows the button on this flag alone.
+      discord_oauth:
+        flag('discord.enabled') && text('discord.client_id') !== '' && text('discord.client_secret') !== '',
+      discord_client_id: text('discord.client_id'),
+      // Enabled custom providers, with what the login page needs to send visitors to them.
+      custom_oauth_providers: (await this.#customProviders.listEnabled()).map(publicProviderView),
 
       user_agreement_enabled: text('legal.user_agreement') !== '',
       privacy_policy_enabled: text('legal.privacy_policy') !== '',

@@ -33,6 +33,8 @@ export interface Database {
   two_factor_backup_codes: TwoFactorBackupCodesTable;
   two_factor_challenges: TwoFactorChallengesTable;
   passkey_credentials: PasskeyCredentialsTable;
+  custom_oauth_providers: CustomOAuthProvidersTable;
+  user_oauth_bindings: UserOAuthBindingsTable;
 }
 
 /** A column the database fills on insert and that is never written afterwards. */
@@ -67,6 +69,7 @@ export interface UsersTable {
   wechat_id: Defaulted<string>;
   telegram_id: Defaulted<string>;
   linux_do_id: Defaulted<string>;
+  discord_id: Defaulted<string>;
   /** HMAC of the personal access token (the token itself is shown once). */
   access_token_hmac: Defaulted<string | null>;
   quota: Defaulted<number>;
@@ -485,3 +488,40 @@ export interface PasskeyCredentialsTable {
   created_at: number;
   last_used_at: Defaulted<number | null>;
 }
+/** An OAuth 2 / OIDC provider configured by the administrator (new-api's custom_oauth_providers). */
+export interface CustomOAuthProvidersTable {
+  id: Generated<number>;
+  name: string;
+  /** The provider's path segment: /oauth/{slug} in the console, /api/oauth/{slug} for the callback. */
+  slug: string;
+  icon: Defaulted<string>;
+  enabled: Defaulted<boolean>;
+  client_id: string;
+  /** Encrypted by the keyring; never answered. */
+  client_secret: Defaulted<string>;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  user_info_endpoint: string;
+  scopes: Defaulted<string>;
+  /** Dotted paths into the user-info answer (`sub`, `data.user.id`). */
+  user_id_field: Defaulted<string>;
+  username_field: Defaulted<string>;
+  display_name_field: Defaulted<string>;
+  email_field: Defaulted<string>;
+  well_known: Defaulted<string>;
+  /** How the client authenticates at the token endpoint: 0 auto (in the form), 1 in the form, 2 HTTP Basic. */
+  auth_style: Defaulted<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A user's account at a custom provider. */
+export interface UserOAuthBindingsTable {
+  id: Generated<number>;
+  user_id: number;
+  provider_id: number;
+  provider_user_id: string;
+  created_at: number;
+}
+
+export type CustomOAuthProviderRow = Selectable<CustomOAuthProvidersTable>;

@@ -24,6 +24,7 @@ const TABLES = [
   'channel_observations',
   'channels',
   'checkins',
+  'custom_oauth_providers',
   'groups',
   'instance_secrets',
   'logs',
@@ -45,6 +46,7 @@ const TABLES = [
   'two_factor',
   'two_factor_backup_codes',
   'two_factor_challenges',
+  'user_oauth_bindings',
   'users',
   'vendors',
 ];

@@ -1,3 +1,4 @@
+import Chat from '@mui/icons-material/Chat';
 import Fingerprint from '@mui/icons-material/Fingerprint';
 import Forum from '@mui/icons-material/Forum';
 import GitHub from '@mui/icons-material/GitHub';
@@ -13,7 +14,9 @@ import { signInWithPasskey } from '../../providers/passkey.ts';
 import type { SessionUser } from '../../providers/session.ts';
 import { useStatus } from '../../status/StatusContext.tsx';
 import {
+  customProviders,
   enabledProviders,
+  ProviderIcon,
   type RedirectProvider,
   startOAuth,
   TelegramButton,
@@ -49,7 +52,8 @@ export function LoginPage() {
   const turnstile = useTurnstile();
   const expired = params.get('expired') === 'true';
   const providers = enabledProviders(status);
-  const anyProvider = Object.values(providers).some(Boolean) || status.passkey_login;
+  const customs = customProviders(status);
+  const anyProvider = Object.values(providers).some(Boolean) || customs.length > 0 || status.passkey_login;
 
   /** Signs in with what the gateway answered (third-party sign-in): store the user, go to /token. */
   const signInAs = async (envelope: { message: string; data?: SessionUser | { require_2fa: true } }) => {
@@ -256,6 +260,27 @@ export function LoginPage() {
                     {translate('login.with_linuxdo')}
                   </Button>
                 )}
+                {providers.discord && (
+                  <Button
+                    variant="outlined"
+                    startIcon={<Chat />}
+                    onClick={() => redirect('discord')}
+                    data-testid="login-discord"
+                  >
+                    {translate('login.with_discord')}
+                  </Button>
+                )}
+                {customs.map((provider) => (
+                  <Button
+                    key={provider.id}
+                    variant="outlined"
+                    startIcon={<ProviderIcon icon={provider.icon} />}
+                    onClick={() => redirect(provider)}
+                    data-testid={`login-custom-${provider.slug}`}
+                  >
+                    {translate('login.with_provider', { name: provider.name })}
+                  </Button>
+                ))}
                 {providers.wechat && (
                   <Button variant="outlined" startIcon={<QrCode2 />} onClick={() => setWechatOpen(true)}>
                     {translate('login.with_wechat')}

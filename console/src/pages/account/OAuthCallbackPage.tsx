@@ -1,23 +1,23 @@
 import { Alert, Box, Card, CardContent, CircularProgress, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useLogin, useNotify, useTranslate } from 'react-admin';
-import { useNavigate, useSearchParams } from 'react-router';
+import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { type LoginParams, SECOND_STEP_PATH } from '../../providers/authProvider.ts';
 import { api, errorMessage } from '../../providers/http.ts';
 import { getStoredUser, type SessionUser } from '../../providers/session.ts';
-import type { RedirectProvider } from './parts/oauth.tsx';
 
 /** How long the failure stays on screen before the redirect. */
 const FAILURE_REDIRECT_MS = 1500;
 
 /**
  * The OAuth callback (spec doc 1 §2 "OAuth callback screen"): a processing indicator while code and state
- * go to GET /api/oauth/{provider}. Message `bind`: the provider was bound to the signed-in account, which
+ * go to GET /api/oauth/{provider} (a built-in provider's name or a custom provider's slug). Message `bind`: the provider was bound to the signed-in account, which
  * goes back to its personal settings. Otherwise a sign-in: the user is stored and goes to /token. A failure
  * shows the message and leaves: to the personal settings when signed in (a failed bind), else to /login.
  * The spec's /setting is the original console's settings page, where bindings lived; here that is /personal.
  */
-export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) {
+export function OAuthCallbackPage() {
+  const provider = useParams().provider ?? '';
   const translate = useTranslate();
   const notify = useNotify();
   const navigate = useNavigate();
@@ -46,7 +46,7 @@ export function OAuthCallbackPage({ provider }: { provider: RedirectProvider }) 
       return;
     }
     api
-      .request<SessionUser | { require_2fa: true }>('GET', `/api/oauth/${provider}`, {
+      .request<SessionUser | { require_2fa: true }>('GET', `/api/oauth/${encodeURIComponent(provider)}`, {
         query: { code, state },
         expireOn401: false,
       })

@@ -8,6 +8,7 @@ import { ROLE, useSessionUser } from '../../providers/session.ts';
 import { PAGE_SX, useConfirm } from '../../resources/admin-shared.tsx';
 import { AffinityCache } from './AffinityCache.tsx';
 import { ConsoleTab } from './ConsoleTab.tsx';
+import { CustomOAuthProviders } from './CustomOAuthProviders.tsx';
 import { OptionSection } from './OptionSection.tsx';
 import { OptionsProvider, useOptions } from './OptionsContext.tsx';
 import type { OptionSectionDef } from './options.ts';
@@ -83,7 +84,12 @@ function TabBody({ tab }: { tab: TabId }) {
     case 'models':
       return <Sections sections={MODEL_SECTIONS} />;
     case 'system':
-      return <Sections sections={SYSTEM_SECTIONS} />;
+      return (
+        <>
+          <Sections sections={SYSTEM_SECTIONS} />
+          <CustomOAuthProviders />
+        </>
+      );
     case 'other':
       return <Sections sections={OTHER_SECTIONS} />;
     case 'console':

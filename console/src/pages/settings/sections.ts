@@ -336,6 +336,7 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
       sw('GitHubOAuthEnabled', 'settings.fields.github_oauth'),
       sw('oidc.enabled', 'settings.fields.oidc'),
       sw('LinuxDOOAuthEnabled', 'settings.fields.linuxdo_oauth'),
+      sw('discord.enabled', 'settings.fields.discord_oauth'),
       sw('TelegramOAuthEnabled', 'settings.fields.telegram_oauth'),
       sw('WeChatAuthEnabled', 'settings.fields.wechat_auth'),
       sw('TurnstileCheckEnabled', 'settings.fields.turnstile'),
@@ -427,6 +428,14 @@ export const SYSTEM_SECTIONS: OptionSectionDef[] = [
       text('LinuxDOClientId', 'settings.fields.client_id'),
       secret('LinuxDOClientSecret', 'settings.fields.client_secret'),
       int('LinuxDOMinimumTrustLevel', 'settings.fields.linuxdo_trust_level', { min: 0, max: 4 }),
+    ],
+  },
+  {
+    id: 'discord',
+    title: 'settings.sections.discord',
+    fields: [
+      text('discord.client_id', 'settings.fields.client_id'),
+      secret('discord.client_secret', 'settings.fields.client_secret'),
     ],
   },
   {

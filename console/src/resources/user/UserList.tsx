@@ -20,7 +20,7 @@ import {
   Tooltip,
   Typography,
 } from '@mui/material';
-import { type ReactNode, useEffect, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import {
   Datagrid,
   FunctionField,
@@ -443,6 +443,13 @@ function AddUserDrawer({ onClose }: { onClose: () => void }) {
   );
 }
 
+/** A custom provider's binding as GET /api/user/:id/oauth/bindings lists it (numeric provider_id). */
+interface CustomBinding {
+  provider_id: number | string;
+  provider_name: string;
+  provider_user_id: string;
+}
+
 /** Each bound account's field, label and, for third-party ones, the provider the unbind routes name. */
 const BINDINGS = [
   ['email', 'user_admin.fields.email', undefined],
@@ -451,6 +458,7 @@ const BINDINGS = [
   ['wechat_id', 'user_admin.fields.wechat_id', 'wechat'],
   ['telegram_id', 'user_admin.fields.telegram_id', 'telegram'],
   ['linux_do_id', 'user_admin.fields.linux_do_id', 'linuxdo'],
+  ['discord_id', 'user_admin.fields.discord_id', 'discord'],
 ] as const;
 
 /**
@@ -480,6 +488,19 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
   const [busy, setBusy] = useState(false);
   const [adding, setAdding] = useState(false);
   const [delta, setDelta] = useState('');
+  const [custom, setCustom] = useState<CustomBinding[]>([]);
+  const bindingsPath = self ? '/api/user/oauth/bindings' : `/api/user/${target}/oauth/bindings`;
+  const loadCustom = useCallback(
+    () =>
+      api
+        .get<CustomBinding[]>(bindingsPath)
+        .then((list) => setCustom(list.filter((item) => typeof item.provider_id === 'number')))
+        .catch(() => setCustom([])),
+    [bindingsPath],
+  );
+  useEffect(() => {
+    void loadCustom();
+  }, [loadCustom]);
 
   useEffect(() => {
     api
@@ -521,6 +542,7 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
       );
       notify(message || 'personal.bind.unbound', { type: 'success' });
       setUser(await api.get<ManagedUser>(self ? '/api/user/self' : `/api/user/${target}`));
+      await loadCustom();
     } catch (error) {
       notify(errorMessage(error), { type: 'error' });
     } finally {
@@ -694,6 +716,33 @@ function EditUserDrawer({ target, onClose }: { target: number | 'self'; onClose:
                         ),
                       }
                     : undefined,
+              }}
+              size="small"
+            />
+          ))}
+          {custom.map((binding) => (
+            <TextField
+              key={binding.provider_id}
+              label={binding.provider_name}
+              value={binding.provider_user_id}
+              slotProps={{
+                htmlInput: { readOnly: true, 'data-testid': `user-binding-custom-${binding.provider_id}` },
+                inputLabel: { shrink: true },
+                input: {
+                  endAdornment: (
+                    <InputAdornment position="end">
+                      <Button
+                        size="small"
+                        color="warning"
+                        disabled={busy}
+                        onClick={() => void unbind(String(binding.provider_id))}
+                        data-testid={`user-unbind-custom-${binding.provider_id}`}
+                      >
+                        {translate('personal.bind.unbind')}
+                      </Button>
+                    </InputAdornment>
+                  ),
+                },
               }}
               size="small"
             />

@@ -1,7 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError, defineErrors } from '../../errors.ts';
 import type { Database, UserRow } from '../../store/database.ts';
-import type { IdentityColumn } from './oauth/types.ts';
+import { findPasskeyOfUser } from '../../store/repositories/passkeys.ts';
+import type { IdentityColumn, IdentityHome } from './oauth/types.ts';
 
 export const BINDING_ERRORS = defineErrors({
   BINDING_PROVIDER_UNKNOWN: {
@@ -15,8 +16,8 @@ export const BINDING_ERRORS = defineErrors({
   BINDING_LAST_SIGN_IN: {
     status: 409,
     message: {
-      zh: '这是该账户唯一的登录方式：请先设置密码或绑定其他账户，再解除{provider}绑定',
-      en: 'This is the only way to sign in to the account: set a password or bind another account before unbinding {provider}',
+      zh: '这是该账户唯一的登录方式：请先设置密码、添加 Passkey 或绑定其他账户，再解除{provider}绑定',
+      en: 'This is the only way to sign in to the account: set a password, add a passkey or bind another account before unbinding {provider}',
     },
   },
 });
@@ -35,19 +36,46 @@ export const BUILTIN_BINDINGS: readonly BuiltinBinding[] = [
   { slug: 'linuxdo', label: 'LinuxDO', column: 'linux_do_id' },
   { slug: 'wechat', label: 'WeChat', column: 'wechat_id' },
   { slug: 'telegram', label: 'Telegram', column: 'telegram_id' },
+  { slug: 'discord', label: 'Discord', column: 'discord_id' },
 ];
 
+/** One bound provider account, built-in (id = slug) or custom (id = the provider's numeric id). */
 export interface BindingInfo {
-  provider: BuiltinBinding;
+  providerId: string | number;
+  name: string;
+  slug: string;
+  icon: string;
   providerUserId: string;
 }
 
-/** The providers bound to the user, in the table's order. */
-export function bindingsOf(user: UserRow): BindingInfo[] {
-  return BUILTIN_BINDINGS.filter((provider) => user[provider.column] !== '').map((provider) => ({
-    provider,
+type Db = Kysely<Database>;
+
+/** The providers bound to the user: the built-in ones in the table's order, then the custom ones by id. */
+export async function bindingsOf(db: Db, user: UserRow): Promise<BindingInfo[]> {
+  const builtin = BUILTIN_BINDINGS.filter((provider) => user[provider.column] !== '').map((provider) => ({
+    providerId: provider.slug,
+    name: provider.label,
+    slug: provider.slug,
+    icon: '',
     providerUserId: user[provider.column],
   }));
+  const custom = await db
+    .selectFrom('user_oauth_bindings as b')
+    .innerJoin('custom_oauth_providers as p', 'p.id', 'b.provider_id')
+    .select(['p.id', 'p.name', 'p.slug', 'p.icon', 'b.provider_user_id'])
+    .where('b.user_id', '=', user.id)
+    .orderBy('p.id')
+    .execute();
+  return [
+    ...builtin,
+    ...custom.map((row) => ({
+      providerId: row.id,
+      name: row.name,
+      slug: row.slug,
+      icon: row.icon,
+      providerUserId: row.provider_user_id,
+    })),
+  ];
 }
 
 /**
@@ -56,45 +84,95 @@ export function bindingsOf(user: UserRow): BindingInfo[] {
  */
 export const hasPassword = (user: Pick<UserRow, 'password'>) => user.password !== '';
 
-export function builtinBinding(slug: string): BuiltinBinding {
-  const provider = BUILTIN_BINDINGS.find((p) => p.slug === slug.trim().toLowerCase());
-  if (!provider) throw new AppError(BINDING_ERRORS.BINDING_PROVIDER_UNKNOWN, { provider: slug.slice(0, 64) });
-  return provider;
+/** A way to sign in that can be taken away: a provider account (built-in or custom), or the passkey. */
+export type SignInWay = IdentityHome | { kind: 'passkey' };
+
+/**
+ * Whether the user can still sign in once `removed` is gone: a password, another built-in provider,
+ * another custom provider binding, or a passkey. The one place that answers it: every new way to sign in
+ * joins here. Call it inside the transaction that removes `removed`, after locking the user row.
+ */
+export async function keepsAnotherWayToSignIn(
+  trx: Transaction<Database>,
+  userId: number,
+  removed: SignInWay,
+): Promise<boolean> {
+  const user = await trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  if (!user) return false;
+  if (hasPassword(user)) return true;
+  const otherColumn = BUILTIN_BINDINGS.some(
+    ({ column }) => user[column] !== '' && !(removed.kind === 'column' && removed.column === column),
+  );
+  if (otherColumn) return true;
+  let others = trx.selectFrom('user_oauth_bindings').select('id').where('user_id', '=', userId);
+  if (removed.kind === 'binding') others = others.where('provider_id', '<>', removed.providerId);
+  if ((await others.executeTakeFirst()) !== undefined) return true;
+  return removed.kind !== 'passkey' && (await findPasskeyOfUser(trx, userId)) !== undefined;
 }
 
 /**
- * Removes the user's binding to `slug`, unless it is their last way to sign in (no password and no other
- * binding). One conditional UPDATE: two unbinds racing for the last two bindings cannot both succeed,
- * because Postgres re-checks the condition on the row the first one changed.
+ * Removes the user's binding to a provider: a built-in slug, or a custom provider's numeric id (as
+ * new-api's routes take them). Refused when it is their last way to sign in. The user row is locked for
+ * the check and the removal, so two unbinds racing for the last two ways cannot both succeed.
  */
-export async function unbind(db: Kysely<Database>, user: UserRow, slug: string): Promise<void> {
-  const provider = builtinBinding(slug);
-  const others = BUILTIN_BINDINGS.filter((p) => p !== provider).map((p) => sql`${sql.ref(p.column)} <> ''`);
-  const result = await db
-    .updateTable('users')
-    .set({ [provider.column]: '' })
-    .where('id', '=', user.id)
-    .where(provider.column, '<>', '')
-    .where(sql<boolean>`(password <> '' or ${sql.join(others, sql` or `)})`)
+export async function unbind(db: Db, user: UserRow, provider: string): Promise<void> {
+  const target = await bindingTarget(db, provider);
+  await db.transaction().execute(async (trx) => {
+    await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+    const bound =
+      target.home.kind === 'column'
+        ? await trx
+            .selectFrom('users')
+            .select('id')
+            .where('id', '=', user.id)
+            .where(target.home.column, '<>', '')
+            .executeTakeFirst()
+        : await trx
+            .selectFrom('user_oauth_bindings')
+            .select('id')
+            .where('user_id', '=', user.id)
+            .where('provider_id', '=', target.home.providerId)
+            .executeTakeFirst();
+    if (!bound) throw new AppError(BINDING_ERRORS.BINDING_NOT_FOUND, { provider: target.label });
+    if (!(await keepsAnotherWayToSignIn(trx, user.id, target.home))) {
+      throw new AppError(BINDING_ERRORS.BINDING_LAST_SIGN_IN, { provider: target.label });
+    }
+    if (target.home.kind === 'column') {
+      await trx
+        .updateTable('users')
+        .set({ [target.home.column]: '' })
+        .where('id', '=', user.id)
+        .execute();
+    } else {
+      await trx
+        .deleteFrom('user_oauth_bindings')
+        .where('user_id', '=', user.id)
+        .where('provider_id', '=', target.home.providerId)
+        .execute();
+    }
+  });
+}
+
+/** A provider named by a route: a built-in slug, a custom provider's id, or its slug. */
+async function bindingTarget(db: Db, provider: string): Promise<{ home: IdentityHome; label: string }> {
+  const name = provider.trim().toLowerCase();
+  const builtin = BUILTIN_BINDINGS.find((p) => p.slug === name);
+  if (builtin) return { home: { kind: 'column', column: builtin.column }, label: builtin.label };
+  const id = /^\d{1,9}$/.test(name) ? Number(name) : undefined;
+  const custom = await db
+    .selectFrom('custom_oauth_providers')
+    .select(['id', 'name'])
+    .where((eb) => (id === undefined ? eb('slug', '=', name) : eb('id', '=', id)))
     .executeTakeFirst();
-  if (Number(result.numUpdatedRows) > 0) return;
-  // Nothing changed: say why, from the row as it is now.
-  const current = await db
-    .selectFrom('users')
-    .select(['password', provider.column])
-    .where('id', '=', user.id)
-    .executeTakeFirst();
-  if (!current || current[provider.column] === '') {
-    throw new AppError(BINDING_ERRORS.BINDING_NOT_FOUND, { provider: provider.label });
-  }
-  throw new AppError(BINDING_ERRORS.BINDING_LAST_SIGN_IN, { provider: provider.label });
+  if (!custom) throw new AppError(BINDING_ERRORS.BINDING_PROVIDER_UNKNOWN, { provider: provider.slice(0, 64) });
+  return { home: { kind: 'binding', providerId: custom.id }, label: custom.name };
 }
 
 /**
  * An administrator clears the user's email (new-api's binding type `email`). It is no way to sign in by
  * itself (email sign-in still needs the password), so the last-way rule does not apply.
  */
-export async function clearEmail(db: Kysely<Database>, user: UserRow): Promise<void> {
+export async function clearEmail(db: Db, user: UserRow): Promise<void> {
   const result = await db
     .updateTable('users')
     .set({ email: '' })

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../../errors.ts';
 import type { Database, UserRow } from '../../store/database.ts';
 import { insertLog, LOG_TYPE } from '../../store/repositories/logs.ts';
 import { findLiveUserBy, insertUser } from '../../store/repositories/users.ts';
 import type { OptionsService } from '../options/index.ts';
 import { ACCOUNT_ERRORS } from './errors.ts';
+import type { IdentityColumn } from './oauth/types.ts';
 import { hashPassword } from './password.ts';
 import { checkPassword, checkUsername } from './rules.ts';
 
@@ -29,7 +30,9 @@ export interface NewAccount {
   email?: string;
   affCode?: string | undefined;
   /** Third-party identity column to fill, e.g. { github_id: '123' }. */
-  identity?: Partial<Pick<UserRow, 'github_id' | 'oidc_id' | 'wechat_id' | 'telegram_id' | 'linux_do_id'>>;
+  identity?: Partial<Pick<UserRow, IdentityColumn>>;
+  /** Runs in the account's transaction, e.g. to store a custom provider's binding with the new user. */
+  afterInsert?: ((trx: Transaction<Database>, user: UserRow) => Promise<void>) | undefined;
   /** An administrator's choice of role (already checked against their own); a common user when absent. */
   role?: number | undefined;
 }
@@ -117,6 +120,7 @@ export class RegistrationService {
         if (isUniqueViolation(error)) throw new AppError(ACCOUNT_ERRORS.USERNAME_TAKEN);
         throw error;
       }
+      await account.afterInsert?.(trx, user);
       if (forNewUser > 0) {
         await insertLog(trx, systemLog(user, `新用户注册赠送 ${forNewUser} 额度`));
       }

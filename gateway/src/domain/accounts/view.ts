@@ -19,6 +19,7 @@ export function userView(user: UserRow, keyring: Keyring) {
     wechat_id: user.wechat_id,
     telegram_id: user.telegram_id,
     linux_do_id: user.linux_do_id,
+    discord_id: user.discord_id,
     quota: user.quota,
     used_quota: user.used_quota,
     request_count: user.request_count,

@@ -226,6 +226,9 @@ export const OPTION_DEFINITIONS = [
   bool('passkey.allow_insecure_origin', false),
   text('passkey.user_verification', 'preferred', ['required', 'preferred', 'discouraged']),
   text('passkey.attachment_preference', '', ['', 'platform', 'cross-platform']),
+  bool('discord.enabled', false),
+  text('discord.client_id'),
+  secret('discord.client_secret'),
 
   // Mail
   text('SMTPServer'),

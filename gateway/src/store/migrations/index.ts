@@ -13,6 +13,7 @@ import * as checkins from './0011_checkins.ts';
 import * as modelCatalogue from './0012_model_catalogue.ts';
 import * as twoFactor from './0013_two_factor.ts';
 import * as passkeys from './0014_passkeys.ts';
+import * as customOAuth from './0015_custom_oauth.ts';
 
 /**
  * Every migration, in the order it must run. Names are never changed once released. Each declares its
@@ -33,4 +34,5 @@ export const migrations: Record<string, SchemaMigration> = {
   '0012_model_catalogue': modelCatalogue,
   '0013_two_factor': twoFactor,
   '0014_passkeys': passkeys,
+  '0015_custom_oauth': customOAuth,
 };

@@ -52,7 +52,8 @@ export function findLiveUserBy(
     | 'oidc_id'
     | 'wechat_id'
     | 'telegram_id'
-    | 'linux_do_id',
+    | 'linux_do_id'
+    | 'discord_id',
   value: string,
 ): Promise<UserRow | undefined> {
   return db

@@ -1,8 +1,9 @@
+import VpnKey from '@mui/icons-material/VpnKey';
 import { Box, Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField, Typography } from '@mui/material';
 import { useEffect, useRef, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { api, errorMessage } from '../../../providers/http.ts';
-import type { SiteStatus } from '../../../status/status.ts';
+import type { CustomOAuthProvider, SiteStatus } from '../../../status/status.ts';
 
 /** Where an invitation code from /register?aff= is kept until registration (spec doc 1 §2). */
 export const AFF_KEY = 'aff';
@@ -23,8 +24,11 @@ export function storeAffCode(code: string): void {
   }
 }
 
-/** Providers whose sign-in goes through an authorization page and /oauth/{provider}?code&state. */
-export type RedirectProvider = 'github' | 'oidc' | 'linuxdo';
+/**
+ * Providers whose sign-in goes through an authorization page and /oauth/{slug}?code&state: a built-in
+ * one by name, or a custom provider from the status.
+ */
+export type RedirectProvider = 'github' | 'oidc' | 'linuxdo' | 'discord' | CustomOAuthProvider;
 
 /** The site's own address for callbacks: the configured server address, else where the console runs. */
 export function siteAddress(status: SiteStatus): string {
@@ -33,6 +37,17 @@ export function siteAddress(status: SiteStatus): string {
 
 /** The provider's authorization page for this state (the gateway checks state and code on the callback). */
 export function authorizeUrl(provider: RedirectProvider, status: SiteStatus, state: string): string {
+  if (typeof provider === 'object') {
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: provider.client_id,
+      redirect_uri: `${siteAddress(status)}/oauth/${provider.slug}`,
+      scope: provider.scopes,
+      state,
+    });
+    const endpoint = provider.authorization_endpoint;
+    return `${endpoint}${endpoint.includes('?') ? '&' : '?'}${query}`;
+  }
   switch (provider) {
     case 'github': {
       const query = new URLSearchParams({ client_id: status.github_client_id, state, scope: 'user:email' });
@@ -53,6 +68,16 @@ export function authorizeUrl(provider: RedirectProvider, status: SiteStatus, sta
       const query = new URLSearchParams({ response_type: 'code', client_id: status.linuxdo_client_id, state });
       return `https://connect.linux.do/oauth2/authorize?${query}`;
     }
+    case 'discord': {
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: status.discord_client_id,
+        redirect_uri: `${siteAddress(status)}/oauth/discord`,
+        scope: 'identify',
+        state,
+      });
+      return `https://discord.com/oauth2/authorize?${query}`;
+    }
   }
 }
 
@@ -68,9 +93,27 @@ export function enabledProviders(status: SiteStatus) {
     github: Boolean(status.github_oauth && status.github_client_id),
     oidc: Boolean(status.oidc_enabled && status.oidc_client_id && status.oidc_authorization_endpoint),
     linuxdo: Boolean(status.linuxdo_oauth && status.linuxdo_client_id),
+    discord: Boolean(status.discord_oauth && status.discord_client_id),
     telegram: Boolean(status.telegram_oauth && status.telegram_bot_name),
     wechat: Boolean(status.wechat_login),
   };
+}
+
+/** The enabled custom providers that can send a browser to their authorization page. */
+export function customProviders(status: SiteStatus): CustomOAuthProvider[] {
+  const listed = Array.isArray(status.custom_oauth_providers) ? status.custom_oauth_providers : [];
+  return listed.filter((provider) => provider.client_id && provider.authorization_endpoint);
+}
+
+/**
+ * A custom provider's icon: an image when the administrator gave an http(s) URL; otherwise (new-api's
+ * front end names icons of a library the console does not ship) a key.
+ */
+export function ProviderIcon({ icon }: { icon: string }) {
+  if (/^https?:\/\//i.test(icon)) {
+    return <Box component="img" src={icon} alt="" sx={{ width: 20, height: 20, objectFit: 'contain' }} />;
+  }
+  return <VpnKey />;
 }
 
 /** What Telegram's login widget hands over; sent to the gateway as the query. */

@@ -1,3 +1,4 @@
+import Chat from '@mui/icons-material/Chat';
 import Email from '@mui/icons-material/Email';
 import Forum from '@mui/icons-material/Forum';
 import GitHub from '@mui/icons-material/GitHub';
@@ -17,13 +18,16 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import { type ReactElement, useState } from 'react';
+import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { api, errorMessage } from '../../../providers/http.ts';
 import { useStatus } from '../../../status/StatusContext.tsx';
+import type { CustomOAuthProvider } from '../../../status/status.ts';
 import { useCountdown } from '../parts/countdown.ts';
 import {
+  customProviders,
   enabledProviders,
+  ProviderIcon,
   type RedirectProvider,
   startOAuth,
   TelegramButton,
@@ -35,16 +39,33 @@ import type { SelfUser } from './self.ts';
 
 interface Binding {
   key: string;
+  /** A translation key. */
   label: string;
+  /** A custom provider's own name, shown as it is instead of the label. */
+  title?: string;
   icon: ReactElement;
   /** The bound account, '' when none. */
   value: string;
   enabled: boolean;
+  /** What the bind button starts: a built-in provider's name or a custom provider. */
+  provider?: RedirectProvider;
+  /** What DELETE /api/user/oauth/bindings/:provider_id names: a built-in slug or a custom provider's id. */
+  unbindId?: string;
+}
+
+/** One item of GET /api/user/oauth/bindings (new-api's shape). */
+interface BindingItem {
+  provider_id: number | string;
+  provider_name: string;
+  provider_slug: string;
+  provider_icon: string;
+  provider_user_id: string;
 }
 
 /**
  * Account bindings (spec doc 1 §2, §4): email (a mailed code, 30 s resend lock), WeChat (a code from the
- * official account), GitHub, OIDC and LinuxDO (the provider's page with a server-issued state), Telegram
+ * official account), GitHub, OIDC, LinuxDO, Discord and the custom providers (the provider's page with a
+ * server-issued state), Telegram
  * (its widget). A bind button is disabled once bound or when the provider is not enabled; a bound provider
  * can be unbound (DELETE /api/user/oauth/bindings/:provider); the email can be changed.
  */
@@ -55,6 +76,18 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
   const providers = enabledProviders(status);
   const [emailOpen, setEmailOpen] = useState(false);
   const [wechatOpen, setWechatOpen] = useState(false);
+  const [customBound, setCustomBound] = useState<BindingItem[]>([]);
+  const loadCustom = useCallback(async () => {
+    try {
+      const items = await api.get<BindingItem[]>('/api/user/oauth/bindings');
+      setCustomBound(items.filter((item) => typeof item.provider_id === 'number'));
+    } catch (error) {
+      notify(errorMessage(error), { type: 'error' });
+    }
+  }, [notify]);
+  useEffect(() => {
+    void loadCustom();
+  }, [loadCustom]);
 
   const bindings: Binding[] = [
     { key: 'email', label: 'personal.bind.email', icon: <Email />, value: user.email, enabled: true },
@@ -87,6 +120,14 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
       value: user.linux_do_id,
       enabled: providers.linuxdo,
     },
+    {
+      key: 'discord',
+      label: 'personal.bind.discord',
+      icon: <Chat />,
+      value: user.discord_id,
+      enabled: providers.discord,
+    },
+    ...customBindings(customProviders(status), customBound),
   ];
 
   const redirect = (provider: RedirectProvider) => {
@@ -94,7 +135,7 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
   };
   const bound = async (message?: string) => {
     notify(message && message !== 'bind' ? message : 'personal.bind.success', { type: 'success' });
-    await reload();
+    await Promise.all([reload(), loadCustom()]);
   };
   const telegram = (fields: TelegramFields) => {
     api
@@ -108,7 +149,7 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
     try {
       const { message } = await api.request('DELETE', `/api/user/oauth/bindings/${provider}`);
       notify(message || 'personal.bind.unbound', { type: 'success' });
-      await reload();
+      await Promise.all([reload(), loadCustom()]);
     } catch (error) {
       notify(errorMessage(error), { type: 'error' });
     }
@@ -127,7 +168,7 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
     }
     const onClick = () => {
       if (binding.key === 'wechat') setWechatOpen(true);
-      else redirect(binding.key as RedirectProvider);
+      else redirect(binding.provider ?? (binding.key as RedirectProvider));
     };
     return (
       <Button
@@ -159,7 +200,7 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
             >
               <Box sx={{ color: 'text.secondary', display: 'flex' }}>{binding.icon}</Box>
               <Box sx={{ flex: 1, minWidth: 0 }}>
-                <Typography variant="body2">{translate(binding.label)}</Typography>
+                <Typography variant="body2">{binding.title ?? translate(binding.label)}</Typography>
                 <Typography variant="caption" color="text.secondary" noWrap component="div">
                   {binding.value ||
                     translate(binding.enabled ? 'personal.bind.not_bound' : 'personal.bind.not_enabled')}
@@ -170,7 +211,7 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
                 <Button
                   size="small"
                   color="warning"
-                  onClick={() => void unbind(binding.key)}
+                  onClick={() => void unbind(binding.unbindId ?? binding.key)}
                   data-testid={`unbind-${binding.key}`}
                 >
                   {translate('personal.bind.unbind')}
@@ -205,6 +246,35 @@ export function BindingsCard({ user, reload }: { user: SelfUser; reload(): Promi
       )}
     </Card>
   );
+}
+
+/**
+ * A row per custom provider: the enabled ones (bindable), and any other the user is still bound to (a
+ * disabled provider: unbind only).
+ */
+function customBindings(enabled: CustomOAuthProvider[], bound: BindingItem[]): Binding[] {
+  const rows = enabled.map((provider) => ({
+    key: `custom-${provider.slug}`,
+    label: 'personal.bind.custom',
+    title: provider.name,
+    icon: <ProviderIcon icon={provider.icon} />,
+    value: bound.find((item) => item.provider_id === provider.id)?.provider_user_id ?? '',
+    enabled: true,
+    provider,
+    unbindId: String(provider.id),
+  }));
+  const others = bound
+    .filter((item) => !enabled.some((provider) => provider.id === item.provider_id))
+    .map((item) => ({
+      key: `custom-${item.provider_slug}`,
+      label: 'personal.bind.custom',
+      title: item.provider_name,
+      icon: <ProviderIcon icon={item.provider_icon} />,
+      value: item.provider_user_id,
+      enabled: false,
+      unbindId: String(item.provider_id),
+    }));
+  return [...rows, ...others];
 }
 
 /** Email binding: send a code to the address (30 s lock), then bind with address and code. */

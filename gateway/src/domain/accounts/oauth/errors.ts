@@ -20,6 +20,10 @@ export const OAUTH_ERRORS = defineErrors({
       en: 'Sign-in with {provider} is not fully configured; please contact the administrator',
     },
   },
+  OAUTH_PROVIDER_UNKNOWN: {
+    status: 404,
+    message: { zh: '未知的登录方式：{provider}', en: 'Unknown sign-in provider: {provider}' },
+  },
   OAUTH_STATE_INVALID: {
     status: 403,
     message: {
@@ -97,6 +101,50 @@ export const OAUTH_ERRORS = defineErrors({
     message: {
       zh: 'Telegram 登录数据已过期，请重新登录',
       en: 'The Telegram sign-in data is too old; please sign in again',
+    },
+  },
+});
+
+/** Errors of administering custom OAuth providers (/api/custom-oauth-provider). */
+export const CUSTOM_OAUTH_ERRORS = defineErrors({
+  CUSTOM_OAUTH_NOT_FOUND: {
+    status: 404,
+    message: { zh: '未找到该 OAuth 提供商', en: 'No such OAuth provider' },
+  },
+  CUSTOM_OAUTH_FIELD_INVALID: {
+    status: 400,
+    message: { zh: '字段 {field} 无效：{rule}', en: 'The field {field} is invalid: {rule}' },
+  },
+  CUSTOM_OAUTH_SLUG_TAKEN: {
+    status: 409,
+    message: { zh: '该 Slug 已被使用', en: 'This slug is already used by another provider' },
+  },
+  CUSTOM_OAUTH_SLUG_RESERVED: {
+    status: 400,
+    message: {
+      zh: '该 Slug 与内置 OAuth 提供商或固定路径冲突：{slug}',
+      en: 'The slug {slug} clashes with a built-in provider or a fixed route',
+    },
+  },
+  CUSTOM_OAUTH_IN_USE: {
+    status: 409,
+    message: {
+      zh: '该 OAuth 提供商还有 {count} 个用户绑定，无法删除。请先解除所有用户绑定，或将其停用。',
+      en: '{count} users are bound to this provider, so it cannot be deleted; unbind them first, or disable it',
+    },
+  },
+  CUSTOM_OAUTH_DISCOVERY_URL_INVALID: {
+    status: 400,
+    message: {
+      zh: '请填写有效的 Discovery URL 或 Issuer URL（仅支持 http/https）',
+      en: 'Give a valid discovery or issuer URL (http or https only)',
+    },
+  },
+  CUSTOM_OAUTH_DISCOVERY_FAILED: {
+    status: 502,
+    message: {
+      zh: '获取 Discovery 配置失败：{reason}',
+      en: 'Could not read the discovery document: {reason}',
     },
   },
 });

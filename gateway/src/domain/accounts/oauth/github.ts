@@ -17,9 +17,8 @@ export function githubProvider(deps: {
 }): IdentityProvider {
   const { options, timeoutMs } = deps;
   return {
-    name: 'github',
     label,
-    column: 'github_id',
+    home: { kind: 'column', column: 'github_id' },
     usernamePrefix: 'github_',
     ensureEnabled() {
       assertProviderReady(label, options.getBoolean('GitHubOAuthEnabled'), [

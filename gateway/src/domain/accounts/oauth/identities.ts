@@ -1,25 +1,68 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../../../store/database.ts';
+import type { Database, UserRow } from '../../../store/database.ts';
 import { findLiveUserBy } from '../../../store/repositories/users.ts';
 import { USERNAME_MAX_LENGTH } from '../rules.ts';
-import type { IdentityColumn } from './types.ts';
+import type { IdentityHome } from './types.ts';
+
+type Db = Kysely<Database>;
+
+/** The live user holding this provider account, if any. */
+export async function findLiveHolder(db: Db, home: IdentityHome, value: string): Promise<UserRow | undefined> {
+  if (home.kind === 'column') return findLiveUserBy(db, home.column, value);
+  return db
+    .selectFrom('users')
+    .innerJoin('user_oauth_bindings as b', 'b.user_id', 'users.id')
+    .selectAll('users')
+    .where('b.provider_id', '=', home.providerId)
+    .where('b.provider_user_id', '=', value)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
 
 /** Whether a deregistered account holds this provider id (then it may not sign up again for new grants). */
-export async function heldByDeregistered(
-  db: Kysely<Database>,
-  column: IdentityColumn,
-  value: string,
-): Promise<boolean> {
-  const row = await db
-    .selectFrom('users')
-    .select('id')
-    .where(column, '=', value)
-    .where('deleted_at', 'is not', null)
-    .executeTakeFirst();
+export async function heldByDeregistered(db: Db, home: IdentityHome, value: string): Promise<boolean> {
+  const row =
+    home.kind === 'column'
+      ? await db
+          .selectFrom('users')
+          .select('id')
+          .where(home.column, '=', value)
+          .where('deleted_at', 'is not', null)
+          .executeTakeFirst()
+      : await db
+          .selectFrom('user_oauth_bindings as b')
+          .innerJoin('users', 'users.id', 'b.user_id')
+          .select('users.id')
+          .where('b.provider_id', '=', home.providerId)
+          .where('b.provider_user_id', '=', value)
+          .where('users.deleted_at', 'is not', null)
+          .executeTakeFirst();
   return row !== undefined;
 }
 
+/** Records that `userId` holds this provider account (replacing another account of the same provider). */
+export async function attachIdentity(db: Db, userId: number, home: IdentityHome, value: string): Promise<void> {
+  if (home.kind === 'column') {
+    await db
+      .updateTable('users')
+      .set({ [home.column]: value })
+      .where('id', '=', userId)
+      .execute();
+    return;
+  }
+  await db
+    .insertInto('user_oauth_bindings')
+    .values({ user_id: userId, provider_id: home.providerId, provider_user_id: value, created_at: now() })
+    .onConflict((oc) => oc.columns(['user_id', 'provider_id']).doUpdateSet({ provider_user_id: value }))
+    .execute();
+}
+
+/** A name for the provider account, unique across providers: the per-identity lock's key. */
+export const identityKey = (home: IdentityHome, value: string) =>
+  home.kind === 'column' ? `${home.column}:${value}` : `custom:${home.providerId}:${value}`;
+
+const now = () => Math.floor(Date.now() / 1000);
 const length = (text: string) => [...text].length;
 /** No spaces or control characters, and no `@`: a username must never look like an email login. */
 const USABLE = /^[^\s\p{Cc}@]+$/u;

@@ -17,9 +17,8 @@ export function linuxdoProvider(deps: {
 }): IdentityProvider {
   const { options, timeoutMs } = deps;
   return {
-    name: 'linuxdo',
     label,
-    column: 'linux_do_id',
+    home: { kind: 'column', column: 'linux_do_id' },
     usernamePrefix: 'linuxdo_',
     ensureEnabled() {
       assertProviderReady(label, options.getBoolean('LinuxDOOAuthEnabled'), [

@@ -33,9 +33,8 @@ export function oidcProvider(deps: { options: OptionsService; timeoutMs: number 
   }
 
   return {
-    name: 'oidc',
     label,
-    column: 'oidc_id',
+    home: { kind: 'column', column: 'oidc_id' },
     usernamePrefix: 'oidc_',
     ensureEnabled() {
       const endpointsKnown =

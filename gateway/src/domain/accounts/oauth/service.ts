@@ -3,25 +3,35 @@ import type { KeyValueStore, Locks } from '../../../cluster/index.ts';
 import type { OAuthEndpoints } from '../../../config.ts';
 import { AppError } from '../../../errors.ts';
 import type { Database, UserRow } from '../../../store/database.ts';
-import { findLiveUserBy, updateUser } from '../../../store/repositories/users.ts';
+import { findLiveUserBy } from '../../../store/repositories/users.ts';
 import type { OptionsService } from '../../options/index.ts';
 import { ACCOUNT_ERRORS } from '../errors.ts';
 import type { Client, LoginService } from '../login.ts';
-import type { RegistrationService } from '../registration.ts';
+import type { NewAccount, RegistrationService } from '../registration.ts';
 import { checkDisplayName } from '../rules.ts';
+import { customProvider } from './custom-provider.ts';
+import type { CustomProviderService } from './custom-providers.ts';
+import { discordProvider } from './discord.ts';
 import { OAUTH_ERRORS } from './errors.ts';
 import { githubProvider } from './github.ts';
 import { badResponse } from './http.ts';
-import { heldByDeregistered, pickUsername, randomUsername } from './identities.ts';
+import {
+  attachIdentity,
+  findLiveHolder,
+  heldByDeregistered,
+  identityKey,
+  pickUsername,
+  randomUsername,
+} from './identities.ts';
 import { linuxdoProvider } from './linuxdo.ts';
 import { oidcProvider } from './oidc.ts';
 import { OAuthStates } from './state.ts';
 import { type TelegramWidgetFields, telegramProvider } from './telegram.ts';
-import type { IdentityColumn, IdentityProvider, ProviderProfile } from './types.ts';
+import type { IdentityProvider, ProviderProfile } from './types.ts';
 import { wechatProvider } from './wechat.ts';
 
-/** Providers whose callback carries `code` and `state` (GET /api/oauth/{name}). */
-export const CODE_PROVIDERS = ['github', 'oidc', 'linuxdo'] as const;
+/** Built-in providers whose callback carries `code` and `state` (GET /api/oauth/{name}); custom ones use their slug. */
+export const CODE_PROVIDERS = ['github', 'oidc', 'linuxdo', 'discord'] as const;
 export type CodeProvider = (typeof CODE_PROVIDERS)[number];
 
 export type OAuthOutcome = { kind: 'bind'; user: UserRow } | { kind: 'login'; user: UserRow; sessionId: string };
@@ -33,6 +43,7 @@ export interface OAuthServiceDeps {
   registration: RegistrationService;
   login: LoginService;
   endpoints: OAuthEndpoints;
+  customProviders: CustomProviderService;
 }
 
 /** Provider ids longer than this are not ids; refusing them keeps lock names and columns sane. */
@@ -57,6 +68,8 @@ export class OAuthService {
   readonly #codeProviders: Record<CodeProvider, IdentityProvider>;
   readonly #wechat: IdentityProvider;
   readonly #telegram: IdentityProvider<TelegramWidgetFields>;
+  readonly #customProviders: CustomProviderService;
+  readonly #timeoutMs: number;
 
   constructor(deps: OAuthServiceDeps) {
     this.#db = deps.db;
@@ -65,6 +78,8 @@ export class OAuthService {
     this.#registration = deps.registration;
     this.#login = deps.login;
     this.#states = new OAuthStates(deps.cluster.kv);
+    this.#customProviders = deps.customProviders;
+    this.#timeoutMs = deps.endpoints.timeoutMs;
     const { options, endpoints } = deps;
     const timeoutMs = endpoints.timeoutMs;
     this.#codeProviders = {
@@ -76,6 +91,7 @@ export class OAuthService {
       }),
       oidc: oidcProvider({ options, timeoutMs }),
       linuxdo: linuxdoProvider({ options, baseUrl: endpoints.linuxdoUrl, timeoutMs }),
+      discord: discordProvider({ options, apiUrl: endpoints.discordApiUrl, timeoutMs }),
     };
     this.#wechat = wechatProvider({ options, timeoutMs });
     this.#telegram = telegramProvider({ options });
@@ -86,13 +102,16 @@ export class OAuthService {
     return this.#states.issue(aff);
   }
 
-  /** The code-and-state callback: binds when `binder` is the signed-in caller, else signs in. */
+  /**
+   * The code-and-state callback of a built-in provider or a custom provider's slug: binds when `binder`
+   * is the signed-in caller, else signs in.
+   */
   async callback(
-    name: CodeProvider,
+    name: string,
     input: { code?: string | undefined; state?: string | undefined; browserState?: string | undefined },
     caller: { binder?: UserRow | undefined; client: Client },
   ): Promise<OAuthOutcome> {
-    const provider = this.#codeProviders[name];
+    const provider = await this.#codeProvider(name);
     provider.ensureEnabled();
     const code = requireCode(input.code);
     const { aff } = await this.#states.consume(input.state, input.browserState);
@@ -100,6 +119,16 @@ export class OAuthService {
     return caller.binder
       ? this.#bind(provider, profile, caller.binder)
       : this.#signIn(provider, profile, aff, caller.client);
+  }
+
+  async #codeProvider(name: string): Promise<IdentityProvider> {
+    if ((CODE_PROVIDERS as readonly string[]).includes(name)) return this.#codeProviders[name as CodeProvider];
+    const config = await this.#customProviders.configBySlug(name);
+    if (!config) throw new AppError(OAUTH_ERRORS.OAUTH_PROVIDER_UNKNOWN, { provider: name.slice(0, 64) });
+    return customProvider(config, {
+      serverAddress: () => this.#options.get('ServerAddress'),
+      timeoutMs: this.#timeoutMs,
+    });
   }
 
   async wechatLogin(code: string | undefined, client: Client): Promise<OAuthOutcome> {
@@ -125,12 +154,12 @@ export class OAuthService {
   async #bind(provider: IdentityProvider<never>, profile: ProviderProfile, user: UserRow): Promise<OAuthOutcome> {
     const id = checkedId(provider, profile);
     return this.#exclusive(provider, id, async () => {
-      const holder = await findLiveUserBy(this.#db, provider.column, id);
+      const holder = await findLiveHolder(this.#db, provider.home, id);
       if (holder && holder.id !== user.id) {
         throw new AppError(OAUTH_ERRORS.OAUTH_ALREADY_BOUND, { provider: provider.label });
       }
-      const updated = await updateUser(this.#db, user.id, identity(provider.column, id));
-      return { kind: 'bind', user: updated ?? user };
+      await attachIdentity(this.#db, user.id, provider.home, id);
+      return { kind: 'bind', user };
     });
   }
 
@@ -142,10 +171,10 @@ export class OAuthService {
   ): Promise<OAuthOutcome> {
     const id = checkedId(provider, profile);
     return this.#exclusive(provider, id, async () => {
-      let user = await findLiveUserBy(this.#db, provider.column, id);
+      let user = await findLiveHolder(this.#db, provider.home, id);
       if (!user) {
         // A deregistered account keeps its provider id, so deleting it does not earn the sign-up grants again.
-        if (await heldByDeregistered(this.#db, provider.column, id)) {
+        if (await heldByDeregistered(this.#db, provider.home, id)) {
           throw new AppError(OAUTH_ERRORS.OAUTH_ACCOUNT_DEREGISTERED, { provider: provider.label });
         }
         if (!this.#options.getBoolean('RegisterEnabled')) throw new AppError(ACCOUNT_ERRORS.REGISTER_DISABLED);
@@ -180,7 +209,7 @@ export class OAuthService {
           displayName: checkDisplayName(profile.displayName ?? profile.username ?? '', `${provider.label} User`),
           email,
           affCode,
-          identity: identity(provider.column, id),
+          ...newIdentity(provider, id),
         });
       } catch (error) {
         if (!(error instanceof AppError) || attempt >= 3) throw error;
@@ -195,7 +224,7 @@ export class OAuthService {
 
   /** One sign-in or binding per provider account at a time, across pods: no duplicate accounts from a double click. */
   async #exclusive<T>(provider: IdentityProvider<never>, id: string, run: () => Promise<T>): Promise<T> {
-    const name = `oauth:identity:${provider.column}:${id}`;
+    const name = `oauth:identity:${identityKey(provider.home, id)}`;
     for (let step = 0; step < LOCK_WAIT_STEPS; step++) {
       const lease = await this.#locks.acquire(name, IDENTITY_LOCK_TTL_MS);
       if (lease) {
@@ -223,6 +252,9 @@ function checkedId(provider: IdentityProvider<never>, profile: ProviderProfile):
   return id;
 }
 
-function identity(column: IdentityColumn, id: string): Partial<Pick<UserRow, IdentityColumn>> {
-  return { [column]: id };
+/** How a new account records the provider account: its users column, or a binding row in the same transaction. */
+function newIdentity(provider: IdentityProvider<never>, id: string): Pick<NewAccount, 'identity' | 'afterInsert'> {
+  const { home } = provider;
+  if (home.kind === 'column') return { identity: { [home.column]: id } };
+  return { afterInsert: (trx, user) => attachIdentity(trx, user.id, home, id) };
 }

@@ -23,9 +23,8 @@ export function telegramProvider(deps: {
   const { options } = deps;
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   return {
-    name: 'telegram',
     label,
-    column: 'telegram_id',
+    home: { kind: 'column', column: 'telegram_id' },
     usernamePrefix: 'tg_',
     ensureEnabled() {
       assertProviderReady(label, options.getBoolean('TelegramOAuthEnabled'), [options.get('TelegramBotToken')]);

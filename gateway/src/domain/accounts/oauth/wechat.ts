@@ -14,9 +14,8 @@ const label = 'WeChat';
 export function wechatProvider(deps: { options: OptionsService; timeoutMs: number }): IdentityProvider {
   const { options, timeoutMs } = deps;
   return {
-    name: 'wechat',
     label,
-    column: 'wechat_id',
+    home: { kind: 'column', column: 'wechat_id' },
     usernamePrefix: 'wechat_',
     ensureEnabled() {
       assertProviderReady(label, options.getBoolean('WeChatAuthEnabled'), [options.get('WeChatServerAddress')]);

@@ -19,7 +19,7 @@ import {
 } from '../../../store/repositories/passkeys.ts';
 import { findLiveUserById } from '../../../store/repositories/users.ts';
 import type { OptionsService } from '../../options/index.ts';
-import { bindingsOf, hasPassword } from '../bindings.ts';
+import { keepsAnotherWayToSignIn } from '../bindings.ts';
 import { ACCOUNT_ERRORS } from '../errors.ts';
 import { assertOutranks } from '../permissions.ts';
 import { USER_STATUS } from '../rules.ts';
@@ -217,11 +217,16 @@ export class PasskeyService {
 
   /** The user removes their passkey, unless nothing else would let them sign in again. */
   async remove(user: UserRow): Promise<void> {
-    if (!(await userHasPasskey(this.#db, user.id))) return;
-    if (!hasPassword(user) && bindingsOf(user).length === 0) {
-      throw new AppError(PASSKEY_ERRORS.passkey_last_sign_in_method);
-    }
-    await deletePasskeyOfUser(this.#db, user.id);
+    // The user row is locked as an unbind locks it: a passkey removal and an unbind racing for the last two
+    // ways to sign in cannot both succeed.
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+      if (!(await userHasPasskey(trx, user.id))) return;
+      if (!(await keepsAnotherWayToSignIn(trx, user.id, { kind: 'passkey' }))) {
+        throw new AppError(PASSKEY_ERRORS.passkey_last_sign_in_method);
+      }
+      await deletePasskeyOfUser(trx, user.id);
+    });
   }
 
   /** An administrator removes a lower-ranked user's passkey (a lost device). */
