@@ -126,6 +126,7 @@ async function visitEveryPage(user: Credentials, name: string): Promise<string[]
   await page.goto('/token');
   const links = await consoleLinks(page);
   const toasts: string[] = [];
+  const wide: string[] = [];
   for (const href of links) {
     // As a click on the link does it: the router's navigation, no reload. A page without the menus (the chat
     // frame) is left the way a user leaves it, with the browser's back button.
@@ -134,13 +135,21 @@ async function visitEveryPage(user: Credentials, name: string): Promise<string[]
     await link.first().click({ timeout: 5_000 });
     await page.waitForURL((url) => url.pathname + url.search === href || url.pathname === href);
     await quiet();
+    // Nothing pushes the page wider than the window (a long unbroken text in a card would).
+    const overflow = (await page.evaluate(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    )) as number;
+    if (overflow > 0) {
+      wide.push(`${href}: ${overflow} px wider than the window`);
+      await screenshot(page, `no-error-toast-${name}-WIDE-${href.replaceAll('/', '_')}`);
+    }
     const toast = page.locator('.RaNotification-error');
     if ((await toast.count()) > 0) {
       toasts.push(`${href}: ${await toast.first().textContent()}`);
       await screenshot(page, `no-error-toast-${name}-FAILED-${href.replaceAll('/', '_')}`);
     }
   }
-  expect({ toasts, refused, errors }).toEqual({ toasts: [], refused: [], errors: [] });
+  expect({ toasts, refused, errors, wide }).toEqual({ toasts: [], refused: [], errors: [], wide: [] });
   await page.context().close();
   return links;
 }

@@ -121,7 +121,8 @@ describe('passkeys in the console', () => {
     await signInThroughUi(page, { username: 'root', password: 'root-password-1' });
     await page.goto('/user');
     const row = page.locator('tr', { hasText: 'dora' });
-    await row.locator('[data-testid="user-reset-passkey"]').click();
+    await row.locator('[data-testid="user-security-menu"]').click();
+    await page.locator('[data-testid="user-reset-passkey"]').click();
     await page
       .getByRole('dialog')
       .getByRole('button', { name: /确认|确定|Confirm/ })

@@ -168,7 +168,8 @@ describe('two-factor sign-in in the console', () => {
     expect(await page.getByText('管理员必须先启用两步验证').count()).toBe(0);
 
     // The user list resets carol's two-factor sign-in (a lost phone): she signs in with the password alone.
-    await page.locator('[data-user="carol"] [data-testid="user-reset-2fa"]').click();
+    await page.locator('[data-user="carol"] [data-testid="user-security-menu"]').click();
+    await page.locator('[data-testid="user-reset-2fa"]').click();
     await byTestId(page, 'confirm-ok').click();
     await page.getByText('用户2FA已被强制禁用').first().waitFor();
     const carol = new DashboardClient(server.url);

@@ -1209,6 +1209,7 @@ export const en = {
       promote: 'Promote',
       reset_2fa: 'Reset 2FA',
       reset_passkey: 'Reset passkey',
+      security: 'Sign-in factors',
     },
     confirm: {
       reset_passkey: 'Remove the passkey of {{name}}? It will no longer sign them in',

@@ -1401,6 +1401,7 @@ export const zh = {
       promote: '提升',
       reset_2fa: '重置两步验证',
       reset_passkey: '重置 Passkey',
+      security: '登录验证方式',
     },
     confirm: {
       reset_passkey: '确定要移除用户 {{name}} 的 Passkey 吗？移除后将无法再用它登录',

@@ -38,7 +38,14 @@ export function PersonalPage() {
     <Box data-testid="personal-page" data-loaded="true" sx={{ display: 'flex', flexDirection: 'column', gap: 2 }}>
       <ProfileCard user={user} />
       <PeriodQuotaCard user={user} />
-      <Box sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', lg: '1fr 1fr' }, gap: 2, alignItems: 'start' }}>
+      <Box
+        sx={{
+          display: 'grid',
+          gridTemplateColumns: { xs: 'minmax(0, 1fr)', lg: 'repeat(2, minmax(0, 1fr))' },
+          gap: 2,
+          alignItems: 'start',
+        }}
+      >
         <Stack spacing={2}>
           <ModelsCard copy={copy} />
           <InviteCard user={user} reload={reload} copy={copy} />

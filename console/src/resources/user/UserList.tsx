@@ -1,4 +1,5 @@
 import Close from '@mui/icons-material/Close';
+import MoreVert from '@mui/icons-material/MoreVert';
 import PersonAdd from '@mui/icons-material/PersonAdd';
 import {
   Alert,
@@ -14,6 +15,7 @@ import {
   Drawer,
   IconButton,
   InputAdornment,
+  Menu,
   MenuItem,
   Stack,
   TextField,
@@ -214,105 +216,141 @@ function UserGrid() {
 
   return (
     <>
-      <Datagrid bulkActionButtons={false} rowClick={false}>
-        <RaTextField source="id" label="user_admin.fields.id" />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.username"
-          sortBy="username"
-          render={(user) => (
-            <Tooltip title={user.remark || ''}>
-              <Box>
-                <Typography variant="body2" data-testid="user-name-cell">
-                  {user.username}
-                </Typography>
-                {user.display_name && user.display_name !== user.username && (
-                  <Typography variant="caption" color="text.secondary">
-                    {user.display_name}
+      {/* A narrow window scrolls the table, not the page. */}
+      <Box sx={{ overflowX: 'auto', width: '100%', contain: 'inline-size' }}>
+        <Datagrid bulkActionButtons={false} rowClick={false}>
+          <RaTextField source="id" label="user_admin.fields.id" />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.username"
+            sortBy="username"
+            render={(user) => (
+              <Tooltip title={user.remark || ''}>
+                <Box>
+                  <Typography variant="body2" data-testid="user-name-cell">
+                    {user.username}
                   </Typography>
-                )}
-              </Box>
-            </Tooltip>
-          )}
-        />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.group"
-          render={(user) => <Chip size="small" label={user.group || 'default'} />}
-        />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.quota"
-          sortBy="quota"
-          render={(user) => (
-            <Stack direction="row" spacing={0.5}>
-              <Tooltip title={translate('user_admin.fields.remaining')}>
-                <Chip size="small" color="success" variant="outlined" label={formatQuota(user.quota, status)} />
+                  {user.display_name && user.display_name !== user.username && (
+                    <Typography variant="caption" color="text.secondary">
+                      {user.display_name}
+                    </Typography>
+                  )}
+                </Box>
               </Tooltip>
-              <Tooltip title={translate('user_admin.fields.used')}>
-                <Chip size="small" variant="outlined" label={formatQuota(user.used_quota, status)} />
-              </Tooltip>
-              <Tooltip title={translate('user_admin.fields.requests')}>
-                <Chip size="small" variant="outlined" label={user.request_count} />
-              </Tooltip>
-            </Stack>
-          )}
-        />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.invite"
-          render={(user) => (
-            <Tooltip
-              title={translate('user_admin.invite_summary', {
-                count: user.aff_count,
-                quota: formatQuota(user.aff_history_quota, status),
-                inviter: user.inviter_id || '-',
-              })}
-            >
+            )}
+          />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.group"
+            render={(user) => <Chip size="small" label={user.group || 'default'} />}
+          />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.quota"
+            sortBy="quota"
+            render={(user) => (
               <Stack direction="row" spacing={0.5}>
-                <Chip size="small" variant="outlined" label={user.aff_count} />
-                <Chip size="small" variant="outlined" label={formatQuota(user.aff_history_quota, status)} />
+                <Tooltip title={translate('user_admin.fields.remaining')}>
+                  <Chip size="small" color="success" variant="outlined" label={formatQuota(user.quota, status)} />
+                </Tooltip>
+                <Tooltip title={translate('user_admin.fields.used')}>
+                  <Chip size="small" variant="outlined" label={formatQuota(user.used_quota, status)} />
+                </Tooltip>
+                <Tooltip title={translate('user_admin.fields.requests')}>
+                  <Chip size="small" variant="outlined" label={user.request_count} />
+                </Tooltip>
               </Stack>
-            </Tooltip>
-          )}
-        />
-        <FunctionField<ManagedUser> label="user_admin.fields.role" render={(user) => <RoleChip role={user.role} />} />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.status"
-          render={(user) => <UserStatusChip user={user} />}
-        />
-        <FunctionField<ManagedUser>
-          label="user_admin.fields.actions"
-          textAlign="right"
-          render={(user) => (
-            <Stack direction="row" spacing={0.5} sx={{ justifyContent: 'flex-end' }} data-user={user.username}>
-              {rowActions(user, viewer?.role ?? 0, user.id === viewer?.id).map(({ action, disabled }) => (
-                <Button
-                  key={action}
-                  size="small"
-                  disabled={disabled}
-                  color={action === 'delete' || action === 'disable' ? 'error' : 'primary'}
-                  data-testid={`user-${action}`}
-                  onClick={() =>
-                    action === 'edit'
-                      ? navigate(user.id === viewer?.id ? '/user/edit' : `/user/edit/${user.id}`)
-                      : manage(user, action)
-                  }
-                >
-                  {translate(ACTION_LABEL[action])}
-                </Button>
-              ))}
-              {(viewer?.role ?? 0) > user.role && (
-                <Button size="small" data-testid="user-reset-2fa" onClick={() => resetTwoFactor(user)}>
-                  {translate('user_admin.actions.reset_2fa')}
-                </Button>
-              )}
-              {(viewer?.role ?? 0) > user.role && (
-                <Button size="small" data-testid="user-reset-passkey" onClick={() => resetPasskey(user)}>
-                  {translate('user_admin.actions.reset_passkey')}
-                </Button>
-              )}
-            </Stack>
-          )}
-        />
-      </Datagrid>
+            )}
+          />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.invite"
+            render={(user) => (
+              <Tooltip
+                title={translate('user_admin.invite_summary', {
+                  count: user.aff_count,
+                  quota: formatQuota(user.aff_history_quota, status),
+                  inviter: user.inviter_id || '-',
+                })}
+              >
+                <Stack direction="row" spacing={0.5}>
+                  <Chip size="small" variant="outlined" label={user.aff_count} />
+                  <Chip size="small" variant="outlined" label={formatQuota(user.aff_history_quota, status)} />
+                </Stack>
+              </Tooltip>
+            )}
+          />
+          <FunctionField<ManagedUser> label="user_admin.fields.role" render={(user) => <RoleChip role={user.role} />} />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.status"
+            render={(user) => <UserStatusChip user={user} />}
+          />
+          <FunctionField<ManagedUser>
+            label="user_admin.fields.actions"
+            textAlign="right"
+            render={(user) => (
+              <Stack direction="row" spacing={0.5} sx={{ justifyContent: 'flex-end' }} data-user={user.username}>
+                {rowActions(user, viewer?.role ?? 0, user.id === viewer?.id).map(({ action, disabled }) => (
+                  <Button
+                    key={action}
+                    size="small"
+                    disabled={disabled}
+                    color={action === 'delete' || action === 'disable' ? 'error' : 'primary'}
+                    data-testid={`user-${action}`}
+                    onClick={() =>
+                      action === 'edit'
+                        ? navigate(user.id === viewer?.id ? '/user/edit' : `/user/edit/${user.id}`)
+                        : manage(user, action)
+                    }
+                  >
+                    {translate(ACTION_LABEL[action])}
+                  </Button>
+                ))}
+                {(viewer?.role ?? 0) > user.role && (
+                  <SecurityResets
+                    onResetTwoFactor={() => resetTwoFactor(user)}
+                    onResetPasskey={() => resetPasskey(user)}
+                  />
+                )}
+              </Stack>
+            )}
+          />
+        </Datagrid>
+      </Box>
       {dialog}
+    </>
+  );
+}
+
+/** The rarer resets of a user's sign-in factors (a lost phone or device), behind one menu button. */
+function SecurityResets({
+  onResetTwoFactor,
+  onResetPasskey,
+}: {
+  onResetTwoFactor: () => void;
+  onResetPasskey: () => void;
+}) {
+  const translate = useTranslate();
+  const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const pick = (action: () => void) => () => {
+    setAnchor(null);
+    action();
+  };
+  return (
+    <>
+      <IconButton
+        size="small"
+        aria-label={translate('user_admin.actions.security')}
+        title={translate('user_admin.actions.security')}
+        data-testid="user-security-menu"
+        onClick={(event) => setAnchor(event.currentTarget)}
+      >
+        <MoreVert fontSize="small" />
+      </IconButton>
+      <Menu anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
+        <MenuItem data-testid="user-reset-2fa" onClick={pick(onResetTwoFactor)}>
+          {translate('user_admin.actions.reset_2fa')}
+        </MenuItem>
+        <MenuItem data-testid="user-reset-passkey" onClick={pick(onResetPasskey)}>
+          {translate('user_admin.actions.reset_passkey')}
+        </MenuItem>
+      </Menu>
     </>
   );
 }
