@@ -337,6 +337,26 @@ describe('/api/custom-oauth-provider (root only)', () => {
     ]);
     await admin.delete(`/api/custom-oauth-provider/${disabled.body.data.id}`);
   });
+
+  it('reads the enabled providers for /api/status once a while, and at once after a change through the API', async () => {
+    const names = async () =>
+      record(await clients.client().get('/api/status')).body.data.custom_oauth_providers.map(
+        (provider: { name: string }) => provider.name,
+      );
+    expect(await names()).toEqual(['Acme SSO']);
+    // Another pod's change (made behind this gateway's back) is not re-read on every status call…
+    await gateway.store.db
+      .updateTable('custom_oauth_providers')
+      .set({ name: 'Renamed elsewhere' })
+      .where('id', '=', providerId)
+      .execute();
+    expect(await names()).toEqual(['Acme SSO']);
+    // …while a change through this gateway shows at once (and the row as it is now with it).
+    expect((await admin.put(`/api/custom-oauth-provider/${providerId}`, { icon: 'acme' })).body.success).toBe(true);
+    expect(await names()).toEqual(['Renamed elsewhere']);
+    expect((await admin.put(`/api/custom-oauth-provider/${providerId}`, { name: 'Acme SSO' })).body.success).toBe(true);
+    expect(await names()).toEqual(['Acme SSO']);
+  });
 });
 
 describe('signing in and binding with a custom provider (oauth2-mock-server)', () => {

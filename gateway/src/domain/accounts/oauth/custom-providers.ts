@@ -49,6 +49,8 @@ export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const FIELD_PATH = /^[A-Za-z0-9_:-]+(?:\.[A-Za-z0-9_:-]+)*$/;
 const now = () => Math.floor(Date.now() / 1000);
+/** How late /api/status may show another pod's change to the providers. */
+const ENABLED_TTL_MS = 10_000;
 /** Under the 10 s an /api answer may take, whatever OAUTH_TIMEOUT_MS allows a sign-in. */
 const DISCOVERY_TIMEOUT_MS = 8_000;
 
@@ -84,6 +86,8 @@ export class CustomProviderService {
   readonly #keyring: Keyring;
   readonly #outbound: OutboundGuard;
   readonly #timeoutMs: number;
+  #enabled: { rows: Row[]; readAt: number } | undefined;
+  #generation = 0;
 
   constructor(deps: { db: Kysely<Database>; keyring: Keyring; outbound: OutboundGuard; timeoutMs: number }) {
     this.#db = deps.db;
@@ -96,13 +100,34 @@ export class CustomProviderService {
     return this.#db.selectFrom('custom_oauth_providers').selectAll().orderBy('id').execute();
   }
 
-  listEnabled(): Promise<Row[]> {
-    return this.#db
-      .selectFrom('custom_oauth_providers')
-      .selectAll()
-      .where('enabled', '=', true)
-      .orderBy('id')
-      .execute();
+  /**
+   * The enabled providers, for /api/status (every console page load asks it): read at most once per
+   * ENABLED_TTL_MS, at once after this pod's own changes; with the store down, the last list read.
+   */
+  async listEnabled(): Promise<Row[]> {
+    const cached = this.#enabled;
+    if (cached && Date.now() - cached.readAt < ENABLED_TTL_MS) return cached.rows;
+    const generation = this.#generation;
+    try {
+      const rows = await this.#db
+        .selectFrom('custom_oauth_providers')
+        .selectAll()
+        .where('enabled', '=', true)
+        .orderBy('id')
+        .execute();
+      // A change made while this read ran must not be hidden by it.
+      if (generation === this.#generation) this.#enabled = { rows, readAt: Date.now() };
+      return rows;
+    } catch (error) {
+      if (cached) return cached.rows;
+      throw error;
+    }
+  }
+
+  /** Drops the cached list after a change on this pod. */
+  #changed(): void {
+    this.#generation++;
+    this.#enabled = undefined;
   }
 
   async get(id: number): Promise<Row> {
@@ -127,12 +152,14 @@ export class CustomProviderService {
     await this.#ensureSlugFree(values.slug, undefined);
     const secret = input.client_secret?.trim() ?? '';
     const at = now();
-    return this.#db
+    const created = await this.#db
       .insertInto('custom_oauth_providers')
       .values({ ...values, client_secret: secret ? this.#keyring.encrypt(secret) : '', created_at: at, updated_at: at })
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch(slugRace);
+    this.#changed();
+    return created;
   }
 
   async update(id: number, input: CustomProviderInput): Promise<Row> {
@@ -148,6 +175,7 @@ export class CustomProviderService {
       .executeTakeFirst()
       .catch(slugRace);
     if (!updated) throw new AppError(CUSTOM_OAUTH_ERRORS.CUSTOM_OAUTH_NOT_FOUND);
+    this.#changed();
     return updated;
   }
 
@@ -178,6 +206,7 @@ export class CustomProviderService {
       if (count > 0) throw new AppError(CUSTOM_OAUTH_ERRORS.CUSTOM_OAUTH_IN_USE, { count });
       await trx.deleteFrom('custom_oauth_providers').where('id', '=', id).execute();
     });
+    this.#changed();
   }
 
   discover(request: DiscoveryRequest): Promise<DiscoveryResult> {
